@@ -1,0 +1,33 @@
+// See function_caller.h.
+#include "function_caller.h"
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "function_library.h"
+
+namespace expiry {
+
+void FunctionCaller::load(RedisConnection::ReplyCallback done) { conn_.command(load_library_argv(), std::move(done)); }
+
+void FunctionCaller::fcall(std::vector<std::string> argv, RedisConnection::ReplyCallback cb) {
+  auto shared_argv = std::make_shared<std::vector<std::string>>(std::move(argv));
+  conn_.command(*shared_argv, [this, shared_argv, cb = std::move(cb)](const Reply& reply) {
+    if (!is_function_missing(reply)) {
+      cb(reply);
+      return;
+    }
+    ++reloads_;
+    spdlog::warn("function library {} missing on the server; loading it again", kLibraryName);
+    load([this, shared_argv, cb](const Reply& loaded) {
+      if (loaded.failed()) {
+        cb(loaded);
+        return;
+      }
+      conn_.command(*shared_argv, cb);
+    });
+  });
+}
+
+}  // namespace expiry

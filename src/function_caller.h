@@ -1,0 +1,30 @@
+// FCALLs of the expiry_v1 library over a command connection, reloading the library once
+// when Redis says it is missing (FUNCTION FLUSH, or a restart that lost it).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "redis_connection.h"
+
+namespace expiry {
+
+class FunctionCaller {
+ public:
+  explicit FunctionCaller(RedisConnection& conn) : conn_(conn) {}
+  FunctionCaller(const FunctionCaller&) = delete;
+  FunctionCaller& operator=(const FunctionCaller&) = delete;
+
+  // FUNCTION LOAD REPLACE; `done` gets the reply.
+  void load(RedisConnection::ReplyCallback done);
+  // Sends `argv` (an FCALL); on "Function not found" loads the library and sends it once more.
+  void fcall(std::vector<std::string> argv, RedisConnection::ReplyCallback cb);
+
+  uint64_t reloads() const { return reloads_; }
+
+ private:
+  RedisConnection& conn_;
+  uint64_t reloads_ = 0;
+};
+
+}  // namespace expiry

@@ -1,0 +1,100 @@
+// FCALL argument lists and reply decoding for the expiry_v1 library; see function_library.h.
+#include "function_library.h"
+
+#include "expiry_lua.h"  // generated: kExpiryLuaSource
+
+namespace expiry {
+
+const std::string& function_library_source() {
+  static const std::string source(kExpiryLuaSource);
+  return source;
+}
+
+std::vector<std::string> load_library_argv() { return {"FUNCTION", "LOAD", "REPLACE", function_library_source()}; }
+
+bool is_function_missing(const Reply& reply) {
+  return reply.type == Reply::Type::Error && reply.str.find("Function not found") != std::string::npos;
+}
+
+std::vector<std::string> schedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode,
+                                       long long ms, std::string_view payload, std::string_view stream) {
+  std::vector<std::string> argv{"FCALL",
+                                "expiry_schedule",
+                                "3",
+                                keys.schedule_key(),
+                                keys.trigger_key(id),
+                                keys.shadow_key(id),
+                                std::string(id),
+                                mode == ScheduleMode::Delay ? "delay" : "at",
+                                std::to_string(ms),
+                                std::string(payload)};
+  if (!stream.empty()) argv.emplace_back(stream);
+  return argv;
+}
+
+std::vector<std::string> cancel_argv(const KeyLayout& keys, std::string_view id) {
+  return {"FCALL", "expiry_cancel", "3", keys.schedule_key(), keys.trigger_key(id), keys.shadow_key(id),
+          std::string(id)};
+}
+
+std::vector<std::string> claim_argv(const KeyLayout& keys, std::string_view id, std::string_view via,
+                                    std::string_view stream, std::string_view group) {
+  return {"FCALL",
+          "expiry_claim",
+          "4",
+          keys.schedule_key(),
+          keys.trigger_key(id),
+          keys.shadow_key(id),
+          std::string(stream),
+          std::string(id),
+          std::string(via),
+          std::string(group)};
+}
+
+std::vector<std::string> sweep_argv(const KeyLayout& keys, std::string_view stream, int limit,
+                                    std::string_view via, std::string_view group) {
+  return {"FCALL",         "expiry_sweep",      "2", keys.schedule_key(), std::string(stream), std::to_string(limit),
+          std::string(via), std::string(group)};
+}
+
+namespace {
+bool is_int(const Reply& r) { return r.type == Reply::Type::Integer; }
+}  // namespace
+
+std::optional<ScheduleResult> decode_schedule(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 2) return std::nullopt;
+  if (!is_int(reply.elements[0]) || !is_int(reply.elements[1])) return std::nullopt;
+  return ScheduleResult{reply.elements[0].integer, reply.elements[1].integer == 1};
+}
+
+std::optional<ClaimResult> decode_claim(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.empty() || !is_int(reply.elements[0])) return std::nullopt;
+  ClaimResult r;
+  switch (reply.elements[0].integer) {
+    case 1:
+      if (reply.elements.size() != 2) return std::nullopt;
+      r.outcome = ClaimResult::Outcome::Forwarded;
+      r.entry_id = reply.elements[1].str;
+      return r;
+    case 0:
+      r.outcome = ClaimResult::Outcome::NotPending;
+      return r;
+    case -1:
+      if (reply.elements.size() != 2 || !is_int(reply.elements[1])) return std::nullopt;
+      r.outcome = ClaimResult::Outcome::NotDue;
+      r.due_ms = reply.elements[1].integer;
+      return r;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<SweepResult> decode_sweep(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 3) return std::nullopt;
+  for (const auto& e : reply.elements) {
+    if (!is_int(e)) return std::nullopt;
+  }
+  return SweepResult{reply.elements[0].integer, reply.elements[1].integer, reply.elements[2].integer};
+}
+
+}  // namespace expiry

@@ -1,0 +1,50 @@
+// The Redis key layout of one namespace, and the pure parsing of keyspace events.
+// Layout (docs/protocol.md): NS:{B}:schedule, NS:{B}:t:<id>, NS:{B}:task:<id>, NS:{B}:wake,
+// where B is the hash-tagged bucket; this version always uses bucket 0.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace expiry {
+
+constexpr size_t kMaxIdBytes = 256;           // also enforced by the Lua library
+constexpr size_t kMaxPayloadBytes = 65536;    // also enforced by the Lua library
+constexpr size_t kMaxNamespaceBytes = 64;
+
+// Returns an error message if `ns` is not 1..64 characters of [A-Za-z0-9_.-].
+std::optional<std::string> namespace_error(std::string_view ns);
+
+// Returns an error message if `id` is not a valid task id: 1..256 bytes of valid UTF-8
+// without control characters (so ids are safe in keys, JSON, logs and channel messages).
+std::optional<std::string> task_id_error(std::string_view id);
+
+class KeyLayout {
+ public:
+  explicit KeyLayout(std::string ns, int bucket = 0);
+
+  const std::string& ns() const { return ns_; }
+  const std::string& schedule_key() const { return schedule_key_; }
+  std::string trigger_key(std::string_view id) const { return prefix_ + "t:" + std::string(id); }
+  std::string shadow_key(std::string_view id) const { return prefix_ + "task:" + std::string(id); }
+  std::string wake_channel() const { return prefix_ + "wake"; }
+  std::string health_channel(std::string_view instance) const {
+    return ns_ + ":health:" + std::string(instance);
+  }
+  std::string default_stream() const { return ns_ + ":stream"; }
+
+  // The task id of a trigger key of this namespace (any bucket), or nullopt for other keys.
+  std::optional<std::string_view> id_from_trigger_key(std::string_view key) const;
+
+ private:
+  std::string ns_;
+  std::string prefix_;  // "NS:{B}:"
+  std::string schedule_key_;
+};
+
+// The database number of a "__keyevent@<db>__:expired" channel, or nullopt if the channel is
+// not an expired keyevent channel (grammar from Redis src/notify.c).
+std::optional<int> db_from_expired_channel(std::string_view channel);
+
+}  // namespace expiry

@@ -1,0 +1,60 @@
+// Text and JSON-lines log formats for spdlog. The JSON formatter escapes the message with
+// nlohmann::json, so every line is valid JSON whatever a message contains.
+#include "logging.h"
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "errors.h"
+
+namespace expiry {
+namespace {
+
+class JsonFormatter final : public spdlog::formatter {
+ public:
+  explicit JsonFormatter(std::string program) : program_(std::move(program)) {}
+
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    using namespace std::chrono;
+    const auto ms = duration_cast<milliseconds>(msg.time.time_since_epoch()).count();
+    nlohmann::json line = {
+        {"ts_ms", ms},
+        {"level", std::string(spdlog::level::to_string_view(msg.level).data(),
+                              spdlog::level::to_string_view(msg.level).size())},
+        {"program", program_},
+        {"msg", std::string(msg.payload.data(), msg.payload.size())},
+    };
+    const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    dest.append(text.data(), text.data() + text.size());
+  }
+
+  std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(program_); }
+
+ private:
+  std::string program_;
+};
+
+}  // namespace
+
+void setup_logging(const std::string& program, const std::string& format, const std::string& level) {
+  auto logger = std::make_shared<spdlog::logger>(program, std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  if (format == "json") {
+    logger->set_formatter(std::make_unique<JsonFormatter>(program));
+  } else if (format == "text") {
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ " + program + ": %v");
+  } else {
+    throw ConfigError("log format must be text or json, got '" + format + "'");
+  }
+  const auto lvl = spdlog::level::from_str(level);
+  if (lvl == spdlog::level::off && level != "off") throw ConfigError("unknown log level '" + level + "'");
+  logger->set_level(lvl);
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace expiry

@@ -1,0 +1,187 @@
+#!lua name=expiry_v1
+-- expiry_v1: the server-side half of the expiry-relay protocol (docs/protocol.md).
+-- Every operation on a task is one of these functions, so each is atomic.
+-- Key layout, for a namespace NS and bucket B (always 0 until cluster mode):
+--   NS:{B}:schedule   ZSET   member = task id, score = due time (ms, Redis clock)
+--   NS:{B}:t:<id>     STRING trigger key, PX = due - now + 100; its `expired` event is a hint
+--   NS:{B}:task:<id>  HASH   payload, due_ms, created_ms[, stream]
+--   NS:{B}:wake       channel; the new earliest due time is published when it moves earlier
+
+local MAX_ID_BYTES = 256
+local MAX_PAYLOAD_BYTES = 65536
+-- The trigger key outlives the due time by this much. The relays' timers claim a task at its
+-- due time and delete the trigger before it expires, which emits no `expired` event (a DEL of an
+-- already-expired key would emit one, and cost every relay a useless claim). The event is the
+-- hint for the tasks no timer took.
+local TRIGGER_GRACE_MS = 100
+
+-- Raises a plain error reply "ERR expiry: <msg>" (no Lua position prefix).
+local function fail(msg)
+  error({err = 'ERR expiry: ' .. msg})
+end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function ms_string(x)
+  return string.format('%.0f', x)
+end
+
+-- The key prefix "NS:{B}:" of a schedule key "NS:{B}:schedule".
+local function prefix_of(schedule_key)
+  local suffix = 'schedule'
+  if #schedule_key <= #suffix or string.sub(schedule_key, -#suffix) ~= suffix then
+    fail('first key must be the schedule key NS:{B}:schedule')
+  end
+  return string.sub(schedule_key, 1, #schedule_key - #suffix)
+end
+
+local function check_id(id)
+  if id == nil or #id == 0 then fail('empty task id') end
+  if #id > MAX_ID_BYTES then fail('task id longer than 256 bytes') end
+  if string.find(id, '%c') then fail('task id contains a control character') end
+end
+
+-- Checks that KEYS are the schedule, trigger and shadow keys of `id` (protects the layout
+-- against producers that build keys by hand).
+local function check_task_keys(keys, id)
+  local prefix = prefix_of(keys[1])
+  if keys[2] ~= prefix .. 't:' .. id or keys[3] ~= prefix .. 'task:' .. id then
+    fail('keys do not match the layout NS:{B}:schedule NS:{B}:t:<id> NS:{B}:task:<id>')
+  end
+  return prefix
+end
+
+local function parse_ms(s, what)
+  local n = tonumber(s)
+  if n == nil or n ~= math.floor(n) or n < 0 or n > 253402300799999 then
+    fail(what .. ' must be a non-negative integer number of milliseconds')
+  end
+  return n
+end
+
+-- Moves one claimed task into its stream. The caller has already removed it from the ZSET.
+-- A missing or wrong-typed shadow hash is forwarded with a missing_payload marker, never dropped.
+local function forward(prefix, id, due, now, via, default_stream, group)
+  local shadow = prefix .. 'task:' .. id
+  local fields = {}
+  local ok, h = pcall(redis.call, 'HGETALL', shadow)
+  if ok then
+    for i = 1, #h, 2 do fields[h[i]] = h[i + 1] end
+  end
+  local stream = fields['stream'] or default_stream
+  if redis.call('EXISTS', stream) == 0 then
+    redis.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
+  end
+  local entry = {'id', id, 'payload', fields['payload'] or '',
+                 'due_ms', fields['due_ms'] or ms_string(due), 'fired_ms', ms_string(now), 'via', via}
+  if fields['created_ms'] then
+    entry[#entry + 1] = 'created_ms'
+    entry[#entry + 1] = fields['created_ms']
+  end
+  if fields['payload'] == nil then
+    entry[#entry + 1] = 'missing_payload'
+    entry[#entry + 1] = ok and 'absent' or 'wrongtype'
+  end
+  local entry_id = redis.call('XADD', stream, '*', unpack(entry))
+  redis.call('DEL', shadow, prefix .. 't:' .. id)
+  return entry_id
+end
+
+-- expiry_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
+-- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1)}.
+local function schedule(keys, args)
+  local id, mode, value, payload, stream = args[1], args[2], args[3], args[4], args[5]
+  check_id(id)
+  local prefix = check_task_keys(keys, id)
+  if payload == nil then fail('missing payload argument') end
+  if #payload > MAX_PAYLOAD_BYTES then fail('payload larger than 65536 bytes') end
+  local now = now_ms()
+  local due
+  if mode == 'delay' then
+    due = now + parse_ms(value, 'delay')
+  elseif mode == 'at' then
+    due = parse_ms(value, 'due time')
+  else
+    fail("mode must be 'delay' or 'at'")
+  end
+  local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
+  local added = redis.call('ZADD', keys[1], due, id)
+  redis.call('DEL', keys[3])
+  if stream ~= nil and stream ~= '' then
+    redis.call('HSET', keys[3], 'payload', payload, 'due_ms', ms_string(due), 'created_ms', ms_string(now),
+               'stream', stream)
+  else
+    redis.call('HSET', keys[3], 'payload', payload, 'due_ms', ms_string(due), 'created_ms', ms_string(now))
+  end
+  local ttl = due - now
+  if ttl < 0 then ttl = 0 end
+  ttl = ttl + TRIGGER_GRACE_MS
+  redis.call('SET', keys[2], '1', 'PX', ms_string(ttl))
+  if head[1] == nil or due < tonumber(head[2]) then
+    redis.call('PUBLISH', prefix .. 'wake', ms_string(due))
+  end
+  return {due, added == 0 and 1 or 0}
+end
+
+-- expiry_cancel KEYS: schedule, trigger, shadow  ARGV: id
+-- Returns 1 when a pending task was cancelled, 0 when there was none (fired or never scheduled).
+local function cancel(keys, args)
+  local id = args[1]
+  check_id(id)
+  check_task_keys(keys, id)
+  if redis.call('ZREM', keys[1], id) == 1 then
+    redis.call('DEL', keys[2], keys[3])
+    return 1
+  end
+  return 0
+end
+
+-- expiry_claim KEYS: schedule, trigger, shadow, stream  ARGV: id, via, group
+-- Forwards one task if it is in the schedule and due. Returns {1, entry_id} when forwarded,
+-- {0} when it was not pending (already claimed, cancelled), {-1, due_ms} when not yet due.
+local function claim(keys, args)
+  local id, via, group = args[1], args[2], args[3]
+  check_id(id)
+  local prefix = check_task_keys(keys, id)
+  local score = redis.call('ZSCORE', keys[1], id)
+  if not score then return {0} end
+  local due = tonumber(score)
+  local now = now_ms()
+  if due > now then return {-1, due} end
+  redis.call('ZREM', keys[1], id)
+  return {1, forward(prefix, id, due, now, via, keys[4], group)}
+end
+
+-- expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
+-- Forwards up to `limit` due tasks, earliest first. Returns {forwarded, next_due_ms or -1, now_ms};
+-- next_due_ms <= now_ms means more are already due.
+local function sweep(keys, args)
+  local limit = tonumber(args[1])
+  if limit == nil or limit < 1 or limit > 10000 then fail('sweep limit must be 1..10000') end
+  local via, group = args[2], args[3]
+  local prefix = prefix_of(keys[1])
+  local now = now_ms()
+  local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  for i = 1, #due, 2 do
+    redis.call('ZREM', keys[1], due[i])
+    forward(prefix, due[i], tonumber(due[i + 1]), now, via, keys[2], group)
+  end
+  local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
+  local next_due = -1
+  if head[1] ~= nil then next_due = tonumber(head[2]) end
+  return {#due / 2, next_due, now}
+end
+
+-- expiry_version: the protocol version this library implements.
+local function version()
+  return 1
+end
+
+redis.register_function('expiry_schedule', schedule)
+redis.register_function('expiry_cancel', cancel)
+redis.register_function('expiry_claim', claim)
+redis.register_function('expiry_sweep', sweep)
+redis.register_function{function_name = 'expiry_version', callback = version, flags = {'no-writes'}}

@@ -1,0 +1,59 @@
+// expiry-relay: turns Redis key expirations into stream entries, on time and exactly once.
+// Shaped like libevent's sample/hello-world.c: config, loop, components, signals, dispatch.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "errors.h"
+#include "event_loop.h"
+#include "logging.h"
+#include "relay.h"
+#include "relay_config.h"
+#include "settings.h"
+
+int main(int argc, char** argv) {
+  using namespace expiry;
+  CLI::App app{"expiry-relay: forwards expiring Redis tasks into a stream, exactly once and on time.\n"
+               "Every option can also be set as EXPIRY_RELAY_<NAME> or in the --config JSON file\n"
+               "(precedence: flag > env > file > default)."};
+  std::map<std::string, std::string> flags;
+  const auto specs = relay_option_specs();
+  add_flags(app, specs, flags);
+  std::string config_path;
+  bool check_only = false;
+  app.add_option("--config", config_path, "JSON config file (env EXPIRY_RELAY_CONFIG)");
+  app.add_flag("--check-config", check_only, "validate the settings, print them and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  RelayConfig config;
+  try {
+    const auto env = process_env();
+    if (config_path.empty()) config_path = env("EXPIRY_RELAY_CONFIG").value_or("");
+    nlohmann::json file;
+    if (!config_path.empty()) file = read_json_file(config_path);
+    const auto settings =
+        Settings::resolve(specs, config_path.empty() ? nullptr : &file, config_path, env, "EXPIRY_RELAY", flags);
+    config = relay_config_from(settings);
+    if (check_only) {
+      std::cout << "configuration OK\n" << settings.describe();
+      return 0;
+    }
+    setup_logging("expiry-relay", config.log_format, config.log_level);
+  } catch (const Error& e) {
+    std::cerr << "expiry-relay: configuration error: " << e.what() << "\n";
+    return 2;
+  }
+
+  std::signal(SIGPIPE, SIG_IGN);
+  EventLoop loop;
+  Relay relay(loop, config);
+  auto stop = [&] { relay.stop([&] { loop.stop(); }); };
+  loop.on_signal(SIGTERM, stop);
+  loop.on_signal(SIGINT, stop);
+  relay.start();
+  loop.run();
+  return relay.exit_code();
+}

@@ -1,0 +1,104 @@
+// See reconciler.h. The timer callback decides its next delay, like an ae timeProc: the
+// earliest due score from the sweep reply, capped by the sweep period.
+#include "reconciler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "function_library.h"
+
+namespace expiry {
+
+using std::chrono::duration_cast;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+Reconciler::Reconciler(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, const KeyLayout& keys,
+                       RelayStats& stats)
+    : loop_(loop),
+      functions_(functions),
+      config_(config),
+      keys_(keys),
+      stats_(stats),
+      timer_(loop, [this] { sweep_now("timer"); }) {}
+
+void Reconciler::sweep_now(const char* reason) {
+  if (stopped_) return;
+  if (in_flight_) {
+    again_ = true;
+    return;
+  }
+  spdlog::trace("sweep: {}", reason);
+  timer_.cancel();
+  run_batch();
+}
+
+void Reconciler::note_due(long long due_ms) {
+  if (stopped_ || !config_.next_due_timer) return;
+  if (in_flight_) {
+    again_ = true;  // the in-flight sweep may have read the schedule before this task arrived
+    return;
+  }
+  if (server_now_ms_ == 0) {
+    sweep_now("due notice before the first sweep");
+    return;
+  }
+  const long long delay_ms = due_ms - estimated_server_now_ms();
+  arm_within(milliseconds(std::max<long long>(0, delay_ms)));
+}
+
+void Reconciler::stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+long long Reconciler::estimated_server_now_ms() const {
+  return server_now_ms_ + duration_cast<milliseconds>(Clock::now() - server_now_seen_at_).count();
+}
+
+void Reconciler::arm_within(microseconds delay) {
+  if (timer_.armed() && timer_.remaining() <= delay) return;
+  timer_.arm(delay);
+}
+
+void Reconciler::run_batch() {
+  in_flight_ = true;
+  again_ = false;
+  const auto sent_at = Clock::now();
+  functions_.fcall(sweep_argv(keys_, config_.stream, config_.sweep_batch, "sweep", config_.group),
+                   [this, sent_at](const Reply& reply) { on_batch_reply(reply, sent_at); });
+}
+
+void Reconciler::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
+  in_flight_ = false;
+  const auto now = Clock::now();
+  ++stats_.sweep_batches;
+  stats_.sweep_time_us += duration_cast<microseconds>(now - sent_at).count();
+  if (stopped_) return;
+
+  auto result = decode_sweep(reply);
+  if (!result) {
+    ++stats_.sweep_errors;
+    if (reply.is_io_error()) return;  // the reconnect sweeps again
+    spdlog::error("sweep failed: {}; retrying in {} ms", reply.describe(), config_.sweep_interval.count());
+    timer_.arm(config_.sweep_interval);
+    return;
+  }
+  stats_.forwarded_sweep += static_cast<uint64_t>(result->forwarded);
+  server_now_ms_ = result->now_ms;
+  server_now_seen_at_ = now;
+
+  if (result->more_due() || again_) {
+    // Let the loop serve events between batches, so a large backlog never starves them.
+    loop_.defer([this] { sweep_now("more due"); });
+    return;
+  }
+  microseconds delay = config_.sweep_interval;
+  if (result->next_due_ms >= 0 && config_.next_due_timer) {
+    delay = std::min<microseconds>(delay, milliseconds(result->next_due_ms - result->now_ms));
+  }
+  timer_.arm(delay);
+}
+
+}  // namespace expiry

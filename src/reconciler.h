@@ -1,0 +1,52 @@
+// The reconciliation sweep: forwards every due task in the schedule ZSET in bounded batches
+// (expiry_sweep), and keeps one timer armed for the earliest due task, capped by the sweep
+// period. It is the on-time path; events are only a hint.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "event_loop.h"
+#include "function_caller.h"
+#include "key_layout.h"
+#include "relay_config.h"
+#include "relay_stats.h"
+
+namespace expiry {
+
+class Reconciler {
+ public:
+  Reconciler(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, const KeyLayout& keys,
+             RelayStats& stats);
+  Reconciler(const Reconciler&) = delete;
+  Reconciler& operator=(const Reconciler&) = delete;
+
+  // Sweeps as soon as possible; calls made while a sweep is in flight coalesce into one more.
+  void sweep_now(const char* reason);
+  // A task is due at `due_ms` on the Redis clock: make sure a sweep runs by then.
+  void note_due(long long due_ms);
+  // Stops the timer; an in-flight sweep call still completes, but starts no other.
+  void stop();
+  bool busy() const { return in_flight_; }
+
+ private:
+  void run_batch();
+  void on_batch_reply(const Reply& reply, Clock::time_point sent_at);
+  void arm_within(std::chrono::microseconds delay);
+  // Redis-clock "now" estimated from the last sweep reply and the local steady clock.
+  long long estimated_server_now_ms() const;
+
+  EventLoop& loop_;
+  FunctionCaller& functions_;
+  const RelayConfig& config_;
+  const KeyLayout& keys_;
+  RelayStats& stats_;
+  Timer timer_;
+  bool in_flight_ = false;       // a sweep call is waiting for its reply
+  bool again_ = false;           // another sweep was asked for meanwhile
+  bool stopped_ = false;
+  long long server_now_ms_ = 0;  // Redis TIME at the last sweep reply
+  Clock::time_point server_now_seen_at_;
+};
+
+}  // namespace expiry

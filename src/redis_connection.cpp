@@ -1,0 +1,406 @@
+// hiredis async + libevent behind RedisConnection; see redis_connection.h for the contracts.
+// hiredis 0.14.1 rules followed here: never free or reconnect inside a hiredis callback
+// (deferred via the loop instead); hiredis frees the context itself after the connect-failure
+// and disconnect callbacks, so ctx_ is nulled there; a NULL reply means the context is dying.
+#include "redis_connection.h"
+
+#include <hiredis/adapters/libevent.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
+namespace expiry {
+
+std::string Reply::describe() const {
+  switch (type) {
+    case Type::Nil:
+      return "(nil)";
+    case Type::Status:
+    case Type::String:
+      return str;
+    case Type::Error:
+      return "error: " + str;
+    case Type::IoError:
+      return "i/o error: " + str;
+    case Type::Integer:
+      return std::to_string(integer);
+    case Type::Array: {
+      std::ostringstream out;
+      out << "[";
+      for (size_t i = 0; i < elements.size(); ++i) out << (i ? ", " : "") << elements[i].describe();
+      out << "]";
+      return out.str();
+    }
+  }
+  return "?";
+}
+
+namespace {
+
+Reply convert(const redisReply* r) {
+  Reply out;
+  switch (r->type) {
+    case REDIS_REPLY_NIL:
+      out.type = Reply::Type::Nil;
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = Reply::Type::Status;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = Reply::Type::Error;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = Reply::Type::Integer;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = Reply::Type::Array;
+      out.elements.reserve(r->elements);
+      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+      break;
+    default:  // REDIS_REPLY_STRING, and RESP3 types of hiredis 1.x that carry a string
+      out.type = Reply::Type::String;
+      if (r->str != nullptr) out.str.assign(r->str, r->len);
+      break;
+  }
+  return out;
+}
+
+// The single place that turns a hiredis context error into text.
+std::string context_error(const redisAsyncContext* ac) {
+  if (ac == nullptr) return "out of memory";
+  if (ac->err != 0 && ac->errstr != nullptr && ac->errstr[0] != '\0') return ac->errstr;
+  return "connection closed";
+}
+
+}  // namespace
+
+struct RedisConnection::Pending {
+  RedisConnection* conn;
+  ReplyCallback cb;
+};
+
+struct RedisConnection::Subscription {
+  RedisConnection* conn;
+  ReplyCallback cb;
+};
+
+RedisConnection::RedisConnection(EventLoop& loop, Options options)
+    : loop_(loop),
+      options_(std::move(options)),
+      rng_(std::random_device{}()),
+      connect_timer_(loop, [this] { attempt_failed_timeout(); }),
+      retry_timer_(loop, [this] { connect_now(); }),
+      watchdog_timer_(loop, [this] { watchdog_tick(); }) {}
+
+RedisConnection::~RedisConnection() {
+  state_ = State::Closed;
+  on_ready_ = nullptr;
+  on_down_ = nullptr;
+  on_handshake_error_ = nullptr;
+  on_closed_ = nullptr;
+  if (ctx_ != nullptr) {
+    redisAsyncContext* ac = ctx_;
+    ctx_ = nullptr;
+    discard_callbacks_ = true;
+    redisAsyncFree(ac);
+  }
+}
+
+void RedisConnection::start() {
+  if (state_ == State::Disconnected && ctx_ == nullptr && !retry_timer_.armed()) connect_now();
+}
+
+void RedisConnection::connect_now() {
+  if (state_ == State::Closing || state_ == State::Closed) return;
+  subscriptions_.clear();  // the context they belonged to has been freed
+  const auto& ep = options_.endpoint;
+  redisAsyncContext* ac = redisAsyncConnect(ep.host.c_str(), ep.port);
+  if (ac == nullptr || ac->err != 0) {
+    const std::string why = context_error(ac);
+    if (ac != nullptr) redisAsyncFree(ac);
+    attempt_failed(why);
+    return;
+  }
+  ac->data = this;
+  if (redisLibeventAttach(ac, loop_.raw()) != REDIS_OK) {
+    redisAsyncFree(ac);
+    attempt_failed("cannot attach to the event loop");
+    return;
+  }
+  redisAsyncSetConnectCallback(ac, &RedisConnection::on_connect);
+  redisAsyncSetDisconnectCallback(ac, &RedisConnection::on_disconnect);
+  ctx_ = ac;
+  state_ = State::Connecting;
+  dying_ = false;
+  was_ready_ = false;
+  connect_timer_.arm(options_.connect_timeout);
+}
+
+void RedisConnection::on_connect(const redisAsyncContext* ac, int status) {
+  auto* self = static_cast<RedisConnection*>(ac->data);
+  if (self == nullptr || ac != self->ctx_) return;
+  if (status != REDIS_OK) {
+    // hiredis frees the context after this callback returns.
+    const std::string why = context_error(ac);
+    self->ctx_ = nullptr;
+    self->attempt_failed(why);
+    return;
+  }
+  self->begin_handshake();
+}
+
+void RedisConnection::begin_handshake() {
+  const auto& ep = options_.endpoint;
+  std::vector<std::pair<std::string, std::vector<std::string>>> steps;
+  if (!ep.password.empty()) {
+    if (ep.user.empty()) {
+      steps.push_back({"AUTH", {"AUTH", ep.password}});
+    } else {
+      steps.push_back({"AUTH", {"AUTH", ep.user, ep.password}});
+    }
+  }
+  if (ep.db != 0) steps.push_back({"SELECT", {"SELECT", std::to_string(ep.db)}});
+  if (!options_.client_name.empty()) {
+    steps.push_back({"CLIENT SETNAME", {"CLIENT", "SETNAME", options_.client_name}});
+  }
+  if (steps.empty()) {
+    become_ready();
+    return;
+  }
+  handshake_left_ = steps.size();
+  for (auto& [name, argv] : steps) {
+    const std::string step = name;
+    send(argv, [this, step](const Reply& r) { handshake_step_done(r, step); });
+  }
+}
+
+void RedisConnection::handshake_step_done(const Reply& reply, const std::string& step) {
+  if (state_ != State::Connecting) return;
+  if (reply.failed() && step != "CLIENT SETNAME") {
+    if (!reply.is_io_error() && on_handshake_error_) on_handshake_error_(reply);
+    if (!reply.is_io_error()) force_reconnect(step + " refused: " + reply.str);
+    handshake_left_ = 0;
+    return;
+  }
+  if (reply.failed()) {
+    spdlog::debug("redis {}: CLIENT SETNAME failed, ignored: {}", options_.role, reply.str);
+  }
+  if (--handshake_left_ == 0) become_ready();
+}
+
+void RedisConnection::become_ready() {
+  connect_timer_.cancel();
+  state_ = State::Ready;
+  was_ready_ = true;
+  failures_ = 0;
+  last_activity_ = Clock::now();
+  if (ever_ready_) ++reconnects_;
+  ever_ready_ = true;
+  spdlog::info("redis {} connection ready ({})", options_.role, options_.endpoint.redacted());
+  watchdog_timer_.arm(options_.watchdog_interval);
+  if (on_ready_) on_ready_();
+}
+
+void RedisConnection::on_disconnect(const redisAsyncContext* ac, int status) {
+  auto* self = static_cast<RedisConnection*>(ac->data);
+  if (self == nullptr || ac != self->ctx_) return;  // a context we abandoned ourselves
+  // hiredis frees the context after this callback returns.
+  self->ctx_ = nullptr;
+  self->dying_ = false;
+  self->connect_timer_.cancel();
+  self->watchdog_timer_.cancel();
+  if (self->state_ == State::Closing || self->state_ == State::Closed) {
+    self->state_ = State::Closed;
+    if (self->on_closed_) self->loop_.defer(self->on_closed_);
+    return;
+  }
+  const std::string why = status == REDIS_OK ? "disconnected" : context_error(ac);
+  const bool was_ready = self->was_ready_;
+  self->state_ = State::Disconnected;
+  if (was_ready) {
+    self->schedule_retry_after_loss(why);
+  } else {
+    self->attempt_failed(why);
+  }
+}
+
+void RedisConnection::schedule_retry_after_loss(const std::string& why) {
+  failures_ = 0;
+  const auto delay = backoff_delay(options_.backoff, failures_++, std::uniform_real_distribution<double>(0, 1)(rng_));
+  spdlog::warn("redis {} connection lost: {}; reconnecting in {} ms", options_.role, why, delay.count());
+  retry_timer_.arm(delay);
+  if (on_down_) on_down_(why);
+}
+
+void RedisConnection::attempt_failed_timeout() {
+  drop_now("connect timeout after " + std::to_string(options_.connect_timeout.count()) + " ms");
+}
+
+void RedisConnection::attempt_failed(const std::string& why) {
+  connect_timer_.cancel();
+  state_ = State::Disconnected;
+  const auto delay = backoff_delay(options_.backoff, failures_++, std::uniform_real_distribution<double>(0, 1)(rng_));
+  spdlog::warn("redis {} connection to {} failed: {}; retrying in {} ms", options_.role,
+               options_.endpoint.redacted(), why, delay.count());
+  retry_timer_.arm(delay);
+}
+
+void RedisConnection::drop_now(const std::string& why) {
+  if (ctx_ == nullptr || state_ == State::Closed) return;
+  redisAsyncContext* ac = ctx_;
+  const bool was_ready = was_ready_;
+  ctx_ = nullptr;
+  dying_ = false;
+  connect_timer_.cancel();
+  watchdog_timer_.cancel();
+  if (state_ == State::Closing) {
+    state_ = State::Closed;
+    redisAsyncFree(ac);  // pending callbacks get IoError; on_disconnect ignores the abandoned context
+    if (on_closed_) loop_.defer(on_closed_);
+    return;
+  }
+  state_ = State::Disconnected;
+  redisAsyncFree(ac);
+  subscriptions_.clear();
+  if (was_ready) {
+    schedule_retry_after_loss(why);
+  } else {
+    attempt_failed(why);
+  }
+}
+
+void RedisConnection::force_reconnect(std::string why) {
+  loop_.defer([this, why = std::move(why)] {
+    if (state_ == State::Ready || state_ == State::Connecting) drop_now(why);
+  });
+}
+
+void RedisConnection::close() {
+  if (state_ == State::Closing || state_ == State::Closed) return;
+  retry_timer_.cancel();
+  connect_timer_.cancel();
+  watchdog_timer_.cancel();
+  if (ctx_ == nullptr) {
+    state_ = State::Closed;
+    if (on_closed_) loop_.defer(on_closed_);
+    return;
+  }
+  const bool connected = state_ == State::Ready;
+  state_ = State::Closing;
+  loop_.defer([this, connected] {
+    if (ctx_ == nullptr) return;
+    if (connected) {
+      redisAsyncDisconnect(ctx_);  // after pending replies; on_disconnect completes the close
+    } else {
+      drop_now("closing");
+    }
+  });
+}
+
+bool RedisConnection::send(const std::vector<std::string>& argv, ReplyCallback cb) {
+  constexpr size_t kStackArgs = 16;
+  const char* stack_argv[kStackArgs];
+  size_t stack_lens[kStackArgs];
+  std::vector<const char*> heap_argv;
+  std::vector<size_t> heap_lens;
+  const char** av = stack_argv;
+  size_t* lens = stack_lens;
+  if (argv.size() > kStackArgs) {
+    heap_argv.resize(argv.size());
+    heap_lens.resize(argv.size());
+    av = heap_argv.data();
+    lens = heap_lens.data();
+  }
+  for (size_t i = 0; i < argv.size(); ++i) {
+    av[i] = argv[i].data();
+    lens[i] = argv[i].size();
+  }
+  auto* pending = new Pending{this, std::move(cb)};
+  if (redisAsyncCommandArgv(ctx_, &RedisConnection::on_reply, pending, static_cast<int>(argv.size()), av, lens) !=
+      REDIS_OK) {
+    ReplyCallback failed = std::move(pending->cb);
+    delete pending;
+    loop_.defer([failed] { failed(Reply::io_error("connection is closing")); });
+    return false;
+  }
+  ++inflight_;
+  return true;
+}
+
+void RedisConnection::command(const std::vector<std::string>& argv, ReplyCallback cb) {
+  if (!ready() || ctx_ == nullptr) {
+    loop_.defer([cb = std::move(cb)] { cb(Reply::io_error("not connected")); });
+    return;
+  }
+  send(argv, std::move(cb));
+}
+
+void RedisConnection::subscribe(const std::vector<std::string>& argv, ReplyCallback on_message) {
+  if (!ready() || ctx_ == nullptr) return;  // the owner subscribes again from on_ready
+  std::vector<const char*> av;
+  std::vector<size_t> lens;
+  for (const auto& a : argv) {
+    av.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  subscriptions_.push_back(std::make_unique<Subscription>(Subscription{this, std::move(on_message)}));
+  redisAsyncCommandArgv(ctx_, &RedisConnection::on_subscription_reply, subscriptions_.back().get(),
+                        static_cast<int>(av.size()), av.data(), lens.data());
+}
+
+void RedisConnection::deliver(const ReplyCallback& cb, const Reply& reply) {
+  try {
+    cb(reply);
+  } catch (const std::exception& e) {
+    spdlog::error("redis {}: reply callback threw, ignored: {}", options_.role, e.what());
+  } catch (...) {
+    spdlog::error("redis {}: reply callback threw, ignored", options_.role);
+  }
+}
+
+void RedisConnection::on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
+  std::unique_ptr<Pending> pending(static_cast<Pending*>(privdata));
+  RedisConnection* self = pending->conn;
+  if (self->inflight_ > 0) --self->inflight_;
+  if (self->discard_callbacks_) return;
+  if (reply == nullptr) {
+    if (ac == self->ctx_) self->dying_ = true;  // on_disconnect follows
+    self->deliver(pending->cb, Reply::io_error(context_error(ac)));
+    return;
+  }
+  if (ac == self->ctx_) self->last_activity_ = Clock::now();
+  self->deliver(pending->cb, convert(static_cast<redisReply*>(reply)));
+}
+
+void RedisConnection::on_subscription_reply(redisAsyncContext* ac, void* reply, void* privdata) {
+  auto* sub = static_cast<Subscription*>(privdata);
+  RedisConnection* self = sub->conn;
+  if (reply == nullptr || self->discard_callbacks_) {
+    if (reply == nullptr && ac == self->ctx_) self->dying_ = true;
+    return;  // the connection is going away; on_disconnect/on_down tell the owner
+  }
+  if (ac == self->ctx_) self->last_activity_ = Clock::now();
+  self->deliver(sub->cb, convert(static_cast<redisReply*>(reply)));
+}
+
+void RedisConnection::watchdog_tick() {
+  if (state_ != State::Ready || ctx_ == nullptr) return;
+  const auto now = Clock::now();
+  const auto silent = now - last_activity_;
+  if (inflight_ > 0 && silent > options_.watchdog_timeout) {
+    drop_now("no reply for " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) +
+             " ms");
+    return;
+  }
+  if (options_.watchdog == Watchdog::Ping && inflight_ == 0 && silent >= options_.watchdog_interval) {
+    send({"PING"}, [](const Reply&) {});
+  }
+  watchdog_timer_.arm(options_.watchdog_interval);
+}
+
+}  // namespace expiry

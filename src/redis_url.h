@@ -1,0 +1,25 @@
+// Parsing of redis://[user:password@]host:port[/db] URLs into an endpoint.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace expiry {
+
+struct RedisEndpoint {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string user;      // empty: no ACL user (AUTH with the password alone)
+  std::string password;  // empty: no AUTH; never logged, see redacted()
+  int db = 0;
+
+  // The URL with the password replaced by "***", safe to log.
+  std::string redacted() const;
+};
+
+// Throws ConfigError naming what is wrong. Accepts "redis://" only (no TLS in hiredis 0.14),
+// an optional "user:password@" or ":password@" part (percent-decoded), an IPv4 address, a
+// hostname or a bracketed IPv6 address, an optional port (default 6379) and an optional /db.
+RedisEndpoint parse_redis_url(std::string_view url);
+
+}  // namespace expiry

@@ -1,0 +1,159 @@
+// See relay.h.
+#include "relay.h"
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "function_library.h"
+
+namespace expiry {
+
+Relay::Relay(EventLoop& loop, RelayConfig config)
+    : loop_(loop),
+      config_(std::move(config)),
+      keys_(config_.ns),
+      commands_(loop, RedisConnection::Options{config_.redis, "commands", "expiry-relay-cmd-" + config_.instance,
+                                               config_.connect_timeout, config_.watchdog_interval,
+                                               config_.watchdog_timeout, config_.reconnect,
+                                               RedisConnection::Watchdog::Ping}),
+      functions_(commands_),
+      forwarder_(functions_, config_, keys_, stats_),
+      reconciler_(loop, functions_, config_, keys_, stats_),
+      listener_(loop, config_, keys_, stats_, commands_),
+      drain_timer_(loop, [this] { drain_tick(); }) {
+  commands_.set_on_ready([this] { prepare_redis(); });
+  commands_.set_on_down([this](const std::string&) { prepared_ = false; });
+  commands_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
+  listener_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
+  listener_.set_on_trigger([this](std::string_view id) {
+    if (!stopping_ && config_.event_claims) forwarder_.fire(id);
+  });
+  listener_.set_on_wake([this](long long due) { reconciler_.note_due(due); });
+  listener_.set_on_subscribed([this] {
+    if (prepared_) reconciler_.sweep_now("resubscribed");
+  });
+  forwarder_.set_on_needs_sweep([this] { reconciler_.sweep_now("event claim deferred"); });
+  forwarder_.set_on_not_due([this](long long due) { reconciler_.note_due(due); });
+}
+
+void Relay::start() {
+  spdlog::info("expiry-relay {} starting: redis={} namespace={} stream={} group={} sweep_interval={}ms",
+               config_.instance, config_.redis.redacted(), config_.ns, config_.stream, config_.group,
+               config_.sweep_interval.count());
+  commands_.start();
+  listener_.start();
+}
+
+void Relay::on_handshake_error(const Reply& reply) {
+  // A refused AUTH/SELECT before the relay ever worked is a configuration error: stop.
+  // Later (a rotated password), keep retrying with backoff and let operators see the log.
+  if (!ever_prepared_) {
+    fail("Redis refused the connection handshake: " + reply.str);
+  } else {
+    spdlog::error("Redis refused the connection handshake: {}; retrying", reply.str);
+  }
+}
+
+void Relay::prepare_redis() {
+  prepared_ = false;
+  auto left = std::make_shared<int>(3);
+  auto step_done = [this, left] {
+    if (--*left == 0 && !stopping_) on_prepared();
+  };
+  functions_.load([this, step_done](const Reply& r) {
+    if (r.is_io_error()) return;
+    if (r.failed()) {
+      if (r.str.find("unknown command") != std::string::npos) {
+        fail("Redis 7.0 or newer is required (FUNCTION LOAD is unknown): " + r.str);
+      } else {
+        fail("cannot load the function library " + std::string(kLibraryName) + ": " + r.str);
+      }
+      return;
+    }
+    step_done();
+  });
+  commands_.command({"CONFIG", "GET", "notify-keyspace-events"}, [this, step_done](const Reply& r) {
+    if (r.is_io_error()) return;
+    check_notifications(r);
+    step_done();
+  });
+  commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, "0", "MKSTREAM"},
+                    [this, step_done](const Reply& r) {
+                      if (r.is_io_error()) return;
+                      if (r.failed() && r.str.rfind("BUSYGROUP", 0) != 0) {
+                        spdlog::error("cannot create consumer group {} on {}: {}; retrying", config_.group,
+                                      config_.stream, r.str);
+                        commands_.force_reconnect("consumer group setup failed");
+                        return;
+                      }
+                      step_done();
+                    });
+}
+
+void Relay::check_notifications(const Reply& reply) {
+  std::string problem;
+  if (reply.failed()) {
+    problem = "cannot read notify-keyspace-events (" + reply.str +
+              "); if expired events are off, tasks fire from the sweep only";
+  } else if (reply.type == Reply::Type::Array && reply.elements.size() == 2) {
+    const std::string& flags = reply.elements[1].str;
+    const bool keyevent = flags.find('E') != std::string::npos;
+    const bool expired = flags.find('x') != std::string::npos || flags.find('A') != std::string::npos;
+    if (!keyevent || !expired) {
+      problem = "notify-keyspace-events is '" + flags +
+                "', without E and x: no expired events will arrive, tasks fire from the sweep only. "
+                "Fix: CONFIG SET notify-keyspace-events Ex (or see redis.conf)";
+    }
+  } else {
+    problem = "unexpected CONFIG GET reply " + reply.describe();
+  }
+  if (problem.empty()) return;
+  if (config_.require_notifications) {
+    fail(problem + " (require_notifications is set)");
+  } else {
+    spdlog::warn("{}", problem);
+  }
+}
+
+void Relay::on_prepared() {
+  prepared_ = true;
+  ever_prepared_ = true;
+  reconciler_.sweep_now("connected");
+}
+
+void Relay::fail(const std::string& why) {
+  if (exit_code_ != 0) return;
+  spdlog::critical("{}", why);
+  exit_code_ = 2;
+  stopping_ = true;
+  reconciler_.stop();
+  loop_.stop();
+}
+
+void Relay::stop(std::function<void()> done, std::chrono::milliseconds drain_limit) {
+  if (stopping_) return;
+  stopping_ = true;
+  on_stopped_ = std::move(done);
+  spdlog::info("stopping: letting in-flight calls finish");
+  reconciler_.stop();
+  listener_.close();
+  drain_deadline_ = Clock::now() + drain_limit;
+  drain_tick();
+}
+
+void Relay::drain_tick() {
+  const bool drained = forwarder_.inflight() == 0 && !reconciler_.busy();
+  if (!drained && Clock::now() < drain_deadline_) {
+    drain_timer_.arm(std::chrono::milliseconds(5));
+    return;
+  }
+  if (!drained) spdlog::warn("stop: gave up waiting for in-flight calls");
+  commands_.set_on_closed([this] {
+    spdlog::info("stopped: {}", stats_.summary());
+    if (on_stopped_) on_stopped_();
+  });
+  commands_.close();
+}
+
+}  // namespace expiry

@@ -1,0 +1,64 @@
+// The expiry-relay service: a command connection (claims, sweeps, health probes), an expiry
+// listener on its own connection, and the reconciler. Checks Redis at every (re)connect:
+// the function library, notify-keyspace-events and the stream's consumer group.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "event_loop.h"
+#include "expiry_listener.h"
+#include "function_caller.h"
+#include "key_layout.h"
+#include "reconciler.h"
+#include "redis_connection.h"
+#include "relay_config.h"
+#include "relay_stats.h"
+#include "stream_forwarder.h"
+
+namespace expiry {
+
+class Relay {
+ public:
+  Relay(EventLoop& loop, RelayConfig config);
+  Relay(const Relay&) = delete;
+  Relay& operator=(const Relay&) = delete;
+
+  void start();
+  // Graceful stop: no new claims or sweeps; in-flight calls finish (bounded by
+  // `drain_limit`), then both connections close and `done` runs.
+  void stop(std::function<void()> done, std::chrono::milliseconds drain_limit = std::chrono::milliseconds(10000));
+  // Stops at once with exit code 2 after a configuration problem Redis revealed
+  // (wrong password, Redis too old, notifications missing with require_notifications).
+  void fail(const std::string& why);
+
+  int exit_code() const { return exit_code_; }
+  const RelayStats& stats() const { return stats_; }
+
+ private:
+  void prepare_redis();
+  void check_notifications(const Reply& reply);
+  void on_prepared();
+  void on_handshake_error(const Reply& reply);
+  void drain_tick();
+
+  EventLoop& loop_;
+  const RelayConfig config_;
+  const KeyLayout keys_;
+  RelayStats stats_;
+  RedisConnection commands_;
+  FunctionCaller functions_;
+  StreamForwarder forwarder_;
+  Reconciler reconciler_;
+  ExpiryListener listener_;
+  Timer drain_timer_;
+  bool prepared_ = false;   // the current command connection passed prepare_redis()
+  bool ever_prepared_ = false;
+  bool stopping_ = false;
+  int exit_code_ = 0;
+  int closed_connections_ = 0;
+  Clock::time_point drain_deadline_;
+  std::function<void()> on_stopped_;
+};
+
+}  // namespace expiry

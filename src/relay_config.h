@@ -1,0 +1,48 @@
+// Settings of the expiry-relay service, resolved from flags, EXPIRY_RELAY_* env and --config.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "backoff.h"
+#include "redis_url.h"
+#include "settings.h"
+
+namespace expiry {
+
+struct RelayConfig {
+  RedisEndpoint redis;
+  std::string ns = "expiry";
+  std::string stream;                             // default: NS:stream
+  std::string group = "workers";                  // consumer group created on the stream
+  std::chrono::milliseconds sweep_interval{1000}; // longest gap between two sweeps
+  int sweep_batch = 100;                          // tasks claimed per sweep call
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds watchdog_interval{1000};  // PING / health probe period
+  std::chrono::milliseconds watchdog_timeout{3000};   // silence after which a connection is dropped
+  BackoffPolicy reconnect;
+  int max_inflight_claims = 1000;  // event claims in flight; more events fall back to the sweep
+  bool require_notifications = false;
+  bool event_claims = true;    // claim tasks on expired events (off: the sweep alone forwards)
+  bool next_due_timer = true;  // arm the sweep for the earliest due task (off: periodic sweep only)
+  std::string log_format = "text";  // text | json
+  std::string log_level = "info";
+  std::string instance;             // names this relay in CLIENT LIST and its health channel
+};
+
+// The options common to every program of the project (relay, ctl, consumers).
+std::vector<OptionSpec> connection_option_specs();
+std::vector<OptionSpec> relay_option_specs();
+
+// Builds the typed config; throws ConfigError for values that parse but make no sense
+// (a bad URL, an unreadable password file, a bad namespace, timeouts out of order).
+RelayConfig relay_config_from(const Settings& s);
+
+// Applies the options shared with other programs: URL (+ password file), namespace.
+void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::string& ns);
+
+// Reads a password file: its first line, without the newline. Throws ConfigError.
+std::string read_password_file(const std::string& path);
+
+}  // namespace expiry

@@ -1,0 +1,27 @@
+// Counters of one relay process (exported as metrics later; logged on exit).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace expiry {
+
+struct RelayStats {
+  uint64_t events_received = 0;      // expired keyevents seen
+  uint64_t events_ignored = 0;       // other databases, other namespaces, non-trigger keys
+  uint64_t forwarded_event = 0;      // tasks forwarded by an expired event
+  uint64_t forwarded_sweep = 0;      // tasks forwarded by the sweep
+  uint64_t claims_lost = 0;          // event claims that found the task already gone (another relay/sweep won)
+  uint64_t claims_not_due = 0;       // stale events: the task was rescheduled later
+  uint64_t claims_deferred = 0;      // events left to the sweep because too many claims were in flight
+  uint64_t claim_errors = 0;
+  uint64_t sweep_batches = 0;
+  uint64_t sweep_errors = 0;
+  uint64_t sweep_time_us = 0;        // summed round-trip time of sweep calls
+  uint64_t wakeups = 0;              // new-earliest-task notices received
+  uint64_t health_probe_failures = 0;
+
+  std::string summary() const;
+};
+
+}  // namespace expiry

@@ -1,0 +1,178 @@
+// Layered settings resolution; see settings.h.
+#include "settings.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "errors.h"
+
+namespace expiry {
+namespace {
+
+std::optional<int64_t> parse_int(const std::string& s) {
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  size_t i = 0;
+  bool neg = false;
+  if (s[0] == '-') {
+    neg = true;
+    i = 1;
+    if (s.size() == 1) return std::nullopt;
+  }
+  int64_t v = 0;
+  for (; i < s.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
+    v = v * 10 + (s[i] - '0');
+  }
+  return neg ? -v : v;
+}
+
+std::optional<bool> parse_bool(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "0" || s == "no" || s == "off") return false;
+  return std::nullopt;
+}
+
+// Checks and canonicalises `text` for `spec`; throws ConfigError naming `source`.
+std::string canonical(const OptionSpec& spec, const std::string& text, const std::string& source) {
+  switch (spec.kind) {
+    case OptionKind::String:
+      return text;
+    case OptionKind::Integer: {
+      auto v = parse_int(text);
+      if (!v) throw ConfigError(source + ": " + spec.name + " must be an integer, got '" + text + "'");
+      if (*v < spec.min || *v > spec.max) {
+        throw ConfigError(source + ": " + spec.name + " must be between " + std::to_string(spec.min) + " and " +
+                          std::to_string(spec.max) + ", got " + text);
+      }
+      return std::to_string(*v);
+    }
+    case OptionKind::Boolean: {
+      auto v = parse_bool(text);
+      if (!v) throw ConfigError(source + ": " + spec.name + " must be true or false, got '" + text + "'");
+      return *v ? "true" : "false";
+    }
+  }
+  return text;
+}
+
+std::string json_to_text(const OptionSpec& spec, const nlohmann::json& v, const std::string& source) {
+  switch (spec.kind) {
+    case OptionKind::String:
+      if (!v.is_string()) throw ConfigError(source + ": " + spec.name + " must be a string");
+      return v.get<std::string>();
+    case OptionKind::Integer:
+      if (!v.is_number_integer()) throw ConfigError(source + ": " + spec.name + " must be an integer");
+      return std::to_string(v.get<int64_t>());
+    case OptionKind::Boolean:
+      if (!v.is_boolean()) throw ConfigError(source + ": " + spec.name + " must be true or false");
+      return v.get<bool>() ? "true" : "false";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string flag_name(const std::string& option_name) {
+  std::string out = "--";
+  for (char c : option_name) out.push_back(c == '_' ? '-' : c);
+  return out;
+}
+
+std::string env_name(const std::string& prefix, const std::string& option_name) {
+  std::string out = prefix + "_";
+  for (char c : option_name) out.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  return out;
+}
+
+Settings Settings::resolve(const std::vector<OptionSpec>& specs, const nlohmann::json* file,
+                           const std::string& file_name, const EnvLookup& env, const std::string& env_prefix,
+                           const std::map<std::string, std::string>& flags) {
+  Settings s;
+  for (const auto& spec : specs) {
+    s.entries_[spec.name] = Entry{spec, SettingValue{canonical(spec, spec.default_text, "default"), "default"}};
+  }
+  if (file != nullptr) {
+    const std::string source = "config file " + file_name;
+    if (!file->is_object()) throw ConfigError(source + ": top level must be a JSON object");
+    for (const auto& [key, value] : file->items()) {
+      auto it = s.entries_.find(key);
+      if (it == s.entries_.end()) throw ConfigError(source + ": unknown key '" + key + "'");
+      it->second.value = {canonical(it->second.spec, json_to_text(it->second.spec, value, source), source), source};
+    }
+  }
+  for (auto& [name, e] : s.entries_) {
+    const std::string var = env_name(env_prefix, name);
+    if (auto v = env(var)) {
+      const std::string source = "env " + var;
+      e.value = {canonical(e.spec, *v, source), source};
+    }
+  }
+  for (const auto& [name, text] : flags) {
+    auto it = s.entries_.find(name);
+    if (it == s.entries_.end()) throw ConfigError("unknown option " + flag_name(name));
+    const std::string source = "flag " + flag_name(name);
+    it->second.value = {canonical(it->second.spec, text, source), source};
+  }
+  return s;
+}
+
+const Settings::Entry& Settings::entry(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) throw std::logic_error("no such option: " + name);
+  return it->second;
+}
+
+const std::string& Settings::text(const std::string& name) const { return entry(name).value.text; }
+int64_t Settings::integer(const std::string& name) const { return *parse_int(entry(name).value.text); }
+bool Settings::boolean(const std::string& name) const { return entry(name).value.text == "true"; }
+const std::string& Settings::source(const std::string& name) const { return entry(name).value.source; }
+
+std::string Settings::describe() const {
+  std::ostringstream out;
+  for (const auto& [name, e] : entries_) {
+    const bool hide = e.spec.secret && !e.value.text.empty();
+    out << name << "=" << (hide ? "***" : e.value.text) << " (" << e.value.source << ")\n";
+  }
+  return out.str();
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("cannot read config file " + path);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError("config file " + path + " is not valid JSON: " + e.what());
+  }
+}
+
+EnvLookup process_env() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+void add_flags(CLI::App& app, const std::vector<OptionSpec>& specs, std::map<std::string, std::string>& flags) {
+  for (const auto& spec : specs) {
+    const std::string name = spec.name;
+    const std::string help = spec.help + (spec.default_text.empty() ? "" : " [default: " + spec.default_text + "]");
+    if (spec.kind == OptionKind::Boolean) {
+      app.add_flag_function(
+             flag_name(name), [&flags, name](int64_t count) { flags[name] = count > 0 ? "true" : "false"; }, help)
+          ->disable_flag_override(false);
+    } else {
+      app.add_option_function<std::string>(
+          flag_name(name), [&flags, name](const std::string& v) { flags[name] = v; }, help);
+    }
+  }
+}
+
+}  // namespace expiry

@@ -1,0 +1,76 @@
+// Layered settings: defaults < JSON config file < environment < command-line flags.
+// Pure: the environment and file contents are passed in, so precedence is unit-testable.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace CLI {
+class App;
+}
+
+namespace expiry {
+
+enum class OptionKind { String, Integer, Boolean };
+
+struct OptionSpec {
+  std::string name;           // JSON key and flag stem: "sweep_interval_ms" -> --sweep-interval-ms
+  OptionKind kind;
+  std::string help;
+  std::string default_text;   // shown in --help and used when no layer sets the option
+  int64_t min = INT64_MIN;    // bounds for Integer options
+  int64_t max = INT64_MAX;
+  bool secret = false;        // never echoed in messages or dumps
+};
+
+struct SettingValue {
+  std::string text;    // canonical text: integers in decimal, booleans "true"/"false"
+  std::string source;  // "default", "config file x.json", "env EXPIRY_RELAY_X", "flag --x"
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+class Settings {
+ public:
+  // Merges the layers; throws ConfigError for unknown JSON keys, wrong JSON types, and values
+  // that do not parse or are out of range (naming the source).
+  static Settings resolve(const std::vector<OptionSpec>& specs, const nlohmann::json* file,
+                          const std::string& file_name, const EnvLookup& env, const std::string& env_prefix,
+                          const std::map<std::string, std::string>& flags);
+
+  const std::string& text(const std::string& name) const;
+  int64_t integer(const std::string& name) const;
+  bool boolean(const std::string& name) const;
+  const std::string& source(const std::string& name) const;
+  // "name=value (source)" lines, secrets redacted.
+  std::string describe() const;
+
+ private:
+  struct Entry {
+    OptionSpec spec;
+    SettingValue value;
+  };
+  const Entry& entry(const std::string& name) const;
+  std::map<std::string, Entry> entries_;
+};
+
+std::string flag_name(const std::string& option_name);  // "sweep_interval_ms" -> "--sweep-interval-ms"
+std::string env_name(const std::string& prefix, const std::string& option_name);  // -> PREFIX_SWEEP_INTERVAL_MS
+
+// Reads and parses a JSON config file; throws ConfigError with the file name and position.
+nlohmann::json read_json_file(const std::string& path);
+
+// The process environment as an EnvLookup.
+EnvLookup process_env();
+
+// Registers one CLI11 option per spec on `app`, writing given values into `flags`
+// (booleans as flags; "--x=false" is accepted too).
+void add_flags(CLI::App& app, const std::vector<OptionSpec>& specs, std::map<std::string, std::string>& flags);
+
+}  // namespace expiry

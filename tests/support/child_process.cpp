@@ -1,0 +1,258 @@
+// ChildProcess implementation: fork/execve with a CLOEXEC pipe reporting exec failure.
+#include "support/child_process.h"
+
+#include "support/wait.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace expiry::test {
+namespace {
+
+std::runtime_error sys_error(const std::string& what, int err) {
+    return std::runtime_error(what + ": " + std::strerror(err));
+}
+
+// Closes fds in [first, last] using only async-signal-safe calls.
+void close_fd_range(int first, int last) {
+    if (first > last) return;
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, static_cast<unsigned>(first), static_cast<unsigned>(last), 0u) == 0)
+        return;
+#endif
+    for (int fd = first; fd <= last; ++fd) close(fd);
+}
+
+// Parent environment with `extra` applied (later entries win).
+std::vector<std::string> build_env(const std::vector<std::pair<std::string, std::string>>& extra) {
+    std::vector<std::string> env;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+    for (const auto& [key, value] : extra) {
+        const std::string prefix = key + "=";
+        for (auto it = env.begin(); it != env.end();) {
+            if (it->compare(0, prefix.size(), prefix) == 0)
+                it = env.erase(it);
+            else
+                ++it;
+        }
+        env.push_back(prefix + value);
+    }
+    return env;
+}
+
+std::vector<char*> to_cstrings(std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    out.reserve(strings.size() + 1);
+    for (auto& s : strings) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+class Fd {
+public:
+    explicit Fd(int fd = -1) : fd_(fd) {}
+    ~Fd() { reset(); }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return fd_; }
+    void reset(int fd = -1) {
+        if (fd_ >= 0) close(fd_);
+        fd_ = fd;
+    }
+
+private:
+    int fd_;
+};
+
+}  // namespace
+
+ChildProcess::ChildProcess(std::string path, std::vector<std::string> args,
+                           std::vector<std::pair<std::string, std::string>> extra_env,
+                           std::string log_path)
+    : path_(std::move(path)), log_path_(std::move(log_path)) {
+    // Everything the child needs is prepared here: after fork it may only make
+    // async-signal-safe calls (the test process can be multithreaded).
+    Fd log_fd;
+    if (log_path_.empty()) {
+        std::string tmpl = "/tmp/expiry-child-XXXXXX.log";
+        int fd = mkostemps(tmpl.data(), 4, O_APPEND | O_CLOEXEC);
+        if (fd < 0) throw sys_error("ChildProcess: cannot create temp log file", errno);
+        log_fd.reset(fd);
+        log_path_ = tmpl;
+        owns_log_ = true;
+    } else {
+        int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) throw sys_error("ChildProcess: cannot open log file " + log_path_, errno);
+        log_fd.reset(fd);
+    }
+    auto drop_owned_log = [this] {
+        if (owns_log_) unlink(log_path_.c_str());
+    };
+
+    Fd null_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (null_fd.get() < 0) {
+        int err = errno;
+        drop_owned_log();
+        throw sys_error("ChildProcess: cannot open /dev/null", err);
+    }
+
+    int pipe_fds[2];
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        int err = errno;
+        drop_owned_log();
+        throw sys_error("ChildProcess: pipe2 failed", err);
+    }
+    Fd err_read(pipe_fds[0]);
+    Fd err_write(pipe_fds[1]);
+
+    std::vector<std::string> argv_strings;
+    argv_strings.reserve(args.size() + 1);
+    argv_strings.push_back(path_);
+    for (auto& a : args) argv_strings.push_back(std::move(a));
+    std::vector<std::string> env_strings = build_env(extra_env);
+    std::vector<char*> argv = to_cstrings(argv_strings);
+    std::vector<char*> envp = to_cstrings(env_strings);
+
+    struct rlimit nofile {};
+    int max_fd = 65535;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY &&
+        nofile.rlim_cur < 1048576)
+        max_fd = static_cast<int>(nofile.rlim_cur) - 1;
+
+    const pid_t pid = fork();
+    if (pid < 0) {
+        int err = errno;
+        drop_owned_log();
+        throw sys_error("ChildProcess: fork failed", err);
+    }
+    if (pid == 0) {
+        // Child: async-signal-safe calls only.
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);  // fails harmlessly for KILL/STOP
+
+        int wfd = err_write.get();
+        if (wfd <= 2) {  // keep the error pipe clear of the fds about to be replaced
+            wfd = fcntl(wfd, F_DUPFD_CLOEXEC, 3);
+        }
+        if (wfd < 0 || dup2(null_fd.get(), 0) < 0 || dup2(log_fd.get(), 1) < 0 ||
+            dup2(log_fd.get(), 2) < 0) {
+            int err = errno;
+            if (wfd >= 0) (void)!write(wfd, &err, sizeof err);
+            _exit(127);
+        }
+        close_fd_range(3, wfd - 1);
+        close_fd_range(wfd + 1, max_fd);
+
+        execve(path_.c_str(), argv.data(), envp.data());
+        int err = errno;
+        (void)!write(wfd, &err, sizeof err);
+        _exit(127);
+    }
+
+    // Parent.
+    pid_ = pid;
+    err_write.reset();
+    int child_errno = 0;
+    ssize_t n;
+    do {
+        n = read(err_read.get(), &child_errno, sizeof child_errno);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) {
+        reap_blocking();
+        drop_owned_log();
+        throw sys_error("ChildProcess: cannot execute " + path_, child_errno);
+    }
+}
+
+ChildProcess::~ChildProcess() {
+    kill_hard();
+    if (owns_log_) unlink(log_path_.c_str());
+}
+
+void ChildProcess::record_status(int wait_status) {
+    if (WIFEXITED(wait_status))
+        exit_status_ = WEXITSTATUS(wait_status);
+    else if (WIFSIGNALED(wait_status))
+        exit_status_ = 128 + WTERMSIG(wait_status);
+    else
+        exit_status_ = -1;
+}
+
+bool ChildProcess::try_reap() {
+    if (exit_status_) return true;
+    int status = 0;
+    pid_t r;
+    do {
+        r = waitpid(pid_, &status, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == pid_) {
+        record_status(status);
+        return true;
+    }
+    if (r < 0) {  // ECHILD: reaped elsewhere (e.g. SIGCHLD ignored); never signal it again
+        exit_status_ = -1;
+        return true;
+    }
+    return false;
+}
+
+void ChildProcess::reap_blocking() {
+    if (exit_status_) return;
+    int status = 0;
+    pid_t r;
+    do {
+        r = waitpid(pid_, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    if (r == pid_)
+        record_status(status);
+    else
+        exit_status_ = -1;
+}
+
+bool ChildProcess::running() { return !try_reap(); }
+
+int ChildProcess::terminate(std::chrono::milliseconds grace) {
+    if (try_reap()) return *exit_status_;
+    ::kill(pid_, SIGTERM);
+    if (!wait_until([this] { return try_reap(); }, grace, std::chrono::milliseconds(5))) {
+        ::kill(pid_, SIGKILL);
+        reap_blocking();
+    }
+    return *exit_status_;
+}
+
+void ChildProcess::kill_hard() {
+    if (pid_ <= 0 || try_reap()) return;
+    ::kill(pid_, SIGKILL);
+    reap_blocking();
+}
+
+std::optional<int> ChildProcess::wait_exit(std::chrono::milliseconds deadline) {
+    if (wait_until([this] { return try_reap(); }, deadline, std::chrono::milliseconds(5)))
+        return exit_status_;
+    return std::nullopt;
+}
+
+std::string ChildProcess::output() const {
+    std::ifstream in(log_path_, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace expiry::test

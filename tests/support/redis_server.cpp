@@ -1,0 +1,252 @@
+// RedisServer implementation: config in a temp dir, free-port pick, readiness polling.
+#include "support/redis_server.h"
+
+#include <arpa/inet.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <initializer_list>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace expiry::test {
+namespace {
+
+constexpr const char* kRedisServerBinary = "/usr/bin/redis-server";
+constexpr const char* kHost = "127.0.0.1";
+constexpr auto kReadyDeadline = std::chrono::seconds(10);
+constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
+constexpr int kPortAttempts = 5;
+
+struct ContextDeleter {
+    void operator()(redisContext* c) const { redisFree(c); }
+};
+using Context = std::unique_ptr<redisContext, ContextDeleter>;
+
+struct ReplyDeleter {
+    void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+    timeval tv;
+    tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+    return tv;
+}
+
+// Connection whose connect and every socket read/write are bounded by
+// `timeout`, so a wedged or foreign server cannot hang the caller.
+// Returns null if the connection cannot be established.
+Context connect_bounded(int port, std::chrono::milliseconds timeout) {
+    const timeval tv = to_timeval(timeout);
+    Context c(redisConnectWithTimeout(kHost, port, tv));
+    if (!c || c->err) return nullptr;
+    if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+        setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0)
+        return nullptr;
+    return c;
+}
+
+ReplyPtr run(redisContext* c, std::initializer_list<const char*> args) {
+    std::vector<const char*> argv(args);
+    std::vector<size_t> lens;
+    for (const char* a : argv) lens.push_back(std::strlen(a));
+    return ReplyPtr(static_cast<redisReply*>(
+        redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
+}
+
+// True if a server answering PONG is listening on `port` and it is process `pid`.
+bool is_ready(int port, pid_t pid) {
+    Context c = connect_bounded(port, kProbeTimeout);
+    if (!c) return false;
+    ReplyPtr pong = run(c.get(), {"PING"});
+    if (!pong) return false;
+    if (pong->type == REDIS_REPLY_ERROR && std::string(pong->str, pong->len).rfind("NOAUTH", 0) == 0)
+        return true;  // requirepass configured: up, but identity cannot be checked without auth
+    if (pong->type != REDIS_REPLY_STATUS || std::string(pong->str, pong->len) != "PONG") return false;
+    ReplyPtr info = run(c.get(), {"INFO", "server"});
+    if (!info || info->type != REDIS_REPLY_STRING) return false;
+    const std::string text(info->str, info->len);
+    const std::string needle = "process_id:" + std::to_string(pid) + "\r\n";
+    return text.find(needle) != std::string::npos;
+}
+
+// A loopback port that was free a moment ago (the kernel's pick for port 0).
+int pick_free_port() {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error(std::string("RedisServer: socket: ") + std::strerror(errno));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        int err = errno;
+        close(fd);
+        throw std::runtime_error(std::string("RedisServer: cannot pick a free port: ") +
+                                 std::strerror(err));
+    }
+    close(fd);
+    return ntohs(addr.sin_port);
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::uintmax_t file_size_or_zero(const std::string& path) {
+    std::error_code ec;
+    auto size = std::filesystem::file_size(path, ec);
+    return ec ? 0 : size;
+}
+
+std::string tail_lines(const std::string& text, size_t max_lines) {
+    size_t pos = text.size();
+    if (pos > 0 && text[pos - 1] == '\n') --pos;
+    for (size_t n = 0; n < max_lines && pos > 0; ++n) {
+        size_t nl = text.rfind('\n', pos - 1);
+        if (nl == std::string::npos) return text;
+        pos = nl;
+    }
+    return pos == 0 ? text : text.substr(pos + 1);
+}
+
+}  // namespace
+
+RedisServer::RedisServer() : RedisServer(Options{}) {}
+
+RedisServer::RedisServer(Options opts) : opts_(std::move(opts)) {
+    std::string tmpl = "/tmp/expiry-redis-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr)
+        throw std::runtime_error(std::string("RedisServer: mkdtemp failed: ") + std::strerror(errno));
+    dir_ = tmpl;
+    conf_path_ = dir_ + "/redis.conf";
+    log_path_ = dir_ + "/redis.log";
+    stdout_path_ = dir_ + "/redis.stdout.log";
+
+    try {
+        for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
+            port_ = pick_free_port();
+            std::ofstream conf(conf_path_, std::ios::trunc);
+            conf << "bind 127.0.0.1\n"
+                 << "port " << port_ << "\n"
+                 << "dir \"" << dir_ << "\"\n"
+                 << "save \"\"\n"
+                 << "appendonly no\n"
+                 << "daemonize no\n"
+                 << "protected-mode no\n"
+                 << "logfile \"" << log_path_ << "\"\n"
+                 << "notify-keyspace-events " << (opts_.notify_expired ? "Ex" : "\"\"") << "\n";
+            for (const auto& line : opts_.extra_config_lines) conf << line << "\n";
+            conf.close();
+            if (!conf) throw std::runtime_error("RedisServer: cannot write " + conf_path_);
+            if (launch() == Launch::Ready) return;
+        }
+        throw std::runtime_error(failure_report("redis-server could not bind a free port in " +
+                                                std::to_string(kPortAttempts) + " attempts"));
+    } catch (...) {
+        child_.reset();
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+        throw;
+    }
+}
+
+RedisServer::~RedisServer() {
+    try {
+        stop();
+    } catch (...) {
+        // Destructors must not throw; the child destructor below still SIGKILLs.
+    }
+    child_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+}
+
+RedisServer::Launch RedisServer::launch() {
+    const auto log_offset = file_size_or_zero(log_path_);
+    child_.reset();
+    child_ = std::make_unique<ChildProcess>(kRedisServerBinary, std::vector<std::string>{conf_path_},
+                                            std::vector<std::pair<std::string, std::string>>{},
+                                            stdout_path_);
+    const pid_t pid = child_->pid();
+    const auto end = std::chrono::steady_clock::now() + kReadyDeadline;
+    auto backoff = std::chrono::milliseconds(10);
+    for (;;) {
+        if (is_ready(port_, pid)) return Launch::Ready;
+        if (!child_->running()) {
+            const std::string log = read_file(log_path_);
+            const std::string fresh = log.size() > log_offset ? log.substr(log_offset) : std::string();
+            if (fresh.find("Address already in use") != std::string::npos) return Launch::BindFailed;
+            throw std::runtime_error(failure_report("redis-server exited during startup"));
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= end) {
+            child_->kill_hard();
+            throw std::runtime_error(
+                failure_report("redis-server did not answer PING within 10 s"));
+        }
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(backoff, end - now));
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(100));
+    }
+}
+
+std::string RedisServer::failure_report(const std::string& what) const {
+    std::string msg = "RedisServer(port " + std::to_string(port_) + ", dir " + dir_ + "): " + what;
+    msg += "\n--- tail of redis.log ---\n" + tail_lines(read_file(log_path_), 30);
+    msg += "\n--- tail of redis stdout/stderr ---\n" + tail_lines(read_file(stdout_path_), 30);
+    return msg;
+}
+
+std::string RedisServer::url(int db) const {
+    return "redis://" + host() + ":" + std::to_string(port_) + "/" + std::to_string(db);
+}
+
+pid_t RedisServer::pid() const { return child_ ? child_->pid() : -1; }
+
+bool RedisServer::running() { return child_ && child_->running(); }
+
+void RedisServer::stop() {
+    if (!running()) return;
+    auto wait = std::chrono::milliseconds(0);
+    if (Context c = connect_bounded(port_, std::chrono::seconds(1))) {
+        ReplyPtr reply = run(c.get(), {"SHUTDOWN", "NOSAVE"});
+        // Success means the server closed the connection without replying.
+        if (!reply && c->err == REDIS_ERR_EOF)
+            wait = std::chrono::seconds(10);
+        else if (!reply)
+            wait = std::chrono::seconds(1);  // reset or timeout: maybe going down, maybe wedged
+    }
+    if (wait.count() > 0 && child_->wait_exit(wait)) return;
+    child_->terminate(std::chrono::seconds(5));
+}
+
+void RedisServer::start() {
+    if (running()) throw std::logic_error("RedisServer::start: server is already running");
+    if (launch() != Launch::Ready)
+        throw std::runtime_error(failure_report("redis-server could not bind its port again"));
+}
+
+void RedisServer::kill_hard() {
+    if (child_) child_->kill_hard();
+}
+
+std::string RedisServer::log() const { return read_file(log_path_); }
+
+}  // namespace expiry::test

@@ -1,0 +1,89 @@
+// RedisServer: a private, throwaway redis-server process for one test.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/child_process.h"
+
+namespace expiry::test {
+
+// Runs /usr/bin/redis-server on 127.0.0.1 with its own temp dir and port.
+//
+// Contracts:
+// - The temp dir (mkdtemp under /tmp) holds redis.conf, redis.log (the server's
+//   logfile) and redis.stdout.log (its stdout/stderr, e.g. config errors). It
+//   is removed recursively by the destructor.
+// - The config has no persistence (save "", appendonly no) unless
+//   extra_config_lines (appended last, so they win) say otherwise.
+// - "Ready" means PING answers PONG from the server process this object
+//   started (its INFO process_id is checked, so a foreign server that grabbed
+//   the port is never mistaken for ours). If extra_config_lines set
+//   requirepass, a NOAUTH answer counts as ready and identity is not checked;
+//   stop() then falls back to SIGTERM because SHUTDOWN is refused.
+// - The constructor and start() return only once the server is ready, and
+//   throw std::runtime_error (with the log tail) if it is not ready within 10 s.
+// - Not thread-safe.
+class RedisServer {
+public:
+    struct Options {
+        // Raw redis.conf lines appended after the generated ones. Must not
+        // change bind, port, dir, logfile or daemonize (the object relies on them).
+        std::vector<std::string> extra_config_lines;
+        bool notify_expired = true;  // notify-keyspace-events "Ex" (else "")
+    };
+
+    // Picks a free loopback port (retrying with a new port, up to 5 attempts,
+    // when redis cannot bind it), writes redis.conf and starts the server.
+    // (Two overloads instead of `Options opts = {}`: GCC rejects a default
+    // argument of a nested type with member initializers inside the class.)
+    RedisServer();
+    explicit RedisServer(Options opts);
+
+    // Stops the server if it is running and removes the temp dir.
+    ~RedisServer();
+
+    RedisServer(const RedisServer&) = delete;
+    RedisServer& operator=(const RedisServer&) = delete;
+    RedisServer(RedisServer&&) = delete;
+    RedisServer& operator=(RedisServer&&) = delete;
+
+    int port() const { return port_; }
+    std::string host() const { return "127.0.0.1"; }
+    // "redis://127.0.0.1:<port>/<db>"; the db is always included.
+    std::string url(int db = 0) const;
+    std::string dir() const { return dir_; }
+    // Pid of the current (or most recent) server process.
+    pid_t pid() const;
+
+    // SHUTDOWN NOSAVE, then waits for the process to exit; falls back to
+    // SIGTERM/SIGKILL if that does not work. No-op if not running.
+    void stop();
+    // Starts the server again with the same config, dir and port and waits
+    // until it is ready. Throws std::logic_error if it is already running.
+    void start();
+    // SIGKILL + reap (simulates a crash). No-op if not running.
+    void kill_hard();
+    bool running();
+
+    // Contents of redis.log.
+    std::string log() const;
+
+private:
+    enum class Launch { Ready, BindFailed };
+    Launch launch();
+    std::string failure_report(const std::string& what) const;
+
+    std::string dir_;
+    std::string conf_path_;
+    std::string log_path_;
+    std::string stdout_path_;
+    int port_ = 0;
+    Options opts_;
+    std::unique_ptr<ChildProcess> child_;
+};
+
+}  // namespace expiry::test
