@@ -1,0 +1,50 @@
+# Shared shell helpers for scripts/*.sh: a private redis-server on a free loopback port and
+# cleanup of exactly the processes a script started (by pid).
+
+STARTED_PIDS=()
+
+# Kills the processes this script started, newest first, then waits for them.
+stop_started() {
+  local i pid
+  for ((i = ${#STARTED_PIDS[@]} - 1; i >= 0; i--)); do
+    pid=${STARTED_PIDS[$i]}
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${STARTED_PIDS[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  STARTED_PIDS=()
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# start_redis DIR [extra redis-server args...]: starts redis-server with the repo's redis.conf
+# on a free port in DIR; sets REDIS_PORT and REDIS_URL. Waits until it answers PING.
+start_redis() {
+  local dir=$1; shift
+  local conf; conf="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/redis.conf"
+  local attempt port pid
+  for attempt in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 20000))
+    port_in_use "$port" && continue
+    redis-server "$conf" --port "$port" --bind 127.0.0.1 --dir "$dir" --daemonize no \
+      --logfile "$dir/redis.log" "$@" &
+    pid=$!
+    for _ in $(seq 100); do
+      if redis-cli -p "$port" PING 2>/dev/null | grep -q PONG; then
+        STARTED_PIDS+=("$pid")
+        REDIS_PORT=$port
+        REDIS_URL="redis://127.0.0.1:$port/0"
+        return 0
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.05
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  echo "could not start redis-server; see $dir/redis.log" >&2
+  return 1
+}

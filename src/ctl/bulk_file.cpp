@@ -1,0 +1,171 @@
+// Bulk schedule file parsing; see bulk_file.h.
+#include "ctl/bulk_file.h"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "ctl/text_escape.h"
+
+namespace expiry {
+namespace {
+
+using nlohmann::json;
+
+bool is_blank(std::string_view line) {
+  return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
+}
+
+// nlohmann's parse_error text without the exception tag and the meaningless "line 1".
+std::string json_error_text(const json::parse_error& e) {
+  std::string what = e.what();
+  if (auto close = what.find("] "); what.rfind("[json.exception", 0) == 0 && close != std::string::npos) {
+    what.erase(0, close + 2);
+  }
+  if (auto pos = what.find("at line 1, column"); pos != std::string::npos) what.replace(pos, 17, "at column");
+  return "invalid JSON: " + what;
+}
+
+// Reads a millisecond count of `key` bounded to min..kMaxTimeMs; nullopt with `error` set otherwise.
+std::optional<long long> read_ms(const json& v, const char* key, long long min, std::string& error) {
+  const std::string range = std::string(key) + " must be an integer between " + std::to_string(min) + " and " +
+                            std::to_string(kMaxTimeMs);
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<uint64_t>();
+    if (u < static_cast<uint64_t>(min) || u > static_cast<uint64_t>(kMaxTimeMs)) {
+      error = range + ", got " + v.dump();
+      return std::nullopt;
+    }
+    return static_cast<long long>(u);
+  }
+  if (v.is_number_integer() || v.is_number_float()) {  // negative, or not an integer
+    error = range + ", got " + v.dump();
+    return std::nullopt;
+  }
+  error = std::string(key) + " must be an integer, got " + std::string(v.type_name());
+  return std::nullopt;
+}
+
+BulkLine invalid(std::string error) {
+  BulkLine out;
+  out.kind = BulkLine::Kind::Invalid;
+  out.error = std::move(error);
+  return out;
+}
+
+}  // namespace
+
+BulkLine parse_bulk_line(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (is_blank(line)) return BulkLine{};
+  if (line.size() > kMaxBulkLineBytes) {
+    return invalid("line longer than " + std::to_string(kMaxBulkLineBytes) + " bytes");
+  }
+  if (auto bad = first_invalid_utf8(line); bad != std::string_view::npos) {
+    return invalid("not valid UTF-8 (byte " + std::to_string(bad + 1) + ")");
+  }
+
+  std::set<std::string> seen;
+  std::string duplicate;
+  json doc;
+  try {
+    doc = json::parse(line.begin(), line.end(), [&](int depth, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::key && depth == 1 && !seen.insert(parsed.get<std::string>()).second &&
+          duplicate.empty()) {
+        duplicate = parsed.get<std::string>();
+      }
+      return true;
+    });
+  } catch (const json::parse_error& e) {
+    return invalid(json_error_text(e));
+  }
+  if (!doc.is_object()) return invalid("line must be a JSON object, got " + std::string(doc.type_name()));
+  if (!duplicate.empty()) return invalid("duplicate key '" + escape_text(duplicate) + "'");
+
+  BulkLine out;
+  out.kind = BulkLine::Kind::Task;
+  ScheduleRequest& req = out.request;
+  bool has_id = false, has_delay = false, has_at = false;
+  std::string error;
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "id") {
+      if (!value.is_string()) return invalid("id must be a string, got " + std::string(value.type_name()));
+      req.id = value.get<std::string>();
+      has_id = true;
+    } else if (key == "delay_ms") {
+      auto ms = read_ms(value, "delay_ms", 0, error);
+      if (!ms) return invalid(error);
+      req.mode = ScheduleMode::Delay;
+      req.ms = *ms;
+      has_delay = true;
+    } else if (key == "at_ms") {
+      auto ms = read_ms(value, "at_ms", 1, error);
+      if (!ms) return invalid(error);
+      req.mode = ScheduleMode::At;
+      req.ms = *ms;
+      has_at = true;
+    } else if (key == "payload") {
+      if (!value.is_string()) return invalid("payload must be a string, got " + std::string(value.type_name()));
+      req.payload = value.get<std::string>();
+    } else if (key == "stream") {
+      if (!value.is_string()) return invalid("stream must be a string, got " + std::string(value.type_name()));
+      req.stream = value.get<std::string>();
+      if (req.stream.empty()) return invalid("stream must not be empty (omit it for the default stream)");
+    } else {
+      return invalid("unknown key '" + escape_text(key) + "' (expected id, delay_ms or at_ms, payload, stream)");
+    }
+  }
+  if (!has_id) return invalid("missing key 'id'");
+  if (has_delay && has_at) return invalid("delay_ms and at_ms are mutually exclusive");
+  if (!has_delay && !has_at) return invalid("one of delay_ms or at_ms is required");
+  if (auto err = schedule_request_error(req)) return invalid(*err);
+  return out;
+}
+
+std::optional<BulkLine> BulkReader::next() {
+  std::streambuf* buf = in_.rdbuf();
+  while (!at_end_) {
+    line_.clear();
+    bool overflow = false;
+    bool got_any = false;
+    for (;;) {
+      const int c = buf->sbumpc();
+      if (c == std::char_traits<char>::eof()) {
+        at_end_ = true;
+        in_.setstate(std::ios::eofbit);
+        break;
+      }
+      got_any = true;
+      if (c == '\n') break;
+      if (line_.size() <= kMaxBulkLineBytes) {  // keeps one byte more: a '\r' or the overflow
+        line_.push_back(static_cast<char>(c));
+      } else {
+        overflow = true;
+      }
+    }
+    if (!got_any && at_end_) return std::nullopt;
+    ++line_number_;
+    if (overflow) return invalid("line longer than " + std::to_string(kMaxBulkLineBytes) + " bytes");
+    BulkLine parsed = parse_bulk_line(line_);
+    if (parsed.kind != BulkLine::Kind::Blank) return parsed;
+  }
+  return std::nullopt;
+}
+
+BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors) {
+  BulkValidation result;
+  BulkReader reader(in);
+  while (auto line = reader.next()) {
+    if (line->kind == BulkLine::Kind::Task) {
+      ++result.tasks;
+    } else {
+      ++result.invalid;
+      if (result.errors.size() < max_errors) {
+        result.errors.push_back("line " + std::to_string(reader.line_number()) + ": " + line->error);
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace expiry

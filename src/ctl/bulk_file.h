@@ -1,0 +1,62 @@
+// The bulk schedule file format: one JSON object per line, parsed and validated without I/O.
+// Line grammar: {"id": string, "delay_ms": int >= 0 | "at_ms": int > 0 (exactly one),
+//                "payload": string (default ""), "stream": non-empty string (optional)}
+// Blank lines are skipped; unknown keys, duplicate keys and wrong types are errors.
+#pragma once
+
+#include <cstddef>
+#include <istream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ctl/schedule_request.h"
+
+namespace expiry {
+
+constexpr size_t kMaxBulkLineBytes = 1 << 20;  // without the line break
+constexpr size_t kMaxBulkErrors = 20;          // errors listed by validate_bulk_stream by default
+
+struct BulkLine {
+  enum class Kind { Blank, Task, Invalid };
+  Kind kind = Kind::Blank;
+  ScheduleRequest request;  // Task
+  std::string error;        // Invalid: what is wrong, without the line number
+};
+
+// Parses one line given without its '\n' (a trailing '\r' is ignored). Raw bytes that are not
+// valid UTF-8 make the line Invalid; "\u00ff"-style escapes are fine.
+BulkLine parse_bulk_line(std::string_view line);
+
+// Splits a stream into lines and parses them; holds at most kMaxBulkLineBytes + 1 bytes of a
+// line in memory (the rest of a longer line is skipped and the line reported Invalid).
+class BulkReader {
+ public:
+  explicit BulkReader(std::istream& in) : in_(in) {}
+  BulkReader(const BulkReader&) = delete;
+  BulkReader& operator=(const BulkReader&) = delete;
+
+  // The next non-blank line (Task or Invalid), or nullopt at the end of the input.
+  std::optional<BulkLine> next();
+  // 1-based number of the line last returned by next() (blank lines count).
+  size_t line_number() const { return line_number_; }
+
+ private:
+  std::istream& in_;
+  std::string line_;
+  size_t line_number_ = 0;
+  bool at_end_ = false;
+};
+
+struct BulkValidation {
+  size_t tasks = 0;                 // valid task lines
+  size_t invalid = 0;               // invalid lines, all of them
+  std::vector<std::string> errors;  // "line N: message" for the first max_errors invalid lines
+  bool ok() const { return invalid == 0; }
+};
+
+// Reads `in` to its end and validates every line. Never throws for bad content.
+BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors = kMaxBulkErrors);
+
+}  // namespace expiry

@@ -1,0 +1,19 @@
+// Rendering of arbitrary bytes (ids, payloads, field values) on one readable line.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace expiry {
+
+// The byte offset of the first byte that does not start a valid UTF-8 sequence (overlong forms,
+// surrogates and code points above U+10FFFF are invalid), or std::string_view::npos.
+size_t first_invalid_utf8(std::string_view s);
+
+// `s` with valid UTF-8 kept as is, \n \r \t as those escapes, and every other C0/C1 control or
+// byte of an invalid sequence as \xNN. The result never contains a line break. Made for
+// reading, not reversible (a literal backslash is not escaped).
+std::string escape_text(std::string_view s);
+
+}  // namespace expiry

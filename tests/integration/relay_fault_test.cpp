@@ -1,0 +1,245 @@
+// The relay under faults and bad input: downtime, killed subscriptions, FUNCTION FLUSH,
+// missing notifications, bad config and credentials.
+#include <fstream>
+
+#include "relay_harness.h"
+
+namespace expiry::test {
+namespace {
+
+class RelayFaultTest : public ::testing::Test {
+ protected:
+  RedisServer server_;
+  SyncRedis redis_{server_.host(), server_.port()};
+};
+
+std::vector<Task> numbered(const std::string& prefix, int n, long long base_delay, long long spread) {
+  std::vector<Task> tasks;
+  for (int i = 0; i < n; ++i) {
+    tasks.push_back({prefix + std::to_string(i), base_delay + (spread ? (i * 13) % spread : 0), "p" + std::to_string(i)});
+  }
+  return tasks;
+}
+
+std::map<std::string, std::string> payloads(const std::vector<Task>& tasks) {
+  std::map<std::string, std::string> m;
+  for (auto& t : tasks) m[t.id] = t.payload;
+  return m;
+}
+
+TEST_F(RelayFaultTest, TasksDueWhileStoppedAreForwardedWithinOneSecondOfRestart) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  EXPECT_EQ(relay->terminate(), 0) << "SIGTERM must exit 0";
+
+  auto tasks = numbered("down-", 1000, 50, 400);
+  auto due = schedule_all(redis_, tasks);
+  long long last_due = 0;
+  for (auto& [id, d] : due) last_due = std::max(last_due, d);
+  // Let every trigger expire with nobody listening: those events are lost for good.
+  ASSERT_TRUE(wait_until([&] { return redis_now_ms(redis_) > last_due + 300; }, 5s));
+  ASSERT_EQ(xlen(redis_), 0);
+
+  const auto restarted_at = std::chrono::steady_clock::now();
+  relay = start_relay(server_, "r1");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_) >= 1000; }, 1000ms))
+      << "only " << xlen(redis_) << " of 1000 forwarded within 1 s of restart\n"
+      << relay->output();
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - restarted_at);
+  RecordProperty("restart_to_all_forwarded_ms", static_cast<int>(took.count()));
+  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+}
+
+TEST_F(RelayFaultTest, ResubscribesAfterClientKillPubsubAndLosesNothing) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  auto tasks = numbered("k-", 2000, 100, 2500);
+  schedule_all(redis_, tasks);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(wait_until([&] { return relay_ready(redis_, "r1"); }, 5s));
+    const auto killed = redis_.integer({"CLIENT", "KILL", "TYPE", "pubsub"});
+    EXPECT_GE(killed, 1);
+    // Wait until the kill has been noticed, then for the resubscription.
+    ASSERT_TRUE(wait_until([&] { return relay_ready(redis_, "r1"); }, 5s)) << relay->output();
+  }
+  auto numpat = redis_.integer({"PUBSUB", "NUMPAT"});
+  EXPECT_EQ(numpat, 1);
+  ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 2000; }, 10s)) << relay->output();
+  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+}
+
+TEST_F(RelayFaultTest, ReconnectsAfterCommandConnectionIsKilled) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  auto tasks = numbered("c-", 500, 100, 1500);
+  schedule_all(redis_, tasks);
+  for (int round = 0; round < 3; ++round) {
+    redis_.command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+    ASSERT_TRUE(wait_until(
+        [&] {
+          auto list = redis_.command({"CLIENT", "LIST"});
+          return list.str.find("expiry-relay-cmd-r1") != std::string::npos;
+        },
+        5s))
+        << relay->output();
+  }
+  ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 500; }, 10s)) << relay->output();
+  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+}
+
+TEST_F(RelayFaultTest, ReloadsTheLibraryAfterFunctionFlush) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  auto tasks = numbered("f-", 100, 300, 300);
+  schedule_all(redis_, tasks);
+  redis_.command({"FUNCTION", "FLUSH"});
+  ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 100; }, 10s)) << relay->output();
+  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+}
+
+TEST_F(RelayFaultTest, SurvivesARedisRestartWithAof) {
+  RedisServer::Options opts;
+  opts.extra_config_lines = {"appendonly yes", "appendfsync always"};
+  RedisServer aof_server(opts);
+  SyncRedis redis(aof_server.host(), aof_server.port());
+  auto relay = start_relay(aof_server, "r1");
+  wait_relay_ready(redis, "r1", *relay);
+  auto tasks = numbered("aof-", 300, 1500, 1000);
+  schedule_all(redis, tasks);
+  aof_server.stop();
+  aof_server.start();
+  SyncRedis again(aof_server.host(), aof_server.port());
+  ASSERT_TRUE(wait_until([&] { return zcard(again) == 0 && xlen(again) >= 300; }, 15s)) << relay->output();
+  expect_exactly_once(again.xrange_all("expiry:stream"), payloads(tasks));
+}
+
+TEST(RelayNotifications, WithoutKeyspaceEventsItWarnsAndForwardsBySweep) {
+  RedisServer::Options opts;
+  opts.notify_expired = false;
+  RedisServer server(opts);
+  SyncRedis redis(server.host(), server.port());
+  auto relay = start_relay(server, "r1");
+  ASSERT_TRUE(wait_until([&] { return relay_ready(redis, "r1"); }, 10s)) << relay->output();
+  auto tasks = numbered("s-", 50, 100, 200);
+  auto due = schedule_all(redis, tasks);
+  ASSERT_TRUE(wait_until([&] { return xlen(redis) >= 50; }, 5s)) << relay->output();
+  for (auto& e : redis.xrange_all("expiry:stream")) {
+    EXPECT_EQ(e["via"], "sweep");
+    EXPECT_LE(std::stoll(e["fired_ms"]) - due[e["id"]], 500);
+  }
+  EXPECT_NE(relay->output().find("notify-keyspace-events"), std::string::npos);
+}
+
+TEST(RelayNotifications, RequireNotificationsMakesItFatal) {
+  RedisServer::Options opts;
+  opts.notify_expired = false;
+  RedisServer server(opts);
+  auto relay = start_relay(server, "r1", {"--require-notifications"});
+  auto code = relay->wait_exit(10s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 2);
+  EXPECT_NE(relay->output().find("notify-keyspace-events"), std::string::npos) << relay->output();
+}
+
+TEST(RelayNotifications, RefusedConfigCommandIsReportedNotFatal) {
+  RedisServer::Options opts;
+  opts.extra_config_lines = {"rename-command CONFIG \"\""};
+  RedisServer server(opts);
+  SyncRedis redis(server.host(), server.port());
+  auto relay = start_relay(server, "r1");
+  ASSERT_TRUE(wait_until([&] { return relay_ready(redis, "r1"); }, 10s)) << relay->output();
+  schedule_all(redis, {{"z", 100, "zz"}});
+  ASSERT_TRUE(wait_until([&] { return xlen(redis) == 1; }, 5s)) << relay->output();
+  EXPECT_NE(relay->output().find("cannot read notify-keyspace-events"), std::string::npos) << relay->output();
+}
+
+struct BadStart {
+  std::vector<std::string> args;
+  std::string expected_message;
+};
+
+TEST(RelayBadInput, BadSettingsExitTwoWithAClearMessage) {
+  const std::string dir = ::testing::TempDir();
+  const std::string bad_json = dir + "/bad.json";
+  std::ofstream(bad_json) << "{ \"namespace\": ";
+  const std::string unknown_key = dir + "/unknown.json";
+  std::ofstream(unknown_key) << R"({"sweep_interval": 10})";
+  const std::string wrong_type = dir + "/type.json";
+  std::ofstream(wrong_type) << R"({"sweep_interval_ms": "fast"})";
+  const std::vector<BadStart> cases = {
+      {{"--redis-url", "http://127.0.0.1:6379"}, "scheme must be redis://"},
+      {{"--redis-url", "redis://127.0.0.1:99999"}, "port out of range"},
+      {{"--redis-url", "rediss://127.0.0.1:6379"}, "TLS"},
+      {{"--sweep-interval-ms", "0"}, "sweep_interval_ms must be between"},
+      {{"--sweep-interval-ms", "-5"}, "sweep_interval_ms must be between"},
+      {{"--namespace", "bad space"}, "namespace may contain only"},
+      {{"--config", bad_json}, "not valid JSON"},
+      {{"--config", unknown_key}, "unknown key 'sweep_interval'"},
+      {{"--config", wrong_type}, "must be an integer"},
+      {{"--config", dir + "/missing.json"}, "cannot read config file"},
+      {{"--password-file", dir + "/missing.pw"}, "cannot read password file"},
+  };
+  for (const auto& c : cases) {
+    ChildProcess p(EXPIRY_RELAY_BIN, c.args);
+    auto code = p.wait_exit(5s);
+    ASSERT_TRUE(code.has_value());
+    EXPECT_EQ(*code, 2) << c.args.back();
+    EXPECT_NE(p.output().find(c.expected_message), std::string::npos)
+        << "args: " << c.args.back() << "\noutput: " << p.output();
+  }
+}
+
+TEST(RelayBadInput, CheckConfigValidatesWithoutConnecting) {
+  ChildProcess ok(EXPIRY_RELAY_BIN, {"--check-config", "--redis-url", "redis://app:s3cret@10.255.255.1:6390/2"},
+                  {{"EXPIRY_RELAY_NAMESPACE", "orders"}});
+  ASSERT_EQ(ok.wait_exit(5s), std::optional<int>(0)) << ok.output();
+  const auto out = ok.output();
+  EXPECT_NE(out.find("configuration OK"), std::string::npos);
+  EXPECT_NE(out.find("namespace=orders (env EXPIRY_RELAY_NAMESPACE)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("s3cret"), std::string::npos) << "password leaked: " << out;
+}
+
+TEST(RelayBadInput, WrongPasswordExitsTwoAndNeverLogsIt) {
+  RedisServer::Options opts;
+  opts.extra_config_lines = {"requirepass correct-horse"};
+  RedisServer server(opts);
+  ChildProcess relay(EXPIRY_RELAY_BIN,
+                     {"--redis-url", "redis://:battery-staple@127.0.0.1:" + std::to_string(server.port()) + "/0"});
+  auto code = relay.wait_exit(10s);
+  ASSERT_TRUE(code.has_value()) << relay.output();
+  EXPECT_EQ(*code, 2);
+  EXPECT_NE(relay.output().find("WRONGPASS"), std::string::npos) << relay.output();
+  EXPECT_EQ(relay.output().find("battery-staple"), std::string::npos) << relay.output();
+}
+
+TEST(RelayBadInput, PasswordFromFileWorks) {
+  RedisServer::Options opts;
+  opts.extra_config_lines = {"requirepass correct-horse"};
+  RedisServer server(opts);
+  const std::string pw = ::testing::TempDir() + "/relay.pw";
+  std::ofstream(pw) << "correct-horse\n";
+  auto relay = start_relay(server, "r1", {"--password-file", pw});
+  SyncRedis redis(server.host(), server.port());
+  redis.command({"AUTH", "correct-horse"});
+  ASSERT_TRUE(wait_until([&] { return relay_ready(redis, "r1"); }, 10s)) << relay->output();
+  EXPECT_EQ(relay->output().find("correct-horse"), std::string::npos);
+}
+
+TEST(RelayBadInput, UnreachableRedisIsRetriedWithBackoffUntilItAppears) {
+  // Nothing listens on this port yet: the relay logs and retries, then works once Redis is up.
+  RedisServer server;
+  const int port = server.port();
+  server.stop();
+  auto relay = std::make_unique<ChildProcess>(
+      EXPIRY_RELAY_BIN,
+      std::vector<std::string>{"--redis-url", "redis://127.0.0.1:" + std::to_string(port) + "/0", "--instance", "r1",
+                               "--reconnect-initial-ms", "20", "--reconnect-max-ms", "100"});
+  ASSERT_TRUE(wait_until([&] { return relay->output().find("retrying in") != std::string::npos; }, 5s));
+  EXPECT_TRUE(relay->running());
+  server.start();
+  SyncRedis redis(server.host(), server.port());
+  ASSERT_TRUE(wait_until([&] { return relay_ready(redis, "r1"); }, 10s)) << relay->output();
+}
+
+}  // namespace
+}  // namespace expiry::test

@@ -1,0 +1,189 @@
+// The relay's core promises against a real redis-server: exactly once, payload intact,
+// cancel, reschedule, several relays racing, and on-time firing despite late expired events.
+#include <algorithm>
+
+#include "relay_harness.h"
+
+namespace expiry::test {
+namespace {
+
+class RelayTest : public ::testing::Test {
+ protected:
+  RedisServer server_;
+  SyncRedis redis_{server_.host(), server_.port()};
+};
+
+TEST_F(RelayTest, ScheduledTaskAppearsOnceWithPayloadIntact) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  const std::string payload("bin\0ary \xff\xfe payload {\"order\":42}\n", 36);
+  auto due = schedule_all(redis_, {{"order:42", 200, payload}});
+
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1 && zcard(redis_) == 0; }, 5s)) << relay->output();
+  auto entries = redis_.xrange_all("expiry:stream");
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0]["id"], "order:42");
+  EXPECT_EQ(entries[0]["payload"], payload);
+  EXPECT_EQ(entries[0]["due_ms"], std::to_string(due["order:42"]));
+  EXPECT_GE(std::stoll(entries[0]["fired_ms"]), due["order:42"]);
+  EXPECT_TRUE(entries[0]["via"] == "sweep" || entries[0]["via"] == "event");
+  EXPECT_FALSE(entries[0]["created_ms"].empty());
+  // The claim removed the shadow hash and the trigger key.
+  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:order:42", "expiry:{0}:t:order:42"}), 0);
+  // The consumer group exists for consumers.
+  auto groups = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
+  ASSERT_EQ(groups.elements.size(), 1u);
+  EXPECT_EQ(groups.elements[0].elements[1].str, "workers");
+  EXPECT_EQ(relay->terminate(), 0);
+}
+
+TEST_F(RelayTest, CancelledTasksNeverAppear) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  std::vector<Task> tasks;
+  for (int i = 0; i < 200; ++i) tasks.push_back({"t" + std::to_string(i), 300 + i, "p" + std::to_string(i)});
+  schedule_all(redis_, tasks);
+  KeyLayout keys("expiry");
+  std::map<std::string, std::string> expected;
+  for (int i = 0; i < 200; ++i) {
+    const std::string id = "t" + std::to_string(i);
+    if (i % 2 == 0) {
+      auto r = redis_.command(cancel_argv(keys, id));
+      EXPECT_EQ(r.integer, 1) << r.to_string();
+    } else {
+      expected[id] = "p" + std::to_string(i);
+    }
+  }
+  // A second cancel of the same id reports that nothing was pending.
+  EXPECT_EQ(redis_.command(cancel_argv(keys, "t0")).integer, 0);
+  // Once the schedule is empty nothing else can fire, so this is the final stream.
+  ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 100; }, 5s)) << relay->output();
+  expect_exactly_once(redis_.xrange_all("expiry:stream"), expected);
+  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:t0", "expiry:{0}:t:t0"}), 0);
+}
+
+TEST_F(RelayTest, RescheduledTaskFiresOnlyAtItsNewTime) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  auto first = schedule_all(redis_, {{"order:7", 200, "old"}});
+  auto second = schedule_all(redis_, {{"order:7", 1500, "new"}});
+  ASSERT_GT(second["order:7"], first["order:7"] + 1000);
+  EXPECT_EQ(zcard(redis_), 1);
+
+  // Well past the old due time, nothing has fired.
+  ASSERT_TRUE(wait_until([&] { return redis_now_ms(redis_) > first["order:7"] + 500; }, 5s));
+  EXPECT_EQ(xlen(redis_), 0);
+
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s)) << relay->output();
+  auto entries = redis_.xrange_all("expiry:stream");
+  EXPECT_EQ(entries[0]["payload"], "new");
+  EXPECT_EQ(entries[0]["due_ms"], std::to_string(second["order:7"]));
+  EXPECT_GE(std::stoll(entries[0]["fired_ms"]), second["order:7"]);
+}
+
+TEST_F(RelayTest, RescheduledEarlierFiresAtTheEarlierTime) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  schedule_all(redis_, {{"a", 60000, "late"}});
+  auto moved = schedule_all(redis_, {{"a", 300, "soon"}});
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 3s)) << relay->output();
+  auto entries = redis_.xrange_all("expiry:stream");
+  EXPECT_EQ(entries[0]["payload"], "soon");
+  EXPECT_LE(std::stoll(entries[0]["fired_ms"]) - moved["a"], 200);
+}
+
+TEST_F(RelayTest, ThreeRelaysForwardTenThousandTasksExactlyOnce) {
+  std::vector<std::unique_ptr<ChildProcess>> relays;
+  for (const char* name : {"r1", "r2", "r3"}) {
+    relays.push_back(start_relay(server_, name));
+    wait_relay_ready(redis_, name, *relays.back());
+  }
+  std::vector<Task> tasks;
+  std::map<std::string, std::string> expected;
+  for (int i = 0; i < 10000; ++i) {
+    // Spread over 2 s, with a burst of 3,000 due at the same delay.
+    const long long delay = i < 3000 ? 1000 : (i * 7) % 2000;
+    tasks.push_back({"task-" + std::to_string(i), delay, "payload-" + std::to_string(i)});
+    expected[tasks.back().id] = tasks.back().payload;
+  }
+  schedule_all(redis_, tasks);
+  ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 10000; }, 30s))
+      << "xlen=" << xlen(redis_) << " zcard=" << zcard(redis_);
+  expect_exactly_once(redis_.xrange_all("expiry:stream"), expected);
+  for (auto& r : relays) EXPECT_EQ(r->terminate(), 0) << r->output();
+}
+
+TEST_F(RelayTest, TasksFireOnTimeDespiteManyUnrelatedTtlKeys) {
+  // 100,000 keys with long TTLs make Redis's expired events seconds late (active expiry
+  // samples 20 keys per cycle); the relay's timer must not depend on them.
+  std::vector<std::vector<std::string>> fill;
+  for (int i = 0; i < 100000; ++i) {
+    fill.push_back({"SET", "unrelated:" + std::to_string(i), "x", "EX", "3600"});
+    if (fill.size() == 5000) {
+      redis_.pipeline(fill);
+      fill.clear();
+    }
+  }
+  ASSERT_EQ(redis_.integer({"DBSIZE"}), 100000);
+
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  std::vector<Task> tasks;
+  std::map<std::string, std::string> expected;
+  for (int i = 0; i < 2000; ++i) {
+    tasks.push_back({"on-time-" + std::to_string(i), 500 + (i * 3) % 3000, std::to_string(i)});
+    expected[tasks.back().id] = tasks.back().payload;
+  }
+  auto due = schedule_all(redis_, tasks);
+  ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 2000; }, 20s)) << relay->output();
+  auto entries = redis_.xrange_all("expiry:stream");
+  expect_exactly_once(entries, expected);
+  long long max_late = 0;
+  for (auto& e : entries) {
+    const long long late = std::stoll(e["fired_ms"]) - due[e["id"]];
+    EXPECT_GE(late, 0) << e["id"];
+    max_late = std::max(max_late, late);
+  }
+  EXPECT_LE(max_late, 1000) << "a task fired more than 1 s after its due time";
+  RecordProperty("max_lateness_ms", static_cast<int>(max_late));
+}
+
+TEST_F(RelayTest, MissingShadowHashIsForwardedWithMarker) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  schedule_all(redis_, {{"ghost", 300, "will vanish"}});
+  redis_.command({"DEL", "expiry:{0}:task:ghost"});
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s)) << relay->output();
+  auto entries = redis_.xrange_all("expiry:stream");
+  EXPECT_EQ(entries[0]["id"], "ghost");
+  EXPECT_EQ(entries[0]["missing_payload"], "absent");
+  EXPECT_EQ(entries[0]["payload"], "");
+}
+
+TEST_F(RelayTest, PerTaskStreamGetsTheGroupToo) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  redis_.command(load_library_argv());
+  auto r = redis_.command(schedule_argv(KeyLayout("expiry"), "x1", ScheduleMode::Delay, 100, "p", "orders:stream"));
+  ASSERT_FALSE(r.is_error()) << r.to_string();
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "orders:stream") == 1; }, 5s)) << relay->output();
+  auto groups = redis_.command({"XINFO", "GROUPS", "orders:stream"});
+  ASSERT_EQ(groups.elements.size(), 1u);
+  EXPECT_EQ(xlen(redis_), 0);
+}
+
+TEST_F(RelayTest, OtherNamespacesAndDatabasesAreIgnored) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  // A task of another namespace stays pending: this relay neither sweeps nor claims it.
+  auto other = schedule_all(redis_, {{"o1", 50, "other"}}, "billing");
+  redis_.command({"SET", "expiry:{0}:t:not-a-task", "1", "PX", "20"});
+  schedule_all(redis_, {{"mine", 300, "mine"}});
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s));
+  EXPECT_EQ(zcard(redis_, "billing"), 1);
+  EXPECT_EQ(xlen(redis_, "billing:stream"), 0);
+  EXPECT_EQ(redis_.xrange_all("expiry:stream")[0]["id"], "mine");
+}
+
+}  // namespace
+}  // namespace expiry::test
