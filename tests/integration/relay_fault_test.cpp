@@ -1,6 +1,13 @@
 // The relay under faults and bad input: downtime, killed subscriptions, FUNCTION FLUSH,
 // missing notifications, bad config and credentials.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "relay_harness.h"
 
@@ -239,6 +246,48 @@ TEST(RelayBadInput, UnreachableRedisIsRetriedWithBackoffUntilItAppears) {
   server.start();
   SyncRedis redis(server.host(), server.port());
   ASSERT_TRUE(wait_until([&] { return relay_ready(redis, "r1"); }, 10s)) << relay->output();
+}
+
+TEST(RelayBadInput, HungServerHitsTheConnectTimeoutAndIsRetried) {
+  // A loopback listener that never accepts: TCP connects (backlog), but nothing ever answers.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 16), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  ChildProcess relay(EXPIRY_RELAY_BIN, {"--redis-url", "redis://127.0.0.1:" + std::to_string(port) + "/0",
+                                        "--connect-timeout-ms", "200", "--reconnect-max-ms", "200"});
+  EXPECT_TRUE(wait_until(
+      [&] {
+        const auto out = relay.output();
+        const auto first = out.find("connect timeout after 200 ms");
+        return first != std::string::npos && out.find("connect timeout after 200 ms", first + 1) != std::string::npos;
+      },
+      5s))
+      << relay.output();
+  EXPECT_TRUE(relay.running());
+  EXPECT_EQ(relay.terminate(), 0);
+  ::close(fd);
+}
+
+TEST_F(RelayFaultTest, JsonLogLinesAreValidJson) {
+  auto relay = start_relay(server_, "r1", {"--log-format", "json"});
+  wait_relay_ready(redis_, "r1", *relay);
+  ASSERT_EQ(relay->terminate(), 0);
+  std::istringstream lines(relay->output());
+  std::string line;
+  int parsed = 0;
+  while (std::getline(lines, line)) {
+    auto j = nlohmann::json::parse(line);  // throws (test fails) on a non-JSON line
+    EXPECT_TRUE(j.contains("level") && j.contains("msg") && j.contains("ts_ms")) << line;
+    ++parsed;
+  }
+  EXPECT_GE(parsed, 3);
 }
 
 }  // namespace
