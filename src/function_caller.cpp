@@ -9,7 +9,12 @@
 
 namespace expiry {
 
-void FunctionCaller::load(RedisConnection::ReplyCallback done) { conn_.command(load_library_argv(), std::move(done)); }
+FunctionCaller::FunctionCaller(RedisConnection& conn, std::string library_source)
+    : conn_(conn), library_source_(library_source.empty() ? function_library_source() : std::move(library_source)) {}
+
+void FunctionCaller::load(RedisConnection::ReplyCallback done) {
+  conn_.command({"FUNCTION", "LOAD", "REPLACE", library_source_}, std::move(done));
+}
 
 void FunctionCaller::fcall(std::vector<std::string> argv, RedisConnection::ReplyCallback cb) {
   auto shared_argv = std::make_shared<std::vector<std::string>>(std::move(argv));
@@ -19,7 +24,7 @@ void FunctionCaller::fcall(std::vector<std::string> argv, RedisConnection::Reply
       return;
     }
     ++reloads_;
-    spdlog::warn("function library {} missing on the server; loading it again", kLibraryName);
+    spdlog::warn("a function of the library is missing on the server; loading the library again");
     load([this, shared_argv, cb](const Reply& loaded) {
       if (loaded.failed()) {
         cb(loaded);

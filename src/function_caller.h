@@ -1,5 +1,5 @@
-// FCALLs of the expiry_v1 library over a command connection, reloading the library once
-// when Redis says it is missing (FUNCTION FLUSH, or a restart that lost it).
+// FCALLs of a Redis Function library over a command connection, reloading the library once
+// when Redis says a function is missing (FUNCTION FLUSH, or a restart that lost it).
 #pragma once
 
 #include <string>
@@ -11,7 +11,8 @@ namespace expiry {
 
 class FunctionCaller {
  public:
-  explicit FunctionCaller(RedisConnection& conn) : conn_(conn) {}
+  // `library_source`: the Lua library to (re)load; default expiry_v1.
+  explicit FunctionCaller(RedisConnection& conn, std::string library_source = {});
   FunctionCaller(const FunctionCaller&) = delete;
   FunctionCaller& operator=(const FunctionCaller&) = delete;
 
@@ -24,6 +25,7 @@ class FunctionCaller {
 
  private:
   RedisConnection& conn_;
+  const std::string library_source_;
   uint64_t reloads_ = 0;
 };
 

@@ -72,11 +72,12 @@ std::optional<ClaimResult> decode_claim(const Reply& reply) {
   ClaimResult r;
   switch (reply.elements[0].integer) {
     case 1:
-      if (reply.elements.size() != 2) return std::nullopt;
+      if (reply.elements.size() != 2 || reply.elements[1].type != Reply::Type::String) return std::nullopt;
       r.outcome = ClaimResult::Outcome::Forwarded;
       r.entry_id = reply.elements[1].str;
       return r;
     case 0:
+      if (reply.elements.size() != 1) return std::nullopt;
       r.outcome = ClaimResult::Outcome::NotPending;
       return r;
     case -1:

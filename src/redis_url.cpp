@@ -85,17 +85,22 @@ RedisEndpoint parse_redis_url(std::string_view url) {
   std::string_view rest = url.substr(kScheme.size());
   RedisEndpoint ep;
 
+  // Credentials end at the last '@' (a password may contain '/' or '@'); the path follows the host.
+  std::string_view creds;
+  bool has_creds = false;
+  auto at = rest.rfind('@');
+  if (at != std::string_view::npos) {
+    creds = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    has_creds = true;
+  }
   auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   if (slash != std::string_view::npos) {
     std::string_view path = rest.substr(slash + 1);
     if (!path.empty()) ep.db = parse_bounded(path, 0, 15999, "database number");
   }
-
-  auto at = authority.rfind('@');
-  if (at != std::string_view::npos) {
-    std::string_view creds = authority.substr(0, at);
-    authority = authority.substr(at + 1);
+  if (has_creds) {
     auto colon = creds.find(':');
     if (colon == std::string_view::npos) {
       ep.password = percent_decode(creds);  // redis://password@host, as redis-cli -u accepts

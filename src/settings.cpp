@@ -2,6 +2,7 @@
 #include "settings.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -15,20 +16,11 @@ namespace expiry {
 namespace {
 
 std::optional<int64_t> parse_int(const std::string& s) {
-  if (s.empty() || s.size() > 19) return std::nullopt;
-  size_t i = 0;
-  bool neg = false;
-  if (s[0] == '-') {
-    neg = true;
-    i = 1;
-    if (s.size() == 1) return std::nullopt;
-  }
   int64_t v = 0;
-  for (; i < s.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
-    v = v * 10 + (s[i] - '0');
-  }
-  return neg ? -v : v;
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc() || ptr != end || s.empty()) return std::nullopt;  // also rejects overflow
+  return v;
 }
 
 std::optional<bool> parse_bool(std::string s) {
@@ -67,7 +59,9 @@ std::string json_to_text(const OptionSpec& spec, const nlohmann::json& v, const 
       if (!v.is_string()) throw ConfigError(source + ": " + spec.name + " must be a string");
       return v.get<std::string>();
     case OptionKind::Integer:
-      if (!v.is_number_integer()) throw ConfigError(source + ": " + spec.name + " must be an integer");
+      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))) {
+        throw ConfigError(source + ": " + spec.name + " must be an integer within 64-bit range");
+      }
       return std::to_string(v.get<int64_t>());
     case OptionKind::Boolean:
       if (!v.is_boolean()) throw ConfigError(source + ": " + spec.name + " must be true or false");

@@ -175,6 +175,30 @@ local function sweep(keys, args)
   return {#due / 2, next_due, now}
 end
 
+-- expiry_dead_letter KEYS: stream, dead_stream  ARGV: group, entry_id, reason, deliveries
+-- Moves a pending entry that keeps failing into the dead-letter stream and acknowledges it, in
+-- one step, so a poison entry is neither lost nor dead-lettered twice. The dead entry carries
+-- the original fields plus original_id, original_stream, group, reason, deliveries, dead_ms.
+-- Returns 1 if moved, 0 if the entry was no longer pending (another consumer settled it).
+local function dead_letter(keys, args)
+  local group, entry_id, reason, deliveries = args[1], args[2], args[3], args[4]
+  local pending = redis.call('XPENDING', keys[1], group, entry_id, entry_id, 1)
+  if #pending == 0 then return 0 end
+  local dead = {'original_id', entry_id, 'original_stream', keys[1], 'group', group,
+                'reason', reason or '', 'deliveries', deliveries or '', 'dead_ms', ms_string(now_ms())}
+  local found = redis.call('XRANGE', keys[1], entry_id, entry_id)
+  if #found == 1 then
+    local fields = found[1][2]
+    for i = 1, #fields do dead[#dead + 1] = fields[i] end
+  else
+    dead[#dead + 1] = 'missing_entry'
+    dead[#dead + 1] = '1'
+  end
+  redis.call('XADD', keys[2], '*', unpack(dead))
+  redis.call('XACK', keys[1], group, entry_id)
+  return 1
+end
+
 -- expiry_version: the protocol version this library implements.
 local function version()
   return 1
@@ -184,4 +208,5 @@ redis.register_function('expiry_schedule', schedule)
 redis.register_function('expiry_cancel', cancel)
 redis.register_function('expiry_claim', claim)
 redis.register_function('expiry_sweep', sweep)
+redis.register_function('expiry_dead_letter', dead_letter)
 redis.register_function{function_name = 'expiry_version', callback = version, flags = {'no-writes'}}

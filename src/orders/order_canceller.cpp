@@ -1,0 +1,70 @@
+// See order_canceller.h.
+#include "order_canceller.h"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include "orders_lua.h"  // generated: kOrdersLuaSource
+
+namespace expiry {
+
+const std::string& orders_library_source() {
+  static const std::string source(kOrdersLuaSource);
+  return source;
+}
+
+std::string order_key_of(const StreamEntry& entry) {
+  const std::string& payload = entry.field("payload");
+  if (!payload.empty() && payload.front() == '{') {
+    auto j = nlohmann::json::parse(payload, nullptr, false);
+    if (j.is_object() && j.contains("order_id") && j["order_id"].is_string()) {
+      const auto id = j["order_id"].get<std::string>();
+      if (!id.empty()) return "order:" + id;
+    }
+  }
+  const std::string& task_id = entry.field("id");
+  if (task_id.rfind("order:", 0) == 0 && task_id.size() > 6) return task_id;
+  return {};
+}
+
+OrderCanceller::OrderCanceller(RedisConnection& commands) : orders_(commands, orders_library_source()) {}
+
+void OrderCanceller::load_library() {
+  orders_.load([](const Reply& r) {
+    if (r.failed() && !r.is_io_error()) spdlog::error("cannot load orders_v1: {}", r.str);
+  });
+}
+
+void OrderCanceller::handle(const StreamEntry& entry, StreamConsumer::Done done) {
+  const std::string key = order_key_of(entry);
+  if (key.empty()) {
+    ++stats_.failed;
+    done(HandleOutcome::Retry, "no order id in task " + entry.field("id"));
+    return;
+  }
+  orders_.fcall({"FCALL", "order_cancel", "1", key, "payment timeout", entry.field("due_ms"), entry.field("id")},
+                [this, key, done](const Reply& r) {
+                  if (r.failed()) {
+                    ++stats_.failed;
+                    done(HandleOutcome::Retry, "order_cancel " + key + ": " + r.describe());
+                    return;
+                  }
+                  ++stats_.processed;
+                  if (r.str == "cancelled") {
+                    ++stats_.cancelled;
+                  } else if (r.str == "paid") {
+                    ++stats_.skipped_paid;
+                  } else if (r.str == "already_cancelled") {
+                    ++stats_.already_cancelled;
+                  } else if (r.str == "missing") {
+                    ++stats_.missing;
+                    spdlog::warn("timeout for {} but the order does not exist", key);
+                  } else {
+                    spdlog::warn("timeout for {} left alone: status {}", key, r.str);
+                  }
+                  done(HandleOutcome::Done, r.str);
+                });
+}
+
+}  // namespace expiry

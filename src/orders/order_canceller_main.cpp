@@ -1,0 +1,67 @@
+// order-canceller: cancels orders whose payment timeout fired (reads the relay's stream as a
+// consumer group member). Config: flags > ORDER_CANCELLER_* env > --config JSON > defaults.
+#include <csignal>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "consumer_config.h"
+#include "errors.h"
+#include "event_loop.h"
+#include "logging.h"
+#include "order_canceller.h"
+#include "settings.h"
+#include "stream_consumer.h"
+
+int main(int argc, char** argv) {
+  using namespace expiry;
+  CLI::App app{"order-canceller: cancels unpaid orders when their payment timeout fires.\n"
+               "Every option can also be set as ORDER_CANCELLER_<NAME> or in the --config JSON file."};
+  std::map<std::string, std::string> flags;
+  const auto specs = consumer_option_specs();
+  add_flags(app, specs, flags);
+  std::string config_path;
+  bool check_only = false;
+  app.add_option("--config", config_path, "JSON config file (env ORDER_CANCELLER_CONFIG)");
+  app.add_flag("--check-config", check_only, "validate the settings, print them and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  ConsumerConfig config;
+  try {
+    const auto env = process_env();
+    if (config_path.empty()) config_path = env("ORDER_CANCELLER_CONFIG").value_or("");
+    nlohmann::json file;
+    if (!config_path.empty()) file = read_json_file(config_path);
+    const auto settings =
+        Settings::resolve(specs, config_path.empty() ? nullptr : &file, config_path, env, "ORDER_CANCELLER", flags);
+    config = consumer_config_from(settings);
+    setup_logging("order-canceller", config.log_format, config.log_level);
+    if (check_only) {
+      std::cout << "configuration OK\n" << settings.describe();
+      return 0;
+    }
+  } catch (const Error& e) {
+    std::cerr << "order-canceller: configuration error: " << e.what() << "\n";
+    return 2;
+  }
+
+  std::signal(SIGPIPE, SIG_IGN);
+  EventLoop loop;
+  std::unique_ptr<OrderCanceller> canceller;
+  StreamConsumer consumer(loop, config, [&](const StreamEntry& e, StreamConsumer::Done done) {
+    canceller->handle(e, std::move(done));
+  });
+  canceller = std::make_unique<OrderCanceller>(consumer.commands());
+  consumer.set_on_commands_ready([&] { canceller->load_library(); });
+  auto stop = [&] { consumer.stop([&] { loop.stop(); }); };
+  loop.on_signal(SIGTERM, stop);
+  loop.on_signal(SIGINT, stop);
+  consumer.start();
+  loop.run();
+  const auto& s = canceller->stats();
+  spdlog::info("cancelled={} skipped_paid={} already_cancelled={} missing={} failed={}", s.cancelled,
+               s.skipped_paid, s.already_cancelled, s.missing, s.failed);
+  return 0;
+}

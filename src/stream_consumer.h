@@ -1,0 +1,100 @@
+// A reusable consumer-group worker: XREADGROUP in batches on its own connection, a handler per
+// entry, XACK only after the handler reports its effect committed, XPENDING/XCLAIM of entries
+// idle too long (crashed consumers), and dead-lettering after max_deliveries.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "consumer_config.h"
+#include "event_loop.h"
+#include "function_caller.h"
+#include "redis_connection.h"
+
+namespace expiry {
+
+struct StreamEntry {
+  std::string entry_id;
+  std::vector<std::pair<std::string, std::string>> fields;
+  uint64_t deliveries = 1;  // known exactly for reclaimed entries; 1 for fresh reads
+
+  // The value of `name`, or empty if the field is absent.
+  const std::string& field(const std::string& name) const;
+};
+
+enum class HandleOutcome {
+  Done,   // the effect is committed (or there is nothing to do): acknowledge
+  Retry,  // not handled: stays pending, is reclaimed after min_idle, dead-lettered eventually
+};
+
+struct ConsumerStats {
+  uint64_t read = 0;
+  uint64_t acked = 0;
+  uint64_t retried = 0;
+  uint64_t reclaimed = 0;
+  uint64_t dead_lettered = 0;
+  uint64_t errors = 0;
+};
+
+class StreamConsumer {
+ public:
+  // `done` must be called exactly once per entry, from the loop.
+  using Done = std::function<void(HandleOutcome, const std::string& reason)>;
+  using Handler = std::function<void(const StreamEntry&, Done done)>;
+
+  StreamConsumer(EventLoop& loop, const ConsumerConfig& config, Handler handler);
+  StreamConsumer(const StreamConsumer&) = delete;
+  StreamConsumer& operator=(const StreamConsumer&) = delete;
+
+  // Called each time the command connection is ready (e.g. to load a handler's library).
+  void set_on_commands_ready(std::function<void()> fn) { on_commands_ready_ = std::move(fn); }
+
+  void start();
+  // Stops reading; the current batch (and a read already under way) is handled and acked,
+  // then both connections close and `done` runs.
+  void stop(std::function<void()> done);
+
+  // The command connection, for handlers that need Redis (same connection as the acks).
+  RedisConnection& commands() { return commands_; }
+  FunctionCaller& functions() { return functions_; }
+  bool ready() const { return commands_.ready() && reader_.ready() && group_ready_; }
+  const ConsumerStats& stats() const { return stats_; }
+
+ private:
+  void ensure_group();
+  void read_next();
+  void on_read(const Reply& reply);
+  void handle_batch(std::vector<StreamEntry> entries);
+  void entry_settled();
+  void reclaim_tick();
+  void on_pending(const Reply& reply);
+  void dead_letter(const std::string& entry_id, uint64_t deliveries);
+  void maybe_finish_stop();
+
+  EventLoop& loop_;
+  const ConsumerConfig& config_;
+  Handler handler_;
+  ConsumerStats stats_;
+  bool group_ready_ = false;
+  bool read_in_flight_ = false;
+  bool reclaim_in_flight_ = false;
+  size_t unsettled_ = 0;           // entries handed to the handler and not yet acked/released
+  bool stopping_ = false;
+  std::function<void()> on_stopped_;
+  std::function<void()> on_commands_ready_;
+  int closed_ = 0;
+  Timer reclaim_timer_;
+  Timer retry_timer_;              // re-reads after an error
+  RedisConnection commands_;       // XACK, XPENDING, XCLAIM, handler scripts
+  RedisConnection reader_;         // blocking XREADGROUP only
+  FunctionCaller functions_;
+};
+
+// Parses an XREADGROUP/XCLAIM reply body (an array of [id, [f, v, ...]]) into entries; entries
+// whose body is nil (deleted from the stream) are skipped.
+std::vector<StreamEntry> parse_stream_entries(const Reply& entries);
+
+}  // namespace expiry
