@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config
-  libhiredis-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  libhiredis-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev prometheus-cpp-dev
   redis-server redis-tools
 )
 

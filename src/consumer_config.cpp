@@ -29,7 +29,7 @@ std::vector<OptionSpec> consumer_option_specs() {
       {"reconnect_initial_ms", OptionKind::Integer, "first reconnect delay", "100", 1, 600000},
       {"reconnect_max_ms", OptionKind::Integer, "largest reconnect delay", "5000", 1, 3600000},
       {"metrics_port", OptionKind::Integer, "HTTP port for /metrics, /healthz, /readyz (0: off)", "0", 0, 65535},
-      {"metrics_bind", OptionKind::String, "HTTP bind address", "0.0.0.0"},
+      {"metrics_bind", OptionKind::String, "HTTP bind address", "127.0.0.1"},
       {"log_format", OptionKind::String, "text or json", "text"},
       {"log_level", OptionKind::String, "trace, debug, info, warn, error", "info"},
   };

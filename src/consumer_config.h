@@ -29,7 +29,7 @@ struct ConsumerConfig {
   std::chrono::milliseconds watchdog_timeout{5000};
   BackoffPolicy reconnect;
   int metrics_port = 0;                        // 0: no HTTP endpoint
-  std::string metrics_bind = "0.0.0.0";
+  std::string metrics_bind = "127.0.0.1";
   std::string log_format = "text";
   std::string log_level = "info";
 };

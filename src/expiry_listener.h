@@ -34,6 +34,7 @@ class ExpiryListener {
   void close();
   bool subscribed() const { return subscribed_; }
   RedisConnection& connection() { return connection_; }
+  const RedisConnection& connection() const { return connection_; }
 
  private:
   static constexpr int kSubscriptions = 3;

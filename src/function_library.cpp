@@ -72,9 +72,12 @@ std::optional<ClaimResult> decode_claim(const Reply& reply) {
   ClaimResult r;
   switch (reply.elements[0].integer) {
     case 1:
-      if (reply.elements.size() != 2 || reply.elements[1].type != Reply::Type::String) return std::nullopt;
+      if (reply.elements.size() != 3 || reply.elements[1].type != Reply::Type::String || !is_int(reply.elements[2])) {
+        return std::nullopt;
+      }
       r.outcome = ClaimResult::Outcome::Forwarded;
       r.entry_id = reply.elements[1].str;
+      r.lateness_ms = reply.elements[2].integer;
       return r;
     case 0:
       if (reply.elements.size() != 1) return std::nullopt;
@@ -91,11 +94,21 @@ std::optional<ClaimResult> decode_claim(const Reply& reply) {
 }
 
 std::optional<SweepResult> decode_sweep(const Reply& reply) {
-  if (reply.type != Reply::Type::Array || reply.elements.size() != 3) return std::nullopt;
-  for (const auto& e : reply.elements) {
-    if (!is_int(e)) return std::nullopt;
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 6) return std::nullopt;
+  for (size_t i = 0; i < 5; ++i) {
+    if (!is_int(reply.elements[i])) return std::nullopt;
   }
-  return SweepResult{reply.elements[0].integer, reply.elements[1].integer, reply.elements[2].integer};
+  const Reply& lateness = reply.elements[5];
+  if (lateness.type != Reply::Type::Array) return std::nullopt;
+  SweepResult r{reply.elements[0].integer, reply.elements[1].integer, reply.elements[2].integer,
+                reply.elements[3].integer, reply.elements[4].integer, {}};
+  r.lateness_ms.reserve(lateness.elements.size());
+  for (const auto& l : lateness.elements) {
+    if (!is_int(l)) return std::nullopt;
+    r.lateness_ms.push_back(l.integer);
+  }
+  if (r.lateness_ms.size() != static_cast<size_t>(r.forwarded)) return std::nullopt;
+  return r;
 }
 
 }  // namespace expiry

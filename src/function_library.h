@@ -37,13 +37,17 @@ struct ScheduleResult {
 };
 struct ClaimResult {
   enum class Outcome { Forwarded, NotPending, NotDue } outcome = Outcome::NotPending;
-  std::string entry_id;  // Forwarded
-  long long due_ms = 0;  // NotDue
+  std::string entry_id;      // Forwarded
+  long long lateness_ms = 0; // Forwarded: fired - due
+  long long due_ms = 0;      // NotDue
 };
 struct SweepResult {
   long long forwarded = 0;
   long long next_due_ms = -1;  // -1: schedule empty
   long long now_ms = 0;        // Redis clock when the sweep ran
+  long long pending = 0;       // tasks left in the schedule
+  long long overdue = 0;       // of which already due
+  std::vector<long long> lateness_ms;  // fired - due of each forwarded task
   bool more_due() const { return next_due_ms >= 0 && next_due_ms <= now_ms; }
 };
 

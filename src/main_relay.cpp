@@ -3,12 +3,14 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "errors.h"
 #include "event_loop.h"
+#include "http_endpoint.h"
 #include "logging.h"
 #include "relay.h"
 #include "relay_config.h"
@@ -53,7 +55,19 @@ int main(int argc, char** argv) {
   auto stop = [&] { relay.stop([&] { loop.stop(); }); };
   loop.on_signal(SIGTERM, stop);
   loop.on_signal(SIGINT, stop);
+  std::unique_ptr<HttpEndpoint> http;
+  if (config.metrics_port > 0) {
+    try {
+      http = std::make_unique<HttpEndpoint>(
+          loop, config.metrics_bind, config.metrics_port, [&] { return relay.metrics().render(); },
+          [&](std::string& why) { return relay.ready(why); });
+    } catch (const Error& e) {
+      std::cerr << "expiry-relay: " << e.what() << "\n";
+      return 2;
+    }
+  }
   relay.start();
   loop.run();
+  http.reset();
   return relay.exit_code();
 }

@@ -86,6 +86,10 @@ void Reconciler::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
     return;
   }
   stats_.forwarded_sweep += static_cast<uint64_t>(result->forwarded);
+  for (long long ms : result->lateness_ms) stats_.observe_lateness_ms(ms);
+  stats_.pending = result->pending;
+  stats_.overdue = result->overdue;
+  stats_.oldest_overdue_ms = result->more_due() ? result->now_ms - result->next_due_ms : 0;
   server_now_ms_ = result->now_ms;
   server_now_seen_at_ = now;
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "function_library.h"
+#include "relay_metrics.h"
 
 namespace expiry {
 
@@ -33,6 +34,7 @@ Relay::Relay(EventLoop& loop, RelayConfig config)
   listener_.set_on_subscribed([this] {
     if (prepared_) reconciler_.sweep_now("resubscribed");
   });
+  register_relay_metrics(metrics_, stats_, commands_, listener_.connection(), functions_);
   forwarder_.set_on_needs_sweep([this] { reconciler_.sweep_now("event claim deferred"); });
   forwarder_.set_on_not_due([this](long long due) { reconciler_.note_due(due); });
 }
@@ -43,6 +45,22 @@ void Relay::start() {
                config_.sweep_interval.count());
   commands_.start();
   listener_.start();
+}
+
+bool Relay::ready(std::string& why) const {
+  if (stopping_) {
+    why = "stopping";
+    return false;
+  }
+  if (!commands_.ready() || !prepared_) {
+    why = "command connection not ready";
+    return false;
+  }
+  if (!listener_.subscribed()) {
+    why = "not subscribed to expired events";
+    return false;
+  }
+  return true;
 }
 
 void Relay::on_handshake_error(const Reply& reply) {

@@ -10,6 +10,7 @@
 #include "expiry_listener.h"
 #include "function_caller.h"
 #include "key_layout.h"
+#include "metrics.h"
 #include "reconciler.h"
 #include "redis_connection.h"
 #include "relay_config.h"
@@ -34,6 +35,9 @@ class Relay {
 
   int exit_code() const { return exit_code_; }
   const RelayStats& stats() const { return stats_; }
+  const Metrics& metrics() const { return metrics_; }
+  // Ready: the command connection passed the startup checks and the listener is subscribed.
+  bool ready(std::string& why) const;
 
  private:
   void prepare_redis();
@@ -46,6 +50,7 @@ class Relay {
   const RelayConfig config_;
   const KeyLayout keys_;
   RelayStats stats_;
+  Metrics metrics_;
   RedisConnection commands_;
   FunctionCaller functions_;
   StreamForwarder forwarder_;

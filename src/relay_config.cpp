@@ -40,6 +40,8 @@ std::vector<OptionSpec> relay_option_specs() {
        "arm the sweep for the earliest due task; off leaves tasks to events and the periodic sweep "
        "(used by the benchmark baselines)",
        "true"},
+      {"metrics_port", OptionKind::Integer, "HTTP port for /metrics, /healthz, /readyz (0: off)", "0", 0, 65535},
+      {"metrics_bind", OptionKind::String, "HTTP bind address", "127.0.0.1"},
       {"log_format", OptionKind::String, "text or json", "text"},
       {"log_level", OptionKind::String, "trace, debug, info, warn, error", "info"},
       {"instance", OptionKind::String, "instance name (default: hostname-pid)", ""},
@@ -94,6 +96,8 @@ RelayConfig relay_config_from(const Settings& s) {
   c.require_notifications = s.boolean("require_notifications");
   c.event_claims = s.boolean("event_claims");
   c.next_due_timer = s.boolean("next_due_timer");
+  c.metrics_port = static_cast<int>(s.integer("metrics_port"));
+  c.metrics_bind = s.text("metrics_bind");
   c.log_format = s.text("log_format");
   if (c.log_format != "text" && c.log_format != "json") {
     throw ConfigError(s.source("log_format") + ": log_format must be text or json");

@@ -26,6 +26,8 @@ struct RelayConfig {
   bool require_notifications = false;
   bool event_claims = true;    // claim tasks on expired events (off: the sweep alone forwards)
   bool next_due_timer = true;  // arm the sweep for the earliest due task (off: periodic sweep only)
+  int metrics_port = 0;              // HTTP /metrics, /healthz, /readyz; 0: off
+  std::string metrics_bind = "127.0.0.1";
   std::string log_format = "text";  // text | json
   std::string log_level = "info";
   std::string instance;             // names this relay in CLIENT LIST and its health channel

@@ -1,9 +1,15 @@
 // One-line summary of RelayStats for logs.
 #include "relay_stats.h"
 
+#include <prometheus/histogram.h>
+
 #include <sstream>
 
 namespace expiry {
+
+void RelayStats::observe_lateness_ms(long long ms) {
+  if (lateness != nullptr) lateness->Observe(static_cast<double>(ms < 0 ? 0 : ms) / 1000.0);
+}
 
 std::string RelayStats::summary() const {
   std::ostringstream out;

@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <string>
 
+namespace prometheus {
+class Histogram;
+}
+
 namespace expiry {
 
 struct RelayStats {
@@ -20,7 +24,13 @@ struct RelayStats {
   uint64_t sweep_time_us = 0;        // summed round-trip time of sweep calls
   uint64_t wakeups = 0;              // new-earliest-task notices received
   uint64_t health_probe_failures = 0;
+  // Gauges, as of the last sweep.
+  int64_t pending = 0;               // tasks in the schedule
+  int64_t overdue = 0;               // of which due and not yet forwarded
+  int64_t oldest_overdue_ms = 0;     // age of the earliest overdue task (0 if none)
+  prometheus::Histogram* lateness = nullptr;  // seconds from due to forwarded; owned by Metrics
 
+  void observe_lateness_ms(long long ms);
   std::string summary() const;
 };
 

@@ -30,6 +30,7 @@ void StreamForwarder::fire(std::string_view id) {
     switch (result->outcome) {
       case ClaimResult::Outcome::Forwarded:
         ++stats_.forwarded_event;
+        stats_.observe_lateness_ms(result->lateness_ms);
         break;
       case ClaimResult::Outcome::NotPending:
         ++stats_.claims_lost;

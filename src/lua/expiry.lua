@@ -140,7 +140,7 @@ local function cancel(keys, args)
 end
 
 -- expiry_claim KEYS: schedule, trigger, shadow, stream  ARGV: id, via, group
--- Forwards one task if it is in the schedule and due. Returns {1, entry_id} when forwarded,
+-- Forwards one task if it is in the schedule and due. Returns {1, entry_id, lateness_ms} when forwarded,
 -- {0} when it was not pending (already claimed, cancelled), {-1, due_ms} when not yet due.
 local function claim(keys, args)
   local id, via, group = args[1], args[2], args[3]
@@ -152,12 +152,13 @@ local function claim(keys, args)
   local now = now_ms()
   if due > now then return {-1, due} end
   redis.call('ZREM', keys[1], id)
-  return {1, forward(prefix, id, due, now, via, keys[4], group)}
+  return {1, forward(prefix, id, due, now, via, keys[4], group), now - due}
 end
 
 -- expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
--- Forwards up to `limit` due tasks, earliest first. Returns {forwarded, next_due_ms or -1, now_ms};
--- next_due_ms <= now_ms means more are already due.
+-- Forwards up to `limit` due tasks, earliest first. Returns
+-- {forwarded, next_due_ms or -1, now_ms, pending, overdue, {lateness_ms of each forwarded task}};
+-- next_due_ms <= now_ms means more are already due. pending and overdue count what is left.
 local function sweep(keys, args)
   local limit = tonumber(args[1])
   if limit == nil or limit < 1 or limit > 10000 then fail('sweep limit must be 1..10000') end
@@ -165,14 +166,21 @@ local function sweep(keys, args)
   local prefix = prefix_of(keys[1])
   local now = now_ms()
   local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  local lateness = {}
   for i = 1, #due, 2 do
+    local score = tonumber(due[i + 1])
     redis.call('ZREM', keys[1], due[i])
-    forward(prefix, due[i], tonumber(due[i + 1]), now, via, keys[2], group)
+    forward(prefix, due[i], score, now, via, keys[2], group)
+    lateness[#lateness + 1] = now - score
   end
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
   local next_due = -1
-  if head[1] ~= nil then next_due = tonumber(head[2]) end
-  return {#due / 2, next_due, now}
+  local overdue = 0
+  if head[1] ~= nil then
+    next_due = tonumber(head[2])
+    if next_due <= now then overdue = redis.call('ZCOUNT', keys[1], '-inf', now) end
+  end
+  return {#due / 2, next_due, now, redis.call('ZCARD', keys[1]), overdue, lateness}
 end
 
 -- expiry_dead_letter KEYS: stream, dead_stream  ARGV: group, entry_id, reason, deliveries

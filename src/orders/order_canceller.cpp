@@ -67,4 +67,33 @@ void OrderCanceller::handle(const StreamEntry& entry, StreamConsumer::Done done)
                 });
 }
 
+void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, const StreamConsumer& consumer) {
+  using K = Metrics::Kind;
+  auto n = [](const uint64_t& v) { return [&v] { return static_cast<double>(v); }; };
+  const ConsumerStats& c = consumer.stats();
+  const std::vector<Metrics::Family> table = {
+      {K::Counter, "order_canceller_processed_total", "Timeout tasks handled (any outcome but a retry).",
+       {{{}, n(stats.processed)}}},
+      {K::Counter, "order_canceller_outcomes_total", "Timeout tasks by outcome.",
+       {{{{"outcome", "cancelled"}}, n(stats.cancelled)},
+        {{{"outcome", "skipped_paid"}}, n(stats.skipped_paid)},
+        {{{"outcome", "already_cancelled"}}, n(stats.already_cancelled)},
+        {{{"outcome", "missing_order"}}, n(stats.missing)},
+        {{{"outcome", "failed"}}, n(stats.failed)}}},
+      {K::Counter, "order_canceller_entries_read_total", "Stream entries read with XREADGROUP.", {{{}, n(c.read)}}},
+      {K::Counter, "order_canceller_entries_acked_total", "Stream entries acknowledged.", {{{}, n(c.acked)}}},
+      {K::Counter, "order_canceller_entries_retried_total", "Entries left pending after a failure.",
+       {{{}, n(c.retried)}}},
+      {K::Counter, "order_canceller_entries_reclaimed_total", "Entries claimed from idle or crashed consumers.",
+       {{{}, n(c.reclaimed)}}},
+      {K::Counter, "order_canceller_entries_dead_lettered_total", "Poison entries moved to the dead-letter stream.",
+       {{{}, n(c.dead_lettered)}}},
+      {K::Counter, "order_canceller_errors_total", "Redis errors (XACK, XCLAIM, XPENDING, group setup).",
+       {{{}, n(c.errors)}}},
+      {K::Gauge, "order_canceller_ready", "1 if both connections are up and the group exists.",
+       {{{}, [&consumer] { return consumer.ready() ? 1.0 : 0.0; }}}},
+  };
+  for (const auto& f : table) metrics.add(f);
+}
+
 }  // namespace expiry

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "function_caller.h"
+#include "metrics.h"
 #include "stream_consumer.h"
 
 namespace expiry {
@@ -41,5 +42,8 @@ class OrderCanceller {
   FunctionCaller orders_;
   CancellerStats stats_;
 };
+
+// The canceller's metrics table (its own counters and the consumer's), read at scrape time.
+void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, const StreamConsumer& consumer);
 
 }  // namespace expiry

@@ -10,6 +10,8 @@
 #include "consumer_config.h"
 #include "errors.h"
 #include "event_loop.h"
+#include "http_endpoint.h"
+#include "metrics.h"
 #include "logging.h"
 #include "order_canceller.h"
 #include "settings.h"
@@ -55,11 +57,29 @@ int main(int argc, char** argv) {
   });
   canceller = std::make_unique<OrderCanceller>(consumer.commands());
   consumer.set_on_commands_ready([&] { canceller->load_library(); });
+  Metrics metrics;
+  register_canceller_metrics(metrics, canceller->stats(), consumer);
+  std::unique_ptr<HttpEndpoint> http;
+  if (config.metrics_port > 0) {
+    try {
+      http = std::make_unique<HttpEndpoint>(
+          loop, config.metrics_bind, config.metrics_port, [&] { return metrics.render(); },
+          [&](std::string& why) {
+            if (consumer.ready()) return true;
+            why = "connections or consumer group not ready";
+            return false;
+          });
+    } catch (const Error& e) {
+      std::cerr << "order-canceller: " << e.what() << "\n";
+      return 2;
+    }
+  }
   auto stop = [&] { consumer.stop([&] { loop.stop(); }); };
   loop.on_signal(SIGTERM, stop);
   loop.on_signal(SIGINT, stop);
   consumer.start();
   loop.run();
+  http.reset();
   const auto& s = canceller->stats();
   spdlog::info("cancelled={} skipped_paid={} already_cancelled={} missing={} failed={}", s.cancelled,
                s.skipped_paid, s.already_cancelled, s.missing, s.failed);

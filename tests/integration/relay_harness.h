@@ -2,12 +2,17 @@
 // RedisServer, wait until they are subscribed, schedule tasks, and read the stream.
 #pragma once
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,6 +51,61 @@ inline void wait_relay_ready(SyncRedis& redis, const std::string& instance, Chil
   ASSERT_TRUE(wait_until([&] { return relay_ready(redis, instance); }, 10s))
       << "relay " << instance << " not ready; output:\n"
       << relay.output();
+}
+
+// A loopback port that was free a moment ago.
+inline int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct HttpResponse {
+  int status = 0;  // 0: no connection
+  std::string body;
+};
+
+// A minimal HTTP/1.0 GET on 127.0.0.1 (2 s receive timeout).
+inline HttpResponse http_get(int port, const std::string& path) {
+  HttpResponse out;
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return out;
+  }
+  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+  std::string raw;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) raw.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  if (raw.rfind("HTTP/1.", 0) == 0 && raw.size() > 12) out.status = std::stoi(raw.substr(9, 3));
+  auto body = raw.find("\r\n\r\n");
+  if (body != std::string::npos) out.body = raw.substr(body + 4);
+  return out;
+}
+
+// The value of the series `series` (name plus labels, exactly as rendered) in exposition text.
+inline double metric_value(const std::string& text, const std::string& series) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  return -1;
 }
 
 inline long long redis_now_ms(SyncRedis& redis) {

@@ -185,5 +185,45 @@ TEST_F(RelayTest, OtherNamespacesAndDatabasesAreIgnored) {
   EXPECT_EQ(redis_.xrange_all("expiry:stream")[0]["id"], "mine");
 }
 
+TEST_F(RelayTest, MetricsAndHealthEndpointsReportRealFigures) {
+  const int port = free_port();
+  auto relay = start_relay(server_, "r1", {"--metrics-port", std::to_string(port)});
+  wait_relay_ready(redis_, "r1", *relay);
+  ASSERT_TRUE(wait_until([&] { return http_get(port, "/readyz").status == 200; }, 5s)) << relay->output();
+  EXPECT_EQ(http_get(port, "/healthz").status, 200);
+  std::vector<Task> tasks;
+  for (int i = 0; i < 25; ++i) tasks.push_back({"m" + std::to_string(i), 100, "x"});
+  tasks.push_back({"later", 600000, "x"});
+  schedule_all(redis_, tasks);
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 25; }, 5s));
+  std::string text;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        text = http_get(port, "/metrics").body;
+        return metric_value(text, "expiry_relay_pending_tasks") == 1;
+      },
+      5s))
+      << text;
+  const double forwarded = metric_value(text, R"(expiry_relay_tasks_forwarded_total{via="sweep"})") +
+                           metric_value(text, R"(expiry_relay_tasks_forwarded_total{via="event"})");
+  EXPECT_EQ(forwarded, 25) << text;
+  EXPECT_EQ(metric_value(text, "expiry_relay_lateness_seconds_count"), 25) << text;
+  EXPECT_EQ(metric_value(text, "expiry_relay_overdue_tasks"), 0);
+  EXPECT_EQ(metric_value(text, R"(expiry_relay_connected{connection="subscriber"})"), 1);
+  EXPECT_GE(metric_value(text, "expiry_relay_sweep_batches_total"), 1);
+  EXPECT_NE(text.find("# TYPE expiry_relay_lateness_seconds histogram"), std::string::npos);
+  EXPECT_EQ(http_get(port, "/nope").status, 404);
+
+  // After the subscriber is killed, readiness drops until it resubscribes, and the reconnect counts.
+  redis_.command({"CLIENT", "KILL", "TYPE", "pubsub"});
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return metric_value(http_get(port, "/metrics").body, R"(expiry_relay_reconnects_total{connection="subscriber"})") ==
+               1;
+      },
+      5s));
+  ASSERT_TRUE(wait_until([&] { return http_get(port, "/readyz").status == 200; }, 5s));
+}
+
 }  // namespace
 }  // namespace expiry::test

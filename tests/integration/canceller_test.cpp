@@ -1,0 +1,232 @@
+// order-canceller against a real redis-server: idempotent cancels, paid orders left alone,
+// reclaim of entries a crashed consumer left pending, dead-lettering of poison entries.
+#include <csignal>
+
+#include <nlohmann/json.hpp>
+
+#include "order_canceller.h"
+#include "relay_harness.h"
+
+namespace expiry::test {
+namespace {
+
+class CancellerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    redis_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "0", "MKSTREAM"});
+    redis_.command({"FUNCTION", "LOAD", "REPLACE", orders_library_source()});
+  }
+
+  std::unique_ptr<ChildProcess> start_canceller(const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--redis-url", server_.url(), "--consumer", name, "--block-ms", "200",
+                                     "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<ChildProcess>(ORDER_CANCELLER_BIN, args,
+                                          std::vector<std::pair<std::string, std::string>>{},
+                                          server_.dir() + "/canceller-" + name + ".log");
+  }
+
+  void create_order(const std::string& id, const std::string& status = "pending") {
+    redis_.command({"HSET", "order:" + id, "status", status});
+  }
+
+  // Appends a fired timeout task for order `id`, as the relay would.
+  std::string add_task(const std::string& id, const std::string& due_ms = "1000") {
+    const std::string payload = nlohmann::json{{"order_id", id}}.dump();
+    return redis_
+        .command({"XADD", "expiry:stream", "*", "id", "order:" + id, "payload", payload, "due_ms", due_ms, "fired_ms",
+                  due_ms, "via", "sweep"})
+        .str;
+  }
+
+  long long group_pending() {
+    auto r = redis_.command({"XPENDING", "expiry:stream", "workers"});
+    return r.elements.at(0).integer;
+  }
+
+  // A field of the group's XINFO GROUPS entry (e.g. "entries-read").
+  long long group_info(const std::string& field) {
+    auto g = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
+    const auto& kv = g.elements.at(0).elements;
+    for (size_t i = 0; i + 1 < kv.size(); i += 2) {
+      if (kv[i].str == field) return kv[i + 1].integer;
+    }
+    return -1;
+  }
+
+  std::string status_of(const std::string& id) { return redis_.command({"HGET", "order:" + id, "status"}).str; }
+
+  RedisServer server_;
+  SyncRedis redis_{server_.host(), server_.port()};
+};
+
+TEST_F(CancellerTest, CancelsPendingOrdersIdempotently) {
+  create_order("1");
+  create_order("2");
+  auto canceller = start_canceller("c1");
+  add_task("1", "1234");
+  add_task("1", "1234");  // a duplicate delivery of the same timeout
+  add_task("2");
+  ASSERT_TRUE(wait_until([&] { return status_of("1") == "cancelled" && status_of("2") == "cancelled"; }, 5s))
+      << canceller->output();
+  ASSERT_TRUE(wait_until([&] { return group_pending() == 0 && group_info("entries-read") == 3; }, 5s));
+  auto order = redis_.command({"HGETALL", "order:1"});
+  std::map<std::string, std::string> fields;
+  for (size_t i = 0; i + 1 < order.elements.size(); i += 2) fields[order.elements[i].str] = order.elements[i + 1].str;
+  EXPECT_EQ(fields["cancel_reason"], "payment timeout");
+  EXPECT_EQ(fields["due_ms"], "1234");
+  EXPECT_EQ(fields["task_id"], "order:1");
+  EXPECT_FALSE(fields["cancelled_ms"].empty());
+  const std::string first_cancel = fields["cancelled_ms"];
+  EXPECT_EQ(canceller->terminate(), 0);
+  EXPECT_NE(canceller->output().find("cancelled=2 skipped_paid=0 already_cancelled=1"), std::string::npos)
+      << canceller->output();
+  // The duplicate did not overwrite the first cancellation.
+  EXPECT_EQ(redis_.command({"HGET", "order:1", "cancelled_ms"}).str, first_cancel);
+}
+
+TEST_F(CancellerTest, PaidOrdersAreNeverCancelled) {
+  create_order("paid-1", "paid");
+  create_order("paid-2");
+  auto r = redis_.command({"FCALL", "order_pay", "1", "order:paid-2"});
+  EXPECT_EQ(r.str, "pending");
+  auto canceller = start_canceller("c1");
+  add_task("paid-1");
+  add_task("paid-2");
+  add_task("nobody");  // no such order: counted, acknowledged
+  ASSERT_TRUE(wait_until([&] { return group_pending() == 0 && group_info("entries-read") == 3; }, 5s));
+  EXPECT_EQ(canceller->terminate(), 0);
+  EXPECT_EQ(status_of("paid-1"), "paid");
+  EXPECT_EQ(status_of("paid-2"), "paid");
+  EXPECT_NE(canceller->output().find("cancelled=0 skipped_paid=2 already_cancelled=0 missing=1"), std::string::npos)
+      << canceller->output();
+}
+
+TEST_F(CancellerTest, ReclaimsEntriesACrashedConsumerLeftPending) {
+  for (int i = 0; i < 20; ++i) {
+    create_order("r" + std::to_string(i));
+    add_task("r" + std::to_string(i));
+  }
+  // A consumer reads the batch and dies before acknowledging anything.
+  auto read = redis_.command({"XREADGROUP", "GROUP", "workers", "crashed", "COUNT", "100", "STREAMS", "expiry:stream", ">"});
+  ASSERT_EQ(read.elements.at(0).elements.at(1).elements.size(), 20u);
+  ASSERT_EQ(group_pending(), 20);
+
+  auto canceller = start_canceller("c1", {"--min-idle-ms", "300", "--reclaim-interval-ms", "100"});
+  ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 10s)) << canceller->output();
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(status_of("r" + std::to_string(i)), "cancelled");
+  EXPECT_NE(canceller->output().find("reclaimed 20 entries"), std::string::npos) << canceller->output();
+}
+
+TEST_F(CancellerTest, CancellerKilledMidBatchLosesNothing) {
+  const int kOrders = 3000;
+  for (int i = 0; i < kOrders; ++i) create_order("k" + std::to_string(i));
+  auto victim = start_canceller("victim", {"--min-idle-ms", "500", "--reclaim-interval-ms", "100", "--batch", "50"});
+  std::vector<std::vector<std::string>> adds;
+  for (int i = 0; i < kOrders; ++i) {
+    adds.push_back({"XADD", "expiry:stream", "*", "id", "order:k" + std::to_string(i), "payload",
+                    nlohmann::json{{"order_id", "k" + std::to_string(i)}}.dump(), "due_ms", "1"});
+  }
+  redis_.pipeline(adds);
+  // Freeze the victim until it is caught holding unacknowledged entries, then SIGKILL it.
+  auto victim_pending = [&] {
+    auto r = redis_.command({"XPENDING", "expiry:stream", "workers", "-", "+", "1000", "victim"});
+    return r.elements.size();
+  };
+  size_t held = 0;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        ::kill(victim->pid(), SIGSTOP);
+        held = victim_pending();
+        if (held == 0) ::kill(victim->pid(), SIGCONT);
+        return held > 0;
+      },
+      10s, 1ms));
+  victim->kill_hard();
+  RecordProperty("entries_held_by_killed_consumer", static_cast<int>(held));
+  auto survivor = start_canceller("survivor", {"--min-idle-ms", "500", "--reclaim-interval-ms", "100", "--batch", "50"});
+  auto all_cancelled = [&] {
+    std::vector<std::vector<std::string>> cmds;
+    for (int i = 0; i < kOrders; ++i) cmds.push_back({"HGET", "order:k" + std::to_string(i), "status"});
+    std::vector<SyncRedis::Reply> replies;
+    redis_.pipeline(cmds, &replies);
+    for (auto& r : replies) {
+      if (r.str != "cancelled") return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(wait_until([&] { return all_cancelled() && group_pending() == 0; }, 20s))
+      << "pending=" << group_pending() << "\n"
+      << survivor->output();
+  EXPECT_NE(survivor->output().find("reclaimed"), std::string::npos) << survivor->output();
+  EXPECT_EQ(survivor->terminate(), 0);
+}
+
+TEST_F(CancellerTest, PoisonEntriesAreDeadLetteredAfterMaxDeliveries) {
+  redis_.command({"SET", "order:poison", "not a hash"});  // order_cancel fails with WRONGTYPE
+  create_order("fine");
+  auto canceller = start_canceller(
+      "c1", {"--max-deliveries", "3", "--min-idle-ms", "200", "--reclaim-interval-ms", "100"});
+  const std::string poison_id = add_task("poison");
+  add_task("fine");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "expiry:stream:dead") == 1; }, 10s)) << canceller->output();
+  ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 5s));
+  auto dead = redis_.xrange_all("expiry:stream:dead");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0]["original_id"], poison_id);
+  EXPECT_EQ(dead[0]["deliveries"], "3");
+  EXPECT_EQ(dead[0]["id"], "order:poison");
+  EXPECT_NE(dead[0]["reason"].find("3 deliveries"), std::string::npos);
+  EXPECT_EQ(dead[0]["payload"], R"({"order_id":"poison"})");
+  EXPECT_EQ(status_of("fine"), "cancelled");
+  EXPECT_EQ(canceller->terminate(), 0);
+}
+
+TEST_F(CancellerTest, EndToEndWithTheRelay) {
+  auto relay = start_relay(server_, "r1");
+  auto canceller = start_canceller("c1");
+  wait_relay_ready(redis_, "r1", *relay);
+  create_order("e2e");
+  redis_.command(load_library_argv());
+  redis_.command(schedule_argv(KeyLayout("expiry"), "order:e2e", ScheduleMode::Delay, 200, R"({"order_id":"e2e"})"));
+  ASSERT_TRUE(wait_until([&] { return status_of("e2e") == "cancelled"; }, 5s)) << canceller->output();
+  ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 5s));
+}
+
+TEST_F(CancellerTest, MetricsCountOutcomes) {
+  const int port = free_port();
+  auto canceller = start_canceller("c1", {"--metrics-port", std::to_string(port)});
+  ASSERT_TRUE(wait_until([&] { return http_get(port, "/readyz").status == 200; }, 5s)) << canceller->output();
+  EXPECT_EQ(http_get(port, "/healthz").status, 200);
+  create_order("a");
+  create_order("b", "paid");
+  add_task("a");
+  add_task("b");
+  add_task("ghost");
+  std::string text;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        text = http_get(port, "/metrics").body;
+        return metric_value(text, "order_canceller_processed_total") == 3;
+      },
+      5s))
+      << text;
+  EXPECT_EQ(metric_value(text, R"(order_canceller_outcomes_total{outcome="cancelled"})"), 1) << text;
+  EXPECT_EQ(metric_value(text, R"(order_canceller_outcomes_total{outcome="skipped_paid"})"), 1);
+  EXPECT_EQ(metric_value(text, R"(order_canceller_outcomes_total{outcome="missing_order"})"), 1);
+  EXPECT_TRUE(wait_until([&] { return metric_value(http_get(port, "/metrics").body, "order_canceller_entries_acked_total") == 3; }, 5s));
+  EXPECT_EQ(metric_value(text, "order_canceller_ready"), 1);
+}
+
+TEST(OrderKey, ComesFromThePayloadOrTheTaskId) {
+  StreamEntry e;
+  e.fields = {{"id", "order:9"}, {"payload", R"({"order_id":"42"})"}};
+  EXPECT_EQ(order_key_of(e), "order:42");
+  e.fields = {{"id", "order:9"}, {"payload", "not json"}};
+  EXPECT_EQ(order_key_of(e), "order:9");
+  e.fields = {{"id", "refund:9"}, {"payload", R"({"order_id":7})"}};
+  EXPECT_EQ(order_key_of(e), "");
+}
+
+}  // namespace
+}  // namespace expiry::test

@@ -1,0 +1,332 @@
+// Unit tests of the expiry_v1 FCALL argument lists and reply decoders (src/function_library.h),
+// checked against the KEYS/ARGV layout that src/lua/expiry.lua documents for each function.
+#include "function_library.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace expiry {
+namespace {
+
+using Argv = std::vector<std::string>;
+
+Reply integer(long long v) {
+  Reply r;
+  r.type = Reply::Type::Integer;
+  r.integer = v;
+  return r;
+}
+
+Reply bulk(std::string s) {
+  Reply r;
+  r.type = Reply::Type::String;
+  r.str = std::move(s);
+  return r;
+}
+
+Reply status(std::string s) {
+  Reply r;
+  r.type = Reply::Type::Status;
+  r.str = std::move(s);
+  return r;
+}
+
+Reply error(std::string s) {
+  Reply r;
+  r.type = Reply::Type::Error;
+  r.str = std::move(s);
+  return r;
+}
+
+Reply nil() { return Reply{}; }
+
+Reply array(std::vector<Reply> elements) {
+  Reply r;
+  r.type = Reply::Type::Array;
+  r.elements = std::move(elements);
+  return r;
+}
+
+// ---------------------------------------------------------------- library source
+
+TEST(FunctionLibrary, SourceIsTheEmbeddedLuaLibrary) {
+  const std::string& src = function_library_source();
+  EXPECT_EQ(src.rfind("#!lua name=expiry_v1", 0), 0u) << src.substr(0, 40);
+  EXPECT_STREQ(kLibraryName, "expiry_v1");
+  for (const char* fn : {"'expiry_schedule'", "'expiry_cancel'", "'expiry_claim'", "'expiry_sweep'",
+                         "'expiry_version'"}) {
+    EXPECT_NE(src.find(fn), std::string::npos) << fn;
+  }
+}
+
+TEST(FunctionLibrary, LoadArgv) {
+  const Argv argv = load_library_argv();
+  ASSERT_EQ(argv.size(), 4u);
+  EXPECT_EQ(argv[0], "FUNCTION");
+  EXPECT_EQ(argv[1], "LOAD");
+  EXPECT_EQ(argv[2], "REPLACE");
+  EXPECT_EQ(argv[3], function_library_source());
+}
+
+// ---------------------------------------------------------------- argv builders
+
+// expiry_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
+TEST(FunctionLibrary, ScheduleDelayArgv) {
+  KeyLayout keys("expiry");
+  EXPECT_EQ(schedule_argv(keys, "job:1", ScheduleMode::Delay, 1500, "{\"a\":1}"),
+            (Argv{"FCALL", "expiry_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:job:1",
+                  "expiry:{0}:task:job:1", "job:1", "delay", "1500", "{\"a\":1}"}));
+}
+
+TEST(FunctionLibrary, ScheduleAtArgv) {
+  KeyLayout keys("ns");
+  EXPECT_EQ(schedule_argv(keys, "x", ScheduleMode::At, 1700000000123LL, ""),
+            (Argv{"FCALL", "expiry_schedule", "3", "ns:{0}:schedule", "ns:{0}:t:x", "ns:{0}:task:x", "x", "at",
+                  "1700000000123", ""}));
+}
+
+TEST(FunctionLibrary, ScheduleWithStreamAppendsIt) {
+  KeyLayout keys("expiry");
+  EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::Delay, 0, "p", "billing:stream"),
+            (Argv{"FCALL", "expiry_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
+                  "j", "delay", "0", "p", "billing:stream"}));
+  EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::At, 5, "p", "s"),
+            (Argv{"FCALL", "expiry_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
+                  "j", "at", "5", "p", "s"}));
+}
+
+TEST(FunctionLibrary, ScheduleWithEmptyStreamOmitsIt) {
+  KeyLayout keys("expiry");
+  EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::Delay, 10, "p", "").size(), 10u);
+  EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::Delay, 10, "p").size(), 10u);
+}
+
+TEST(FunctionLibrary, ScheduleNumkeysMatchesTheKeys) {
+  KeyLayout keys("expiry");
+  const Argv argv = schedule_argv(keys, "j", ScheduleMode::Delay, 10, "p", "s");
+  const int numkeys = std::stoi(argv[2]);
+  EXPECT_EQ(numkeys, 3);
+  // KEYS must all share the hash tag {0} so the FCALL runs on one slot.
+  for (int i = 0; i < numkeys; ++i) EXPECT_EQ(argv[3 + i].rfind("expiry:{0}:", 0), 0u) << argv[3 + i];
+  // ARGV: id, mode, ms, payload, stream.
+  EXPECT_EQ(argv.size(), 3u + numkeys + 5u);
+}
+
+TEST(FunctionLibrary, SchedulePayloadAndIdAreVerbatim) {
+  KeyLayout keys("expiry");
+  const std::string id = "caf\xC3\xA9 {x}:y";
+  static const char kPayload[] = "bin\0ary\n\"json\"";
+  const std::string payload(kPayload, sizeof(kPayload) - 1);
+  const Argv argv = schedule_argv(keys, id, ScheduleMode::At, 1, payload);
+  EXPECT_EQ(argv[4], "expiry:{0}:t:" + id);
+  EXPECT_EQ(argv[5], "expiry:{0}:task:" + id);
+  EXPECT_EQ(argv[6], id);
+  EXPECT_EQ(argv[9], payload);
+  EXPECT_EQ(argv[9].size(), 14u);
+}
+
+// expiry_cancel KEYS: schedule, trigger, shadow  ARGV: id
+TEST(FunctionLibrary, CancelArgv) {
+  KeyLayout keys("expiry");
+  EXPECT_EQ(cancel_argv(keys, "a:b"), (Argv{"FCALL", "expiry_cancel", "3", "expiry:{0}:schedule",
+                                             "expiry:{0}:t:a:b", "expiry:{0}:task:a:b", "a:b"}));
+}
+
+// expiry_claim KEYS: schedule, trigger, shadow, stream  ARGV: id, via, group
+TEST(FunctionLibrary, ClaimArgv) {
+  KeyLayout keys("expiry");
+  EXPECT_EQ(claim_argv(keys, "j1", "event", "expiry:stream", "workers"),
+            (Argv{"FCALL", "expiry_claim", "4", "expiry:{0}:schedule", "expiry:{0}:t:j1", "expiry:{0}:task:j1",
+                  "expiry:stream", "j1", "event", "workers"}));
+  EXPECT_EQ(claim_argv(KeyLayout("b", 2), "x", "timer", "out", "g"),
+            (Argv{"FCALL", "expiry_claim", "4", "b:{2}:schedule", "b:{2}:t:x", "b:{2}:task:x", "out", "x", "timer",
+                  "g"}));
+}
+
+// expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
+TEST(FunctionLibrary, SweepArgv) {
+  KeyLayout keys("expiry");
+  EXPECT_EQ(sweep_argv(keys, "expiry:stream", 100, "sweep", "workers"),
+            (Argv{"FCALL", "expiry_sweep", "2", "expiry:{0}:schedule", "expiry:stream", "100", "sweep", "workers"}));
+  EXPECT_EQ(sweep_argv(keys, "s", 10000, "sweep", "g")[5], "10000");
+  EXPECT_EQ(sweep_argv(keys, "s", 1, "sweep", "g")[5], "1");
+}
+
+// ---------------------------------------------------------------- is_function_missing
+
+TEST(FunctionLibrary, IsFunctionMissing) {
+  EXPECT_TRUE(is_function_missing(error("ERR Function not found")));
+}
+
+TEST(FunctionLibrary, IsFunctionMissingIgnoresOtherReplies) {
+  EXPECT_FALSE(is_function_missing(error("ERR expiry: empty task id")));
+  EXPECT_FALSE(is_function_missing(error("NOSCRIPT No matching script")));
+  EXPECT_FALSE(is_function_missing(error("ERR unknown command 'FCALL'")));
+  EXPECT_FALSE(is_function_missing(error("WRONGTYPE Operation against a key holding the wrong kind of value")));
+  EXPECT_FALSE(is_function_missing(error("")));
+  // The same text in a non-error reply is data, not an error.
+  EXPECT_FALSE(is_function_missing(bulk("ERR Function not found")));
+  EXPECT_FALSE(is_function_missing(status("ERR Function not found")));
+  EXPECT_FALSE(is_function_missing(Reply::io_error("ERR Function not found")));
+  EXPECT_FALSE(is_function_missing(nil()));
+  EXPECT_FALSE(is_function_missing(integer(0)));
+  EXPECT_FALSE(is_function_missing(array({error("ERR Function not found")})));
+}
+
+// ---------------------------------------------------------------- decode_schedule: {due_ms, replaced}
+
+TEST(FunctionLibrary, DecodeScheduleNew) {
+  auto r = decode_schedule(array({integer(1700000000123LL), integer(0)}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->due_ms, 1700000000123LL);
+  EXPECT_FALSE(r->replaced);
+}
+
+TEST(FunctionLibrary, DecodeScheduleReplaced) {
+  auto r = decode_schedule(array({integer(42), integer(1)}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->due_ms, 42);
+  EXPECT_TRUE(r->replaced);
+}
+
+TEST(FunctionLibrary, DecodeScheduleRejectsOtherShapes) {
+  EXPECT_FALSE(decode_schedule(error("ERR expiry: empty task id")));
+  EXPECT_FALSE(decode_schedule(Reply::io_error("connection lost")));
+  EXPECT_FALSE(decode_schedule(nil()));
+  EXPECT_FALSE(decode_schedule(integer(1)));
+  EXPECT_FALSE(decode_schedule(bulk("1")));
+  EXPECT_FALSE(decode_schedule(array({})));
+  EXPECT_FALSE(decode_schedule(array({integer(1)})));
+  EXPECT_FALSE(decode_schedule(array({integer(1), integer(0), integer(0)})));
+  EXPECT_FALSE(decode_schedule(array({bulk("1"), integer(0)})));
+  EXPECT_FALSE(decode_schedule(array({integer(1), bulk("0")})));
+  EXPECT_FALSE(decode_schedule(array({integer(1), nil()})));
+  EXPECT_FALSE(decode_schedule(array({nil(), integer(0)})));
+  EXPECT_FALSE(decode_schedule(array({integer(1), error("ERR x")})));
+}
+
+// ---------------------------------------------------------------- decode_claim: {1, id, lateness} | {0} | {-1, due}
+
+TEST(FunctionLibrary, DecodeClaimForwarded) {
+  auto r = decode_claim(array({integer(1), bulk("1700000000123-0"), integer(7)}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->outcome, ClaimResult::Outcome::Forwarded);
+  EXPECT_EQ(r->entry_id, "1700000000123-0");
+  EXPECT_EQ(r->lateness_ms, 7);
+}
+
+TEST(FunctionLibrary, DecodeClaimNotPending) {
+  auto r = decode_claim(array({integer(0)}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->outcome, ClaimResult::Outcome::NotPending);
+}
+
+TEST(FunctionLibrary, DecodeClaimNotDue) {
+  auto r = decode_claim(array({integer(-1), integer(1700000005000LL)}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->outcome, ClaimResult::Outcome::NotDue);
+  EXPECT_EQ(r->due_ms, 1700000005000LL);
+}
+
+TEST(FunctionLibrary, DecodeClaimRejectsErrorsAndNonArrays) {
+  EXPECT_FALSE(decode_claim(error("ERR expiry: keys do not match the layout")));
+  EXPECT_FALSE(decode_claim(error("ERR Function not found")));
+  EXPECT_FALSE(decode_claim(Reply::io_error("timeout")));
+  EXPECT_FALSE(decode_claim(nil()));
+  EXPECT_FALSE(decode_claim(integer(1)));
+  EXPECT_FALSE(decode_claim(bulk("1-0")));
+  EXPECT_FALSE(decode_claim(status("OK")));
+}
+
+TEST(FunctionLibrary, DecodeClaimRejectsUnknownOutcomes) {
+  EXPECT_FALSE(decode_claim(array({})));
+  EXPECT_FALSE(decode_claim(array({integer(2), bulk("1-0"), integer(0)})));
+  EXPECT_FALSE(decode_claim(array({integer(-2), integer(5)})));
+  EXPECT_FALSE(decode_claim(array({bulk("1"), bulk("1-0"), integer(0)})));
+  EXPECT_FALSE(decode_claim(array({nil()})));
+}
+
+TEST(FunctionLibrary, DecodeClaimRejectsWrongArities) {
+  EXPECT_FALSE(decode_claim(array({integer(1)})));
+  EXPECT_FALSE(decode_claim(array({integer(1), bulk("1-0")})));
+  EXPECT_FALSE(decode_claim(array({integer(1), bulk("1-0"), integer(1), integer(2)})));
+  EXPECT_FALSE(decode_claim(array({integer(-1)})));
+  EXPECT_FALSE(decode_claim(array({integer(-1), integer(5), integer(6)})));
+  EXPECT_FALSE(decode_claim(array({integer(0), integer(5)})));
+  EXPECT_FALSE(decode_claim(array({integer(0), bulk("x"), bulk("y")})));
+}
+
+TEST(FunctionLibrary, DecodeClaimRejectsWrongElementTypes) {
+  EXPECT_FALSE(decode_claim(array({integer(-1), bulk("1700000005000")})));
+  EXPECT_FALSE(decode_claim(array({integer(-1), nil()})));
+  EXPECT_FALSE(decode_claim(array({integer(1), integer(42), integer(0)})));
+  EXPECT_FALSE(decode_claim(array({integer(1), nil(), integer(0)})));
+  EXPECT_FALSE(decode_claim(array({integer(1), error("ERR x"), integer(0)})));
+  EXPECT_FALSE(decode_claim(array({integer(1), array({}), integer(0)})));
+  EXPECT_FALSE(decode_claim(array({integer(1), bulk("1-0"), bulk("7")})));
+}
+
+// -------------------------------------- decode_sweep: {forwarded, next_due, now, pending, overdue, {lateness}}
+
+Reply sweep_reply(long long forwarded, long long next_due, long long now, long long pending = 0,
+                  long long overdue = 0, std::vector<long long> lateness = {}) {
+  if (lateness.empty()) lateness.assign(static_cast<size_t>(forwarded), 0);
+  std::vector<Reply> l;
+  for (auto v : lateness) l.push_back(integer(v));
+  return array({integer(forwarded), integer(next_due), integer(now), integer(pending), integer(overdue), array(l)});
+}
+
+TEST(FunctionLibrary, DecodeSweep) {
+  auto r = decode_sweep(sweep_reply(3, 1700000001000LL, 1700000000500LL, 10, 0, {1, 2, 30}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->forwarded, 3);
+  EXPECT_EQ(r->next_due_ms, 1700000001000LL);
+  EXPECT_EQ(r->now_ms, 1700000000500LL);
+  EXPECT_EQ(r->pending, 10);
+  EXPECT_EQ(r->overdue, 0);
+  EXPECT_EQ(r->lateness_ms, (std::vector<long long>{1, 2, 30}));
+  EXPECT_FALSE(r->more_due());
+}
+
+TEST(FunctionLibrary, DecodeSweepEmptySchedule) {
+  auto r = decode_sweep(sweep_reply(0, -1, 1700000000500LL));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->forwarded, 0);
+  EXPECT_EQ(r->next_due_ms, -1);
+  EXPECT_TRUE(r->lateness_ms.empty());
+  EXPECT_FALSE(r->more_due());
+}
+
+TEST(FunctionLibrary, SweepMoreDue) {
+  auto due_now = decode_sweep(sweep_reply(100, 500, 500, 5, 5));
+  ASSERT_TRUE(due_now.has_value());
+  EXPECT_TRUE(due_now->more_due());
+  auto overdue = decode_sweep(sweep_reply(100, 400, 500, 5, 5));
+  ASSERT_TRUE(overdue.has_value());
+  EXPECT_TRUE(overdue->more_due());
+  auto later = decode_sweep(sweep_reply(100, 501, 500, 5, 0));
+  ASSERT_TRUE(later.has_value());
+  EXPECT_FALSE(later->more_due());
+  SweepResult defaults;
+  EXPECT_FALSE(defaults.more_due());
+}
+
+TEST(FunctionLibrary, DecodeSweepRejectsOtherShapes) {
+  EXPECT_FALSE(decode_sweep(error("ERR expiry: sweep limit must be 1..10000")));
+  EXPECT_FALSE(decode_sweep(Reply::io_error("reset")));
+  EXPECT_FALSE(decode_sweep(nil()));
+  EXPECT_FALSE(decode_sweep(integer(3)));
+  EXPECT_FALSE(decode_sweep(array({})));
+  EXPECT_FALSE(decode_sweep(array({integer(1), integer(2), integer(3)})));
+  EXPECT_FALSE(decode_sweep(array({integer(0), integer(2), integer(3), integer(4), integer(0), integer(0)})));
+  EXPECT_FALSE(decode_sweep(array({bulk("0"), integer(2), integer(3), integer(4), integer(0), array({})})));
+  EXPECT_FALSE(decode_sweep(array({integer(0), nil(), integer(3), integer(4), integer(0), array({})})));
+  // The lateness list must have one integer per forwarded task.
+  EXPECT_FALSE(decode_sweep(array({integer(2), integer(2), integer(3), integer(4), integer(0), array({integer(1)})})));
+  EXPECT_FALSE(decode_sweep(array({integer(1), integer(2), integer(3), integer(4), integer(0), array({bulk("1")})})));
+}
+
+}  // namespace
+}  // namespace expiry

@@ -1,0 +1,275 @@
+// Unit tests of the key layout, keyspace-event parsing and id/namespace validation
+// (src/key_layout.h).
+#include "key_layout.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace expiry {
+namespace {
+
+using namespace std::string_literals;
+
+// ---------------------------------------------------------------- key names
+
+TEST(KeyLayout, KeyNamesOfDefaultBucket) {
+  KeyLayout keys("expiry");
+  EXPECT_EQ(keys.ns(), "expiry");
+  EXPECT_EQ(keys.schedule_key(), "expiry:{0}:schedule");
+  EXPECT_EQ(keys.trigger_key("job-1"), "expiry:{0}:t:job-1");
+  EXPECT_EQ(keys.shadow_key("job-1"), "expiry:{0}:task:job-1");
+  EXPECT_EQ(keys.wake_channel(), "expiry:{0}:wake");
+  EXPECT_EQ(keys.health_channel("host-42"), "expiry:health:host-42");
+  EXPECT_EQ(keys.default_stream(), "expiry:stream");
+}
+
+TEST(KeyLayout, KeyNamesOfCustomNamespaceAndBucket) {
+  KeyLayout keys("billing.v2", 7);
+  EXPECT_EQ(keys.ns(), "billing.v2");
+  EXPECT_EQ(keys.schedule_key(), "billing.v2:{7}:schedule");
+  EXPECT_EQ(keys.trigger_key("a:b"), "billing.v2:{7}:t:a:b");
+  EXPECT_EQ(keys.shadow_key("a:b"), "billing.v2:{7}:task:a:b");
+  EXPECT_EQ(keys.wake_channel(), "billing.v2:{7}:wake");
+  EXPECT_EQ(keys.default_stream(), "billing.v2:stream");
+}
+
+TEST(KeyLayout, AllKeysOfATaskShareTheHashTag) {
+  KeyLayout keys("ns");
+  const std::string tag = "{0}";
+  for (const std::string& k : {keys.schedule_key(), keys.trigger_key("x"), keys.shadow_key("x")}) {
+    // Redis hashes the text between the first '{' and the next '}'.
+    const auto open = k.find('{');
+    ASSERT_NE(open, std::string::npos) << k;
+    EXPECT_EQ(k.substr(open, 3), tag) << k;
+  }
+}
+
+// ---------------------------------------------------------------- trigger key parsing
+
+TEST(KeyLayout, TriggerKeyRoundTrip) {
+  KeyLayout keys("expiry");
+  const std::string ids[] = {
+      "x",
+      "job-1",
+      "a:b:c",
+      ":leading:and:trailing:",
+      "t:nested",
+      "}:t:fake",
+      "with space",
+      "  ",
+      "{braces}",
+      "{0}:t:x",
+      "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80",  // é € 😀
+      "\xE6\x97\xA5\xE6\x9C\xAC",                  // 日本
+      std::string(256, 'z'),
+  };
+  for (const auto& id : ids) {
+    const std::string key = keys.trigger_key(id);
+    auto got = keys.id_from_trigger_key(key);
+    ASSERT_TRUE(got.has_value()) << key;
+    EXPECT_EQ(*got, id) << key;
+  }
+}
+
+TEST(KeyLayout, TriggerKeyOfAnyBucketIsAccepted) {
+  KeyLayout keys("expiry");
+  EXPECT_EQ(keys.id_from_trigger_key("expiry:{0}:t:a").value_or("?"), "a");
+  EXPECT_EQ(keys.id_from_trigger_key("expiry:{12}:t:a").value_or("?"), "a");
+  EXPECT_EQ(keys.id_from_trigger_key("expiry:{99999}:t:a").value_or("?"), "a");
+  EXPECT_EQ(KeyLayout("expiry", 3).id_from_trigger_key("expiry:{0}:t:b").value_or("?"), "b");
+}
+
+TEST(KeyLayout, TriggerKeyOfOtherNamespaceIsRejected) {
+  KeyLayout keys("expiry");
+  EXPECT_FALSE(keys.id_from_trigger_key("other:{0}:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("Expiry:{0}:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("exp:{0}:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("xexpiry:{0}:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("pre:expiry:{0}:t:x"));
+}
+
+TEST(KeyLayout, NamespaceThatIsAPrefixOfAnotherIsRejected) {
+  EXPECT_FALSE(KeyLayout("expiry").id_from_trigger_key("expiry2:{0}:t:x"));
+  EXPECT_FALSE(KeyLayout("expiry").id_from_trigger_key("expiry.v2:{0}:t:x"));
+  EXPECT_FALSE(KeyLayout("expiry").id_from_trigger_key("expiry:x:{0}:t:x"));
+  // And the other way round: the longer namespace does not claim the shorter one's keys.
+  EXPECT_FALSE(KeyLayout("expiry2").id_from_trigger_key("expiry:{0}:t:x"));
+  EXPECT_EQ(KeyLayout("expiry2").id_from_trigger_key("expiry2:{0}:t:x").value_or("?"), "x");
+}
+
+TEST(KeyLayout, OtherKeysOfTheNamespaceAreRejected) {
+  KeyLayout keys("expiry");
+  EXPECT_FALSE(keys.id_from_trigger_key(keys.schedule_key()));
+  EXPECT_FALSE(keys.id_from_trigger_key(keys.shadow_key("x")));
+  EXPECT_FALSE(keys.id_from_trigger_key(keys.shadow_key("t:x")));
+  EXPECT_FALSE(keys.id_from_trigger_key(keys.wake_channel()));
+  EXPECT_FALSE(keys.id_from_trigger_key(keys.default_stream()));
+  EXPECT_FALSE(keys.id_from_trigger_key(keys.health_channel("h")));
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{0}:T:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{0}:tt:x"));
+}
+
+TEST(KeyLayout, EmptyIdIsRejected) {
+  KeyLayout keys("expiry");
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{0}:t:"));
+  EXPECT_FALSE(keys.id_from_trigger_key(keys.trigger_key("")));
+}
+
+TEST(KeyLayout, MalformedBucketsAreRejected) {
+  KeyLayout keys("expiry");
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{}:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{a}:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{1a}:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{-1}:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{ 1}:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{123456}:t:x"));  // more than 5 digits
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:0:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{0:t:x"));
+  EXPECT_FALSE(keys.id_from_trigger_key("expiry:{0}t:x"));
+}
+
+TEST(KeyLayout, TruncatedKeysAreRejected) {
+  KeyLayout keys("expiry");
+  for (const char* k : {"", "e", "expiry", "expiry:", "expiry:{", "expiry:{0", "expiry:{0}", "expiry:{0}:",
+                        "expiry:{0}:t"}) {
+    EXPECT_FALSE(keys.id_from_trigger_key(k)) << "key: " << k;
+  }
+}
+
+// ---------------------------------------------------------------- expired channel parsing
+
+TEST(ExpiredChannel, ParsesDbNumber) {
+  EXPECT_EQ(db_from_expired_channel("__keyevent@0__:expired"), 0);
+  EXPECT_EQ(db_from_expired_channel("__keyevent@15__:expired"), 15);
+  EXPECT_EQ(db_from_expired_channel("__keyevent@123__:expired"), 123);
+  EXPECT_EQ(db_from_expired_channel("__keyevent@15999__:expired"), 15999);
+}
+
+TEST(ExpiredChannel, RejectsOtherChannels) {
+  EXPECT_FALSE(db_from_expired_channel("__keyspace@0__:x"));
+  EXPECT_FALSE(db_from_expired_channel("__keyspace@0__:expired"));
+  EXPECT_FALSE(db_from_expired_channel("__keyevent@0__:del"));
+  EXPECT_FALSE(db_from_expired_channel("__keyevent@0__:expire"));
+  EXPECT_FALSE(db_from_expired_channel("__keyevent@0__:evicted"));
+  EXPECT_FALSE(db_from_expired_channel("__keyevent@x__:expired"));
+  EXPECT_FALSE(db_from_expired_channel("__keyevent@1x__:expired"));
+  EXPECT_FALSE(db_from_expired_channel("__keyevent@-1__:expired"));
+  EXPECT_FALSE(db_from_expired_channel("__keyevent@__:expired"));
+  EXPECT_FALSE(db_from_expired_channel("__keyevent@123456__:expired"));
+  EXPECT_FALSE(db_from_expired_channel("__keyevent@0__:expired "));
+  EXPECT_FALSE(db_from_expired_channel(" __keyevent@0__:expired"));
+  EXPECT_FALSE(db_from_expired_channel("__keyevent@0__:expiredx"));
+  EXPECT_FALSE(db_from_expired_channel("expiry:{0}:wake"));
+  EXPECT_FALSE(db_from_expired_channel(""));
+}
+
+// ---------------------------------------------------------------- namespace_error
+
+TEST(NamespaceError, AcceptsAllowedCharacters) {
+  for (const char* ns : {"expiry", "a", "A1", "my_app", "my-app", "my.app", "0", "a.b-c_d.E9"}) {
+    EXPECT_FALSE(namespace_error(ns).has_value()) << ns << ": " << namespace_error(ns).value_or("");
+  }
+}
+
+TEST(NamespaceError, LengthLimits) {
+  EXPECT_TRUE(namespace_error("").has_value());
+  EXPECT_FALSE(namespace_error(std::string(64, 'n')).has_value());
+  auto err = namespace_error(std::string(65, 'n'));
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->find("64"), std::string::npos) << *err;
+}
+
+TEST(NamespaceError, RejectsOtherCharacters) {
+  for (const std::string& ns : {"a b"s, "a:b"s, "a{b"s, "a}b"s, "a/b"s, "a*b"s, "a\nb"s, "a\0b"s, "caf\xC3\xA9"s, "a\x7f"s,
+                                " a"s, "a@b"s}) {
+    EXPECT_TRUE(namespace_error(ns).has_value()) << "ns: " << ns;
+  }
+}
+
+// ---------------------------------------------------------------- task_id_error
+
+TEST(TaskIdError, LengthLimitsInBytes) {
+  EXPECT_TRUE(task_id_error("").has_value());
+  EXPECT_FALSE(task_id_error("x").has_value());
+  EXPECT_FALSE(task_id_error(std::string(256, 'a')).has_value());
+  auto err = task_id_error(std::string(257, 'a'));
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->find("256"), std::string::npos) << *err;
+  // The limit is in bytes, not characters: 128 two-byte characters fit, 129 do not.
+  std::string two_byte;
+  for (int i = 0; i < 128; ++i) two_byte += "\xC3\xA9";
+  EXPECT_FALSE(task_id_error(two_byte).has_value());
+  EXPECT_TRUE(task_id_error(two_byte + "\xC3\xA9").has_value());
+  EXPECT_TRUE(task_id_error(two_byte + "a").has_value());  // 257 bytes
+}
+
+TEST(TaskIdError, AcceptsPrintableAndStructuralCharacters) {
+  for (const std::string& id : {"job-1"s, "a:b:c"s, "with space"s, "{braces}"s, "\"quoted\""s, "back\\slash"s,
+                                "*?[]"s, "~!@#$%^&()+="s, " "s}) {
+    EXPECT_FALSE(task_id_error(id).has_value()) << "id: " << id << ": " << task_id_error(id).value_or("");
+  }
+}
+
+TEST(TaskIdError, RejectsControlCharacters) {
+  for (const std::string& id : {"a\nb"s, "\n"s, "a\rb"s, "a\tb"s, "a\0b"s, "\x01"s, "a\x1b[31m"s, "x\x1f"s,
+                                "a\x7f"s, "\x7f"s}) {
+    auto err = task_id_error(id);
+    ASSERT_TRUE(err.has_value()) << "id with byte " << static_cast<int>(static_cast<unsigned char>(id.back()));
+    EXPECT_NE(err->find("control"), std::string::npos) << *err;
+  }
+}
+
+TEST(TaskIdError, AcceptsValidMultibyteUtf8) {
+  for (const std::string& id : {
+           "\xC2\xA0"s,                // U+00A0, smallest non-ASCII 2-byte... (no-break space)
+           "\xC3\xA9t\xC3\xA9"s,       // été
+           "\xDF\xBF"s,                // U+07FF, largest 2-byte
+           "\xE0\xA0\x80"s,            // U+0800, smallest 3-byte
+           "\xE2\x82\xAC"s,            // €
+           "\xED\x9F\xBF"s,            // U+D7FF, just below the surrogates
+           "\xEE\x80\x80"s,            // U+E000, just above the surrogates
+           "\xEF\xBF\xBD"s,            // U+FFFD
+           "\xF0\x90\x80\x80"s,        // U+10000, smallest 4-byte
+           "\xF0\x9F\x98\x80"s,        // 😀
+           "\xF4\x8F\xBF\xBF"s,        // U+10FFFF, largest code point
+           "id-\xE6\x97\xA5\xE6\x9C\xAC-1"s,
+       }) {
+    EXPECT_FALSE(task_id_error(id).has_value()) << task_id_error(id).value_or("");
+  }
+}
+
+TEST(TaskIdError, RejectsInvalidUtf8) {
+  for (const std::string& id : {
+           "\x80"s,                  // lone continuation byte
+           "a\xBF"s,                 // lone continuation byte
+           "\xC3"s,                  // truncated 2-byte sequence
+           "\xC3x"s,                 // lead byte followed by ASCII
+           "\xE2\x82"s,              // truncated 3-byte sequence
+           "\xF0\x9F\x98"s,          // truncated 4-byte sequence
+           "\xC0\x80"s,              // overlong NUL
+           "\xC1\xBF"s,              // overlong 2-byte
+           "\xC0\xAF"s,              // overlong '/'
+           "\xE0\x80\xAF"s,          // overlong 3-byte '/'
+           "\xE0\x9F\xBF"s,          // overlong 3-byte U+07FF
+           "\xF0\x80\x80\xAF"s,      // overlong 4-byte '/'
+           "\xF0\x8F\xBF\xBF"s,      // overlong 4-byte U+FFFF
+           "\xED\xA0\x80"s,          // U+D800, high surrogate
+           "\xED\xBF\xBF"s,          // U+DFFF, low surrogate
+           "\xED\xA0\xBD\xED\xB8\x80"s,  // CESU-8 surrogate pair
+           "\xF4\x90\x80\x80"s,      // U+110000, above the Unicode range
+           "\xF5\x80\x80\x80"s,      // lead byte above F4
+           "\xF8\x88\x80\x80\x80"s,  // 5-byte form
+           "\xFC\x84\x80\x80\x80\x80"s,  // 6-byte form
+           "\xFE"s,
+           "\xFF"s,
+           "ok\xE2\x82\xACok\xE2"s,  // valid then truncated at the end
+       }) {
+    auto err = task_id_error(id);
+    ASSERT_TRUE(err.has_value()) << "id bytes: " << ::testing::PrintToString(id);
+    EXPECT_NE(err->find("UTF-8"), std::string::npos) << *err;
+  }
+}
+
+}  // namespace
+}  // namespace expiry
