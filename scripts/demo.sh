@@ -1,40 +1,58 @@
 #!/usr/bin/env bash
-# The README's demo: builds, starts a private redis-server with the repo's redis.conf, runs
-# expiry-relay, schedules a few tasks with expiry-ctl and shows them arriving in the stream.
-# Stops everything it started on exit or Ctrl-C.
+# The README's demo, without Docker: builds, starts a private redis-server with the repo's
+# redis.conf on a free port, runs expiry-relay, two order-canceller workers and order-sim for
+# about 20 s, prints the simulator's summary and a metrics snapshot, and stops everything it
+# started (also on Ctrl-C). Exit code: 0 when nothing was wrongly cancelled or missed.
+#
+# Knobs (environment): DEMO_DURATION_MS (20000), DEMO_RATE orders/s (50), DEMO_TIMEOUT_MS
+# payment timeout (3000), DEMO_PAID_SHARE (0.5), DEMO_SKIP_BUILD=1 to use an existing build,
+# BUILD_DIR (build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-scripts/deps.sh
-scripts/build.sh >/dev/null
-BIN=${BUILD_DIR:-build}/src
+if [ "${DEMO_SKIP_BUILD:-0}" != 1 ]; then
+  scripts/deps.sh
+  echo "building (first time: a few minutes) ..."
+  scripts/build.sh >/dev/null
+fi
+BIN=$(cd "${BUILD_DIR:-build}/src" && pwd)
 WORK=$(mktemp -d /tmp/expiry-demo.XXXXXX)
 cleanup() { stop_started; rm -rf "$WORK"; }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'echo "interrupted: stopping"; exit 130' INT TERM
 
 start_redis "$WORK"
-echo "redis-server on $REDIS_URL (dir $WORK)"
-export EXPIRY_RELAY_REDIS_URL=$REDIS_URL
+METRICS_PORT=$(free_port)
+export EXPIRY_RELAY_REDIS_URL=$REDIS_URL ORDER_CANCELLER_REDIS_URL=$REDIS_URL ORDER_SIM_REDIS_URL=$REDIS_URL
+echo "redis-server: $REDIS_URL (data in $WORK)"
 
-"$BIN/expiry-relay" --instance demo >"$WORK/relay.log" 2>&1 &
+"$BIN/expiry-relay" --instance demo-relay --metrics-port "$METRICS_PORT" >"$WORK/relay.log" 2>&1 &
 STARTED_PIDS+=($!)
-"$BIN/expiry-ctl" load-functions >/dev/null
-
-echo "scheduling 8 tasks due in 1-4 s; one is cancelled, one rescheduled:"
-for i in 1 2 3 4 5 6 7 8; do
-  "$BIN/expiry-ctl" schedule "order:$i" --delay-ms $((500 * i)) --payload "{\"order\":$i,\"action\":\"cancel-if-unpaid\"}"
+for c in canceller-1 canceller-2; do
+  "$BIN/orders/order-canceller" --consumer "$c" >"$WORK/$c.log" 2>&1 &
+  STARTED_PIDS+=($!)
 done
-"$BIN/expiry-ctl" cancel order:3
-"$BIN/expiry-ctl" schedule order:5 --delay-ms 4500 --payload '{"order":5,"note":"rescheduled"}'
+for _ in $(seq 100); do
+  [ "$(http_get "$METRICS_PORT" /readyz 2>/dev/null)" = ready ] && break
+  sleep 0.05
+done
+echo "relay ready; metrics on http://127.0.0.1:$METRICS_PORT/metrics"
+echo "running order-sim: ${DEMO_RATE:-50} orders/s for $((${DEMO_DURATION_MS:-20000} / 1000)) s," \
+  "payment timeout ${DEMO_TIMEOUT_MS:-3000} ms, ${DEMO_PAID_SHARE:-0.5} of orders paid"
 echo
-"$BIN/expiry-ctl" stats
+
+status=0
+"$BIN/orders/order-sim" --rate "${DEMO_RATE:-50}" --duration-ms "${DEMO_DURATION_MS:-20000}" \
+  --timeout-ms "${DEMO_TIMEOUT_MS:-3000}" --paid-share "${DEMO_PAID_SHARE:-0.5}" --run-id demo || status=$?
+
 echo
-echo "tasks arriving in the stream (late_ms = fired_ms - due_ms):"
-"$BIN/expiry-ctl" tail --from 0 --count 7 --timeout-ms 8000
+echo "last timeout tasks in the stream:"
+"$BIN/ctl/expiry-ctl" tail --from 0 --count 1000000 --timeout-ms 200 | tail -n 3 | sed 's/^/  /'
 echo
-"$BIN/expiry-ctl" stats
+echo "expiry-ctl stats:"
+"$BIN/ctl/expiry-ctl" stats | sed 's/^/  /'
 echo
-echo "relay log:"
-sed 's/^/  /' "$WORK/relay.log"
+echo "relay metrics (selected):"
+http_get "$METRICS_PORT" /metrics | grep -E '^expiry_relay_(tasks_forwarded_total|pending_tasks|overdue_tasks|lateness_seconds_(count|sum)|reconnects_total|claims_lost_total)' | sed 's/^/  /'
+exit "$status"

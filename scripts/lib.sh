@@ -48,3 +48,23 @@ start_redis() {
   echo "could not start redis-server; see $dir/redis.log" >&2
   return 1
 }
+
+# free_port: prints a loopback port nothing listens on.
+free_port() {
+  local port
+  for _ in $(seq 50); do
+    port=$((20000 + RANDOM % 20000))
+    port_in_use "$port" || { echo "$port"; return 0; }
+  done
+  return 1
+}
+
+# http_get PORT PATH: prints the response body of GET http://127.0.0.1:PORT/PATH (no curl needed).
+http_get() {
+  local body
+  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "$2" >&3
+  body=$(cat <&3)
+  exec 3<&-
+  printf '%s\n' "${body#*$'\r\n\r\n'}"
+}

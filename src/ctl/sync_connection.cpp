@@ -163,7 +163,7 @@ void SyncConnection::fail_io() {
 
 Reply SyncConnection::command(const std::vector<std::string>& argv) {
   check_usable(false);
-  const ArgvView view(argv);
+  ArgvView view(argv);
   ReplyPtr reply(redisCommandArgv(ctx_.get(), view.argc(), view.ptrs.data(), view.lens.data()));
   if (!reply) fail_io();
   return convert(static_cast<redisReply*>(reply.get()));
@@ -177,7 +177,7 @@ Reply SyncConnection::checked(const std::vector<std::string>& argv) {
 
 void SyncConnection::append(const std::vector<std::string>& argv) {
   check_usable(true);
-  const ArgvView view(argv);
+  ArgvView view(argv);
   if (redisAppendCommandArgv(ctx_.get(), view.argc(), view.ptrs.data(), view.lens.data()) != REDIS_OK) fail_io();
   ++pending_;
 }

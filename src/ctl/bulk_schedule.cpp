@@ -1,0 +1,157 @@
+// schedule --file: validate the whole input, then send it in pipelined windows.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "ctl/bulk_file.h"
+#include "ctl/ctl_commands.h"
+#include "ctl/sync_connection.h"
+#include "ctl/text_escape.h"
+#include "errors.h"
+#include "function_library.h"
+#include "key_layout.h"
+
+namespace expiry {
+namespace {
+
+constexpr size_t kWindow = 512;  // commands in flight per round trip
+constexpr auto kProgressEvery = std::chrono::seconds(1);
+
+// Copies `in` into an unlinked temporary file and returns it opened for reading.
+std::unique_ptr<std::ifstream> spool(std::istream& in, const std::string& name) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string path = std::string(tmpdir != nullptr && tmpdir[0] != '\0' ? tmpdir : "/tmp") + "/expiry-ctl-XXXXXX";
+  const int fd = mkstemp(path.data());
+  if (fd < 0) throw Error("cannot create a temporary file in " + path.substr(0, path.rfind('/')) + " to spool " + name);
+  close(fd);
+  struct Unlink {
+    std::string path;
+    ~Unlink() { unlink(path.c_str()); }  // the open stream keeps the data
+  } unlink_at_exit{path};
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) out.write(buf, in.gcount());
+    if (in.bad()) throw ConfigError("cannot read " + name);
+    out.flush();
+    if (!out) throw Error("cannot write the temporary spool file " + path + " (disk full?)");
+  }
+  auto stream = std::make_unique<std::ifstream>(path, std::ios::binary);
+  if (!*stream) throw Error("cannot reopen the temporary spool file " + path);
+  return stream;
+}
+
+// `path` opened so it can be read twice; stdin ("-") and pipes are spooled first.
+std::unique_ptr<std::ifstream> open_input(const std::string& path) {
+  if (path == "-") return spool(std::cin, "stdin");
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw ConfigError("cannot read bulk file " + path + ": no such file");
+  if (S_ISDIR(st.st_mode)) throw ConfigError("bulk file " + path + " is a directory");
+  if (!S_ISREG(st.st_mode)) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError("cannot read bulk file " + path);
+    return spool(in, path);
+  }
+  auto stream = std::make_unique<std::ifstream>(path, std::ios::binary);
+  if (!*stream) throw ConfigError("cannot read bulk file " + path);
+  return stream;
+}
+
+long long elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
+}
+
+}  // namespace
+
+int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
+  const std::string name = path == "-" ? "stdin" : path;
+  auto input = open_input(path);
+  const BulkValidation validation = validate_bulk_stream(*input);
+  if (input->bad()) throw ConfigError("cannot read " + name);
+  if (!validation.ok()) {
+    for (const auto& e : validation.errors) std::cerr << e << "\n";
+    if (validation.invalid > validation.errors.size()) {
+      std::cerr << "... and " << (validation.invalid - validation.errors.size()) << " more invalid lines\n";
+    }
+    std::cerr << "expiry-ctl: " << validation.invalid << " invalid line" << (validation.invalid == 1 ? "" : "s")
+              << " in " << name << "; nothing was written\n";
+    return kExitUsage;
+  }
+  input->clear();
+  input->seekg(0);
+  if (!*input) throw ConfigError("cannot rewind " + name);
+
+  const auto start = std::chrono::steady_clock::now();
+  const KeyLayout keys(target.ns);
+  SyncConnection conn(target.redis);
+  expect_ok(conn.fcall({"FCALL", "expiry_version", "0"}), "FCALL expiry_version");  // loads the library if missing
+
+  struct Sent {
+    size_t line;
+    std::string id;
+  };
+  std::vector<Sent> window;
+  window.reserve(kWindow);
+  const size_t total = validation.tasks;
+  size_t written = 0, replaced = 0;
+  auto last_progress = start;
+  BulkReader reader(*input);
+  for (bool more = true; more;) {
+    window.clear();
+    while (window.size() < kWindow) {
+      auto line = reader.next();
+      if (!line) {
+        more = false;
+        break;
+      }
+      if (line->kind != BulkLine::Kind::Task) {  // the file changed after validation
+        throw ConfigError(name + " changed while it was read: line " + std::to_string(reader.line_number()) + ": " +
+                          line->error + "; " + std::to_string(written) + " tasks were written before");
+      }
+      conn.append(schedule_request_argv(keys, line->request));
+      window.push_back({reader.line_number(), line->request.id});
+    }
+    const Sent* first_rejected = nullptr;
+    std::string rejection;
+    size_t rejected = 0;
+    try {
+      for (const auto& sent : window) {
+        const Reply reply = conn.read_reply();
+        if (auto result = decode_schedule(reply)) {
+          ++written;
+          replaced += result->replaced ? 1 : 0;
+        } else {
+          ++rejected;
+          if (first_rejected == nullptr) {
+            first_rejected = &sent;
+            rejection = reply.type == Reply::Type::Error ? reply.str : "unexpected reply " + reply.describe();
+          }
+        }
+      }
+    } catch (const IoError& e) {
+      throw IoError(std::string(e.what()) + "; " + std::to_string(written) + " of " + std::to_string(total) +
+                    " tasks were confirmed written (those in flight may or may not have been)");
+    }
+    if (first_rejected != nullptr) {
+      std::cerr << "expiry-ctl: line " << first_rejected->line << " (id " << escape_text(first_rejected->id)
+                << "): Redis rejected the task: " << rejection << "\n"
+                << "expiry-ctl: stopped: " << written << " of " << total << " tasks were written, " << rejected
+                << " rejected, " << (total - written - rejected) << " not sent\n";
+      return kExitRedisError;
+    }
+    if (!window.empty() && std::chrono::steady_clock::now() - last_progress >= kProgressEvery) {
+      last_progress = std::chrono::steady_clock::now();
+      std::cerr << "progress: " << written << "/" << total << " tasks scheduled (" << (written * 100 / total)
+                << "%)\n";
+    }
+  }
+  std::cout << "scheduled " << written << " tasks (" << replaced << " replaced) in " << elapsed_ms(start) << " ms\n";
+  return kExitOk;
+}
+
+}  // namespace expiry

@@ -1,0 +1,52 @@
+// The expiry-ctl subcommands. Each returns the process exit code for its normal outcomes and
+// throws for failures: ConfigError (bad input, exit 2), IoError / ReplyError (Redis, exit 1).
+// Results go to stdout, progress and diagnostics to stderr.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ctl/ctl_settings.h"
+
+namespace expiry {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRedisError = 1;  // connection failures and error replies
+constexpr int kExitUsage = 2;       // usage, configuration and input errors; nothing was written
+constexpr int kExitNotPending = 3;  // show, cancel --strict: the task is not pending
+
+struct ScheduleOptions {
+  std::string id;
+  std::optional<long long> delay_ms;
+  std::optional<long long> at_ms;
+  std::optional<std::string> payload;
+  std::string payload_file;  // payload read from this file; empty: none
+  std::optional<std::string> stream;
+};
+
+struct StatsOptions {
+  bool json = false;
+  std::string stream;  // empty: NAMESPACE:stream
+  std::string group = "workers";
+};
+
+struct TailOptions {
+  std::string stream;        // empty: NAMESPACE:stream
+  long long count = 0;       // stop after this many entries; 0: no limit
+  long long timeout_ms = 0;  // stop after this long without an entry; 0: never
+  std::string from = "$";    // "$": only new entries; an entry id ("0": everything) to start after
+};
+
+// Validates the task locally (nothing is sent when it is invalid), then schedules it.
+int run_schedule(const CtlTarget& target, const ScheduleOptions& options);
+// Validates every line of `path` ("-": stdin) first; writes nothing unless all are valid.
+int run_bulk_schedule(const CtlTarget& target, const std::string& path);
+int run_cancel(const CtlTarget& target, const std::string& id, bool strict);
+int run_show(const CtlTarget& target, const std::string& id, bool json);
+int run_stats(const CtlTarget& target, const StatsOptions& options);
+int run_load_functions(const CtlTarget& target);
+// Prints one line per entry (entry_format.h) until `count` entries, `timeout_ms` of quiet, or
+// stdout is closed.
+int run_tail(const CtlTarget& target, const TailOptions& options);
+
+}  // namespace expiry

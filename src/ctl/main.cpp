@@ -1,0 +1,120 @@
+// expiry-ctl: schedules, cancels and inspects expiry-relay tasks from the command line.
+#include <csignal>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "ctl/ctl_commands.h"
+#include "ctl/ctl_settings.h"
+#include "errors.h"
+
+int main(int argc, char** argv) {
+  using namespace expiry;
+  CLI::App app{"expiry-ctl: schedules, cancels and inspects expiry-relay tasks.\n"
+               "The connection options work on every command, and can also be set as EXPIRY_RELAY_REDIS_URL,\n"
+               "EXPIRY_RELAY_PASSWORD_FILE, EXPIRY_RELAY_NAMESPACE or in the --config JSON file (the relay's\n"
+               "config file works: its other keys are ignored). Precedence: flag > env > file > default.\n"
+               "Exit codes: 0 ok, 1 Redis or connection error, 2 usage or input error (nothing was written),\n"
+               "3 task not pending (show, cancel --strict).",
+               "expiry-ctl"};
+  app.require_subcommand(0, 1);
+  GlobalOptions global;
+  add_global_options(app, global);
+
+  ScheduleOptions schedule_opts;
+  std::string bulk_file;
+  long long delay_ms = 0, at_ms = 0;
+  std::string payload, stream;
+  auto* schedule = app.add_subcommand(
+      "schedule",
+      "Schedule a task (or replace the pending task with the same id), or every task of a JSON-lines file.\n"
+      "File lines: {\"id\": \"..\", \"delay_ms\": N | \"at_ms\": EPOCH_MS, \"payload\": \"..\", \"stream\": \"..\"}\n"
+      "(payload and stream optional). The whole file is validated first: one bad line and nothing is written.");
+  add_global_options(*schedule, global);
+  auto* id_opt = schedule->add_option("id", schedule_opts.id, "task id: 1..256 bytes of UTF-8, no control characters");
+  auto* delay_opt = schedule->add_option("--delay-ms", delay_ms, "due this many milliseconds from now (Redis clock)");
+  auto* at_opt = schedule->add_option("--at-ms", at_ms, "due at this time, in milliseconds since the Unix epoch");
+  auto* payload_opt = schedule->add_option("--payload", payload, "payload delivered with the task (default: empty)");
+  auto* payload_file_opt = schedule->add_option("--payload-file", schedule_opts.payload_file,
+                                                "read the payload (any bytes) from this file");
+  auto* stream_opt = schedule->add_option("--stream", stream, "stream to deliver to (default: the relay's stream)");
+  auto* file_opt =
+      schedule->add_option("--file", bulk_file, "schedule every line of this JSON-lines file ('-': stdin)");
+  delay_opt->excludes(at_opt);
+  payload_opt->excludes(payload_file_opt);
+  for (auto* o : {id_opt, delay_opt, at_opt, payload_opt, payload_file_opt, stream_opt}) file_opt->excludes(o);
+
+  std::string cancel_id;
+  bool strict = false;
+  auto* cancel = app.add_subcommand("cancel", "Cancel a pending task.");
+  add_global_options(*cancel, global);
+  cancel->add_option("id", cancel_id, "task id")->required();
+  cancel->add_flag("--strict", strict, "exit 3 when the task was not pending");
+
+  std::string show_id;
+  bool show_json = false;
+  auto* show = app.add_subcommand("show", "Show a pending task (exit 3 when it is not pending).");
+  add_global_options(*show, global);
+  show->add_option("id", show_id, "task id")->required();
+  show->add_flag("--json", show_json, "print one JSON object");
+
+  StatsOptions stats_opts;
+  auto* stats = app.add_subcommand("stats", "Show the schedule, its stream and the consumer group.");
+  add_global_options(*stats, global);
+  stats->add_flag("--json", stats_opts.json, "print one JSON object");
+  stats->add_option("--stream", stats_opts.stream, "stream to report on (default: NAMESPACE:stream)");
+  stats->add_option("--group", stats_opts.group, "consumer group to report on")->capture_default_str();
+
+  auto* load = app.add_subcommand(
+      "load-functions", "Load (or replace) the expiry_v1 Redis Function library and print its name.");
+  add_global_options(*load, global);
+
+  TailOptions tail_opts;
+  auto* tail = app.add_subcommand("tail", "Print stream entries as they arrive (plain XREAD, not a consumer group).");
+  add_global_options(*tail, global);
+  tail->add_option("--stream", tail_opts.stream, "stream to read (default: NAMESPACE:stream)");
+  tail->add_option("--count", tail_opts.count, "stop after this many entries (0: no limit)")->capture_default_str();
+  tail->add_option("--timeout-ms", tail_opts.timeout_ms, "stop after this long without a new entry (0: never)")
+      ->capture_default_str();
+  tail->add_option("--from", tail_opts.from, "print entries after this id: '$' only new ones, '0' all")
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "expiry-ctl: " << e.what() << "\n"
+              << "run 'expiry-ctl --help' or 'expiry-ctl <command> --help' for usage\n";
+    return kExitUsage;
+  }
+  if (app.get_subcommands().empty()) {
+    std::cerr << "expiry-ctl: a command is required\n\n" << app.help();
+    return kExitUsage;
+  }
+
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    const CtlTarget target = resolve_target(global, process_env());
+    if (*schedule) {
+      if (*file_opt) return run_bulk_schedule(target, bulk_file);
+      if (!*id_opt) throw ConfigError("schedule needs a task id, or --file");
+      if (*delay_opt) schedule_opts.delay_ms = delay_ms;
+      if (*at_opt) schedule_opts.at_ms = at_ms;
+      if (*payload_opt) schedule_opts.payload = payload;
+      if (*stream_opt) schedule_opts.stream = stream;
+      return run_schedule(target, schedule_opts);
+    }
+    if (*cancel) return run_cancel(target, cancel_id, strict);
+    if (*show) return run_show(target, show_id, show_json);
+    if (*stats) return run_stats(target, stats_opts);
+    if (*load) return run_load_functions(target);
+    if (*tail) return run_tail(target, tail_opts);
+  } catch (const ConfigError& e) {
+    std::cerr << "expiry-ctl: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "expiry-ctl: " << e.what() << "\n";
+    return kExitRedisError;
+  }
+  return kExitUsage;
+}

@@ -1,0 +1,163 @@
+// The single-task subcommands: schedule, cancel, show, load-functions.
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "ctl/ctl_commands.h"
+#include "ctl/redis_values.h"
+#include "ctl/schedule_request.h"
+#include "ctl/sync_connection.h"
+#include "ctl/text_escape.h"
+#include "errors.h"
+#include "function_library.h"
+#include "key_layout.h"
+
+namespace expiry {
+namespace {
+
+std::string read_payload_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("cannot read payload file " + path);
+  std::string data;
+  char buf[8192];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    data.append(buf, static_cast<size_t>(in.gcount()));
+    if (data.size() > kMaxPayloadBytes) {
+      throw ConfigError("payload file " + path + " is larger than the limit of " + std::to_string(kMaxPayloadBytes) +
+                        " bytes");
+    }
+  }
+  if (in.bad()) throw ConfigError("cannot read payload file " + path);
+  return data;
+}
+
+ScheduleRequest request_from(const ScheduleOptions& o) {
+  ScheduleRequest r;
+  r.id = o.id;
+  if (o.delay_ms && o.at_ms) throw ConfigError("--delay-ms and --at-ms are mutually exclusive");
+  if (!o.delay_ms && !o.at_ms) throw ConfigError("one of --delay-ms or --at-ms is required");
+  r.mode = o.delay_ms ? ScheduleMode::Delay : ScheduleMode::At;
+  r.ms = o.delay_ms ? *o.delay_ms : *o.at_ms;
+  if (o.payload && !o.payload_file.empty()) throw ConfigError("--payload and --payload-file are mutually exclusive");
+  if (o.payload) r.payload = *o.payload;
+  if (!o.payload_file.empty()) r.payload = read_payload_file(o.payload_file);
+  if (o.stream) {
+    if (o.stream->empty()) throw ConfigError("--stream must not be empty (omit it for the default stream)");
+    r.stream = *o.stream;
+  }
+  if (auto err = schedule_request_error(r)) {
+    throw ConfigError(*err + (r.id.empty() ? "" : " (task id '" + escape_text(r.id) + "')"));
+  }
+  return r;
+}
+
+void check_id(const std::string& id) {
+  if (auto err = task_id_error(id)) throw ConfigError(*err);
+}
+
+// A JSON string for arbitrary bytes: invalid UTF-8 is replaced by U+FFFD.
+std::string json_dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
+  const ScheduleRequest request = request_from(options);
+  SyncConnection conn(target.redis);
+  const Reply reply = conn.fcall(schedule_request_argv(KeyLayout(target.ns), request));
+  expect_ok(reply, "FCALL expiry_schedule");
+  const auto result = decode_schedule(reply);
+  if (!result) throw ReplyError("FCALL expiry_schedule: unexpected reply " + reply.describe());
+  std::cout << "scheduled " << escape_text(request.id) << " due_ms=" << result->due_ms
+            << (result->replaced ? " (replaced an existing task)" : "") << "\n";
+  return kExitOk;
+}
+
+int run_cancel(const CtlTarget& target, const std::string& id, bool strict) {
+  check_id(id);
+  SyncConnection conn(target.redis);
+  const Reply reply = conn.fcall(cancel_argv(KeyLayout(target.ns), id));
+  expect_ok(reply, "FCALL expiry_cancel");
+  if (reply.type != Reply::Type::Integer) throw ReplyError("FCALL expiry_cancel: unexpected reply " + reply.describe());
+  if (reply.integer == 1) {
+    std::cout << "cancelled " << escape_text(id) << "\n";
+    return kExitOk;
+  }
+  std::cout << "not pending: " << escape_text(id) << "\n";
+  return strict ? kExitNotPending : kExitOk;
+}
+
+int run_show(const CtlTarget& target, const std::string& id, bool json) {
+  check_id(id);
+  const KeyLayout keys(target.ns);
+  SyncConnection conn(target.redis);
+  conn.append({"TIME"});
+  conn.append({"ZSCORE", keys.schedule_key(), id});
+  conn.append({"HGETALL", keys.shadow_key(id)});
+  conn.append({"PTTL", keys.trigger_key(id)});
+  const Reply time = conn.read_reply();
+  const Reply score = conn.read_reply();
+  const Reply shadow = conn.read_reply();
+  const Reply pttl = conn.read_reply();
+  expect_ok(time, "TIME");
+  expect_ok(score, "ZSCORE");
+  expect_ok(shadow, "HGETALL");
+  expect_ok(pttl, "PTTL");
+  const auto now = time_reply_ms(time);
+  if (!now) throw ReplyError("TIME: unexpected reply " + time.describe());
+
+  if (score.type == Reply::Type::Nil) {
+    if (json) {
+      std::cout << json_dump({{"id", id}, {"pending", false}}) << "\n";
+    } else {
+      std::cout << "not pending: " << escape_text(id) << "\n";
+    }
+    return kExitNotPending;
+  }
+  const auto due = score_to_ms(score.str);
+  if (!due) throw ReplyError("ZSCORE: unexpected reply " + score.describe());
+  const auto payload = field_value(shadow, "payload");
+  const auto created = field_value(shadow, "created_ms");
+  const auto stream = field_value(shadow, "stream");
+  // PTTL: -2 when the trigger key is missing, -1 when it has no expiry.
+  const long long trigger_pttl = pttl.type == Reply::Type::Integer ? pttl.integer : -2;
+
+  if (json) {
+    nlohmann::json out = {{"id", id},
+                          {"pending", true},
+                          {"due_ms", *due},
+                          {"due_in_ms", *due - *now},
+                          {"created_ms", nullptr},
+                          {"payload", nullptr},
+                          {"stream", stream ? *stream : keys.default_stream()},
+                          {"default_stream", !stream.has_value()},
+                          {"trigger_pttl_ms", nullptr}};
+    if (created) {
+      if (auto c = to_integer(*created)) out["created_ms"] = *c;
+    }
+    if (payload) out["payload"] = *payload;
+    if (trigger_pttl != -2) out["trigger_pttl_ms"] = trigger_pttl;
+    std::cout << json_dump(out) << "\n";
+    return kExitOk;
+  }
+  std::cout << "id: " << escape_text(id) << "\n"
+            << "due_ms: " << *due << "\n"
+            << "due_in_ms: " << (*due - *now) << "\n"
+            << "created_ms: " << (created ? escape_text(*created) : "(missing)") << "\n"
+            << "stream: " << escape_text(stream ? *stream : keys.default_stream()) << (stream ? "" : " (default)")
+            << "\n"
+            << "trigger_pttl_ms: " << (trigger_pttl != -2 ? std::to_string(trigger_pttl) : "(trigger key missing)") << "\n"
+            << "payload: " << (payload ? escape_text(*payload) : "(missing)") << "\n";
+  return kExitOk;
+}
+
+int run_load_functions(const CtlTarget& target) {
+  SyncConnection conn(target.redis);
+  std::cout << conn.load_library() << "\n";
+  return kExitOk;
+}
+
+}  // namespace expiry

@@ -1,0 +1,490 @@
+// Integration tests of expiry-ctl: the real binary against a private redis-server, with the
+// outcomes checked in Redis itself.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/child_process.h"
+#include "support/redis_server.h"
+#include "support/sync_redis.h"
+#include "support/wait.h"
+
+namespace expiry::test {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace std::string_literals;
+
+constexpr const char* kSchedule = "expiry:{0}:schedule";
+
+std::string trigger(const std::string& id) { return "expiry:{0}:t:" + id; }
+std::string shadow(const std::string& id) { return "expiry:{0}:task:" + id; }
+
+struct CtlRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr interleaved
+};
+
+// Runs expiry-ctl to completion (bounded) and returns its exit code and output.
+CtlRun run_ctl(const std::vector<std::string>& args, std::vector<std::pair<std::string, std::string>> env = {}) {
+  ChildProcess child(EXPIRY_CTL_BIN, args, std::move(env));
+  auto rc = child.wait_exit(60s);
+  CtlRun run;
+  if (!rc) {
+    child.kill_hard();
+    ADD_FAILURE() << "expiry-ctl did not exit within 60 s: " << child.output();
+    return run;
+  }
+  run.exit_code = *rc;
+  run.output = child.output();
+  return run;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+class CtlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "ctl_test_XXXXXX";
+    ASSERT_NE(mkdtemp(dir_.data()), nullptr);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::string url_flag() const { return "--redis-url=" + server_.url(); }
+
+  // Runs expiry-ctl with `args` and the server's URL appended.
+  CtlRun ctl(std::vector<std::string> args) {
+    args.push_back(url_flag());
+    return run_ctl(args);
+  }
+
+  std::string write_file(const std::string& name, const std::string& content) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream out(path, std::ios::binary);
+    out << content;
+    EXPECT_TRUE(out.good()) << path;
+    return path;
+  }
+
+  long long zcard() { return redis_.integer({"ZCARD", kSchedule}); }
+  long long dbsize() { return redis_.integer({"DBSIZE"}); }
+  std::optional<std::string> hget(const std::string& key, const std::string& field) {
+    auto r = redis_.command({"HGET", key, field});
+    if (r.type != SyncRedis::Reply::Type::String) return std::nullopt;
+    return r.str;
+  }
+
+  RedisServer server_;
+  SyncRedis redis_{server_.host(), server_.port()};
+  std::string dir_;
+};
+
+// ---------------------------------------------------------------- single tasks
+
+TEST_F(CtlTest, ScheduleCreatesMemberShadowAndTrigger) {
+  const CtlRun run = ctl({"schedule", "job-1", "--delay-ms", "60000", "--payload", "h\xC3\xA9llo {\"n\": 1}\ttab"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.output, m, std::regex("^scheduled job-1 due_ms=(\\d+)\n$"))) << run.output;
+
+  auto score = redis_.command({"ZSCORE", kSchedule, "job-1"});
+  ASSERT_EQ(score.type, SyncRedis::Reply::Type::String) << score.to_string();
+  EXPECT_EQ(std::stoll(score.str), std::stoll(m[1].str()));
+  EXPECT_EQ(hget(shadow("job-1"), "payload"), "h\xC3\xA9llo {\"n\": 1}\ttab");
+  EXPECT_EQ(hget(shadow("job-1"), "due_ms"), m[1].str());
+  EXPECT_FALSE(hget(shadow("job-1"), "stream").has_value());
+  const long long pttl = redis_.integer({"PTTL", trigger("job-1")});
+  EXPECT_GT(pttl, 55000);
+  EXPECT_LE(pttl, 60100);
+}
+
+TEST_F(CtlTest, PayloadFileIsStoredByteForByte) {
+  const std::string payload = "\0\x01\xFF\xFE binary\r\n"s + std::string(1000, 'z') + "\x80"s;
+  const std::string path = write_file("payload.bin", payload);
+  const CtlRun run = ctl({"schedule", "bin", "--at-ms", "4102444800000", "--payload-file", path, "--stream", "out:s"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(hget(shadow("bin"), "payload"), payload);
+  EXPECT_EQ(hget(shadow("bin"), "stream"), "out:s");
+  EXPECT_EQ(redis_.command({"ZSCORE", kSchedule, "bin"}).str, "4102444800000");
+}
+
+TEST_F(CtlTest, ScheduleAgainReplaces) {
+  ASSERT_EQ(ctl({"schedule", "job-1", "--delay-ms", "60000", "--payload", "first"}).exit_code, 0);
+  const CtlRun run = ctl({"schedule", "job-1", "--delay-ms", "120000", "--payload", "second"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "(replaced an existing task)")) << run.output;
+  EXPECT_EQ(zcard(), 1);
+  EXPECT_EQ(hget(shadow("job-1"), "payload"), "second");
+  EXPECT_GT(redis_.integer({"PTTL", trigger("job-1")}), 100000);
+}
+
+TEST_F(CtlTest, CancelRemovesAllThreeKeys) {
+  ASSERT_EQ(ctl({"schedule", "job-1", "--delay-ms", "60000", "--payload", "p"}).exit_code, 0);
+  ASSERT_EQ(redis_.integer({"EXISTS", trigger("job-1"), shadow("job-1")}), 2);
+
+  const CtlRun run = ctl({"cancel", "job-1"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, "cancelled job-1\n");
+  EXPECT_EQ(zcard(), 0);
+  EXPECT_EQ(redis_.integer({"EXISTS", trigger("job-1"), shadow("job-1")}), 0);
+
+  const CtlRun again = ctl({"cancel", "job-1"});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(again.output, "not pending: job-1\n");
+}
+
+TEST_F(CtlTest, CancelUnknownSaysNotPending) {
+  const CtlRun run = ctl({"cancel", "never-scheduled"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, "not pending: never-scheduled\n");
+  const CtlRun strict = ctl({"cancel", "never-scheduled", "--strict"});
+  EXPECT_EQ(strict.exit_code, 3) << strict.output;
+  EXPECT_TRUE(contains(strict.output, "not pending: never-scheduled")) << strict.output;
+  EXPECT_EQ(dbsize(), 0);
+}
+
+TEST_F(CtlTest, ShowPendingTaskAsTextAndJson) {
+  ASSERT_EQ(ctl({"schedule", "job-1", "--delay-ms", "60000", "--payload", "two\nlines", "--stream", "s1"}).exit_code,
+            0);
+  const CtlRun text = ctl({"show", "job-1"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_TRUE(contains(text.output, "id: job-1\n")) << text.output;
+  EXPECT_TRUE(contains(text.output, "stream: s1\n")) << text.output;
+  EXPECT_TRUE(contains(text.output, "payload: two\\nlines\n")) << text.output;
+  EXPECT_TRUE(std::regex_search(text.output, std::regex("trigger_pttl_ms: \\d+\n"))) << text.output;
+
+  const CtlRun json = ctl({"show", "job-1", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j["id"], "job-1");
+  EXPECT_EQ(j["pending"], true);
+  EXPECT_EQ(j["payload"], "two\nlines");
+  EXPECT_EQ(j["stream"], "s1");
+  EXPECT_EQ(j["due_ms"].get<long long>(), std::stoll(redis_.command({"ZSCORE", kSchedule, "job-1"}).str));
+  EXPECT_GT(j["due_in_ms"].get<long long>(), 50000);
+  EXPECT_GT(j["trigger_pttl_ms"].get<long long>(), 50000);
+  EXPECT_GT(j["created_ms"].get<long long>(), 0);
+}
+
+TEST_F(CtlTest, ShowAbsentTaskExits3) {
+  const CtlRun text = ctl({"show", "nope"});
+  EXPECT_EQ(text.exit_code, 3) << text.output;
+  EXPECT_EQ(text.output, "not pending: nope\n");
+  const CtlRun json = ctl({"show", "nope", "--json"});
+  EXPECT_EQ(json.exit_code, 3) << json.output;
+  EXPECT_EQ(nlohmann::json::parse(json.output)["pending"], false);
+}
+
+// ---------------------------------------------------------------- bad input: exit 2, nothing written
+
+TEST_F(CtlTest, InvalidInputExits2AndWritesNothing) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"schedule", "a", "--delay-ms", "1", "--redis-url", "http://x"}, "scheme must be redis://"},
+      {{"schedule", "", "--delay-ms", "1"}, "task id must not be empty"},
+      {{"schedule", std::string(257, 'i'), "--delay-ms", "1"}, "task id longer than 256 bytes"},
+      {{"schedule", "a", "--delay-ms", "1", "--payload", std::string(65537, 'p')}, "larger than the limit of 65536"},
+      {{"schedule", "a"}, "one of --delay-ms or --at-ms is required"},
+      {{"schedule", "a", "--delay-ms", "1", "--at-ms", "5"}, "excludes"},
+      {{"schedule", "a", "--delay-ms", "-1"}, "delay_ms must be between 0"},
+      {{"schedule", "a", "--delay-ms", "soon"}, "--delay-ms"},
+      {{"schedule", "a\x01", "--delay-ms", "1"}, "control character"},
+      {{"schedule", "a\xFF", "--delay-ms", "1"}, "not valid UTF-8"},
+      {{"cancel", ""}, "task id must not be empty"},
+      {{"frobnicate"}, "frobnicate"},
+      {{"schedule", "--file", dir_ + "/missing.jsonl"}, "cannot read bulk file"},
+      {{"schedule", "--namespace", "bad ns", "a", "--delay-ms", "1"}, "namespace"},
+  };
+  for (const auto& c : cases) {
+    auto args = c.args;
+    if (std::find(args.begin(), args.end(), "--redis-url") == args.end()) args.insert(args.begin() + 1, url_flag());
+    const CtlRun run = run_ctl(args);
+    EXPECT_EQ(run.exit_code, 2) << c.message << ": " << run.output;
+    EXPECT_TRUE(contains(run.output, "expiry-ctl: ")) << run.output;
+    EXPECT_TRUE(contains(run.output, c.message)) << "want '" << c.message << "' in: " << run.output;
+    EXPECT_EQ(dbsize(), 0) << c.message;
+  }
+}
+
+TEST_F(CtlTest, UnreachableRedisExits1) {
+  RedisServer other;
+  const std::string url = other.url();
+  other.stop();
+  const CtlRun run = run_ctl({"schedule", "a", "--delay-ms", "1", "--redis-url", url});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, "expiry-ctl: cannot connect to " + url)) << run.output;
+}
+
+// ---------------------------------------------------------------- bulk files
+
+std::string bulk_lines(int n, const std::string& prefix = "bulk-") {
+  std::string text;
+  for (int i = 0; i < n; ++i) {
+    nlohmann::json line = {{"id", prefix + std::to_string(i)}, {"payload", "payload " + std::to_string(i)}};
+    if (i % 3 == 0) {
+      line["at_ms"] = 4102444800000LL + i;
+    } else {
+      line["delay_ms"] = 3600000 + i;
+    }
+    if (i % 7 == 0) line["stream"] = "other:stream";
+    text += line.dump() + "\n";
+    if (i % 100 == 50) text += "\n";  // blank lines are skipped
+  }
+  return text;
+}
+
+TEST_F(CtlTest, BulkFileSchedulesEveryLine) {
+  const std::string path = write_file("tasks.jsonl", bulk_lines(2000));
+  const CtlRun run = ctl({"schedule", "--file", path});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(std::regex_search(run.output, std::regex("scheduled 2000 tasks \\(0 replaced\\) in \\d+ ms\n")))
+      << run.output;
+  EXPECT_EQ(zcard(), 2000);
+  EXPECT_EQ(hget(shadow("bulk-1999"), "payload"), "payload 1999");
+  EXPECT_EQ(hget(shadow("bulk-7"), "stream"), "other:stream");
+  EXPECT_EQ(redis_.command({"ZSCORE", kSchedule, "bulk-3"}).str, "4102444800003");
+  EXPECT_EQ(redis_.integer({"EXISTS", trigger("bulk-0"), trigger("bulk-1999")}), 2);
+
+  // The same file again replaces every task.
+  const CtlRun again = ctl({"schedule", "--file", path});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_TRUE(contains(again.output, "scheduled 2000 tasks (2000 replaced)")) << again.output;
+  EXPECT_EQ(zcard(), 2000);
+}
+
+TEST_F(CtlTest, BulkFileWithABadLineWritesNothing) {
+  std::string text;
+  for (int i = 1; i <= 1000; ++i) {
+    text += i == 517 ? R"({"id":"x","delay_ms":"10"})" "\n"
+                     : R"({"id":"t)" + std::to_string(i) + R"(","delay_ms":60000})" "\n";
+  }
+  text += "{\"id\":\"\xFF\",\"delay_ms\":1}\n";  // line 1001: raw invalid byte
+  const CtlRun run = ctl({"schedule", "--file", write_file("bad.jsonl", text)});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "line 517: delay_ms must be an integer")) << run.output;
+  EXPECT_TRUE(contains(run.output, "line 1001: not valid UTF-8")) << run.output;
+  EXPECT_TRUE(contains(run.output, "nothing was written")) << run.output;
+  EXPECT_EQ(zcard(), 0);
+  EXPECT_EQ(dbsize(), 0);
+}
+
+TEST_F(CtlTest, BulkFromStdinAndFromAPipe) {
+  // ChildProcess gives the child /dev/null as stdin: an empty input.
+  const CtlRun empty = ctl({"schedule", "--file", "-"});
+  EXPECT_EQ(empty.exit_code, 0) << empty.output;
+  EXPECT_TRUE(contains(empty.output, "scheduled 0 tasks (0 replaced)")) << empty.output;
+
+  // A FIFO cannot be read twice: expiry-ctl spools it before validating.
+  const std::string fifo = dir_ + "/tasks.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  std::vector<std::string> args = {"schedule", "--file", fifo, url_flag()};
+  ChildProcess child(EXPIRY_CTL_BIN, args);
+  int fd = -1;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // ENXIO until the reader has opened it
+        return fd >= 0;
+      },
+      20s));
+  const std::string text = bulk_lines(300, "fifo-");  // well under the pipe buffer
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  auto rc = child.wait_exit(30s);
+  ASSERT_TRUE(rc.has_value()) << child.output();
+  EXPECT_EQ(*rc, 0) << child.output();
+  EXPECT_TRUE(contains(child.output(), "scheduled 300 tasks")) << child.output();
+  EXPECT_EQ(zcard(), 300);
+}
+
+TEST_F(CtlTest, BulkStopsWhenRedisRejectsAWriteMidway) {
+  const std::string text = [] {
+    std::string t;
+    for (int i = 0; i < 4000; ++i) {
+      t += nlohmann::json{{"id", "oom-" + std::to_string(i)}, {"delay_ms", 3600000}, {"payload", std::string(2000, 'x')}}
+               .dump() +
+           "\n";
+    }
+    return t;
+  }();
+  const std::string path = write_file("big.jsonl", text);
+  // Load the library before memory runs out (FUNCTION LOAD would be refused too).
+  ASSERT_EQ(ctl({"load-functions"}).exit_code, 0);
+  const auto info = redis_.command({"INFO", "memory"}).str;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(info, m, std::regex("used_memory:(\\d+)")));
+  const long long limit = std::stoll(m[1].str()) + 2 * 1024 * 1024;  // room for roughly 500 tasks
+  ASSERT_FALSE(redis_.command({"CONFIG", "SET", "maxmemory-policy", "noeviction"}).is_error());
+  ASSERT_FALSE(redis_.command({"CONFIG", "SET", "maxmemory", std::to_string(limit)}).is_error());
+
+  const CtlRun run = ctl({"schedule", "--file", path});
+  redis_.command({"CONFIG", "SET", "maxmemory", "0"});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, "OOM")) << run.output;
+  ASSERT_TRUE(std::regex_search(run.output, m, std::regex("stopped: (\\d+) of 4000 tasks were written"))) << run.output;
+  const long long written = std::stoll(m[1].str());
+  EXPECT_GT(written, 0);
+  EXPECT_LT(written, 4000);
+  EXPECT_EQ(zcard(), written);
+}
+
+// ---------------------------------------------------------------- authentication
+
+TEST(CtlAuthTest, WrongPasswordExits1WithoutEchoingIt) {
+  RedisServer::Options opts;
+  opts.extra_config_lines = {"requirepass secret"};
+  RedisServer server(opts);
+  const std::string dir = ::testing::TempDir();
+  const std::string base = "redis://127.0.0.1:" + std::to_string(server.port()) + "/0";
+  const std::string wrong_url = "redis://:hunter2wrong@127.0.0.1:" + std::to_string(server.port()) + "/0";
+
+  const CtlRun in_url = run_ctl({"schedule", "a", "--delay-ms", "1", "--redis-url", wrong_url});
+  EXPECT_EQ(in_url.exit_code, 1) << in_url.output;
+  EXPECT_TRUE(contains(in_url.output, "WRONGPASS") || contains(in_url.output, "authentication")) << in_url.output;
+  EXPECT_FALSE(contains(in_url.output, "hunter2wrong")) << in_url.output;
+
+  const std::string pw_file = dir + "/ctl_test_wrong.pw";
+  std::ofstream(pw_file) << "hunter3wrong\n";
+  const CtlRun in_file = run_ctl({"stats", "--redis-url", base, "--password-file", pw_file});
+  EXPECT_EQ(in_file.exit_code, 1) << in_file.output;
+  EXPECT_TRUE(contains(in_file.output, "WRONGPASS")) << in_file.output;
+  EXPECT_FALSE(contains(in_file.output, "hunter3wrong")) << in_file.output;
+
+  const CtlRun none = run_ctl({"schedule", "a", "--delay-ms", "1", "--redis-url", base});
+  EXPECT_EQ(none.exit_code, 1) << none.output;
+  EXPECT_TRUE(contains(none.output, "NOAUTH")) << none.output;
+
+  // The right password, from the environment.
+  const std::string good_file = dir + "/ctl_test_good.pw";
+  std::ofstream(good_file) << "secret\n";
+  const CtlRun ok = run_ctl({"schedule", "a", "--delay-ms", "60000"},
+                         {{"EXPIRY_RELAY_REDIS_URL", base}, {"EXPIRY_RELAY_PASSWORD_FILE", good_file}});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_FALSE(contains(ok.output, "secret")) << ok.output;
+  SyncRedis redis(server.host(), server.port());
+  ASSERT_FALSE(redis.command({"AUTH", "secret"}).is_error());
+  EXPECT_EQ(redis.integer({"ZCARD", kSchedule}), 1);
+  std::remove(pw_file.c_str());
+  std::remove(good_file.c_str());
+}
+
+// ---------------------------------------------------------------- settings layers
+
+TEST_F(CtlTest, EnvAndSharedConfigFile) {
+  // The URL from the environment, the namespace from a config file that also holds relay keys.
+  const std::string config = write_file(
+      "relay.json", R"({"namespace": "shared", "sweep_batch": 50, "log_level": "debug", "group": "g"})");
+  const CtlRun run =
+      run_ctl({"schedule", "a", "--delay-ms", "60000", "--config", config}, {{"EXPIRY_RELAY_REDIS_URL", server_.url()}});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(redis_.integer({"ZCARD", "shared:{0}:schedule"}), 1);
+  EXPECT_EQ(zcard(), 0);
+
+  // A flag beats the file.
+  ASSERT_EQ(ctl({"schedule", "b", "--delay-ms", "60000", "--config", config, "--namespace", "flagged"}).exit_code, 0);
+  EXPECT_EQ(redis_.integer({"ZCARD", "flagged:{0}:schedule"}), 1);
+
+  // Keys that are neither connection nor relay options are still typos.
+  const std::string typo = write_file("typo.json", R"({"namepsace": "x"})");
+  const CtlRun bad = ctl({"stats", "--config", typo});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "unknown key 'namepsace'")) << bad.output;
+}
+
+// ---------------------------------------------------------------- stats, functions, tail
+
+TEST_F(CtlTest, StatsJsonCountsPendingAndOverdue) {
+  for (const char* id : {"f1", "f2", "f3"}) ASSERT_EQ(ctl({"schedule", id, "--delay-ms", "600000"}).exit_code, 0);
+  for (const char* id : {"o1", "o2"}) ASSERT_EQ(ctl({"schedule", id, "--at-ms", "1000"}).exit_code, 0);
+
+  CtlRun run = ctl({"stats", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto j = nlohmann::json::parse(run.output);
+  EXPECT_EQ(j["pending"], 5);
+  EXPECT_EQ(j["overdue"], 2);
+  EXPECT_EQ(j["next_due_ms"], 1000);
+  EXPECT_LT(j["next_due_in_ms"].get<long long>(), 0);
+  EXPECT_EQ(j["stream"], "expiry:stream");
+  EXPECT_EQ(j["stream_length"], 0);
+  EXPECT_TRUE(j["group_lag"].is_null());
+  EXPECT_TRUE(j["group_pending"].is_null());
+
+  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "0", "MKSTREAM"}).is_error());
+  for (int i = 0; i < 3; ++i) redis_.command({"XADD", "expiry:stream", "*", "id", "x" + std::to_string(i)});
+  redis_.command({"XREADGROUP", "GROUP", "workers", "c1", "COUNT", "1", "STREAMS", "expiry:stream", ">"});
+  run = ctl({"stats", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  j = nlohmann::json::parse(run.output);
+  EXPECT_EQ(j["stream_length"], 3);
+  EXPECT_EQ(j["group_lag"], 2);
+  EXPECT_EQ(j["group_pending"], 1);
+
+  const CtlRun text = ctl({"stats", "--group", "nobody"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_TRUE(contains(text.output, "pending: 5\n")) << text.output;
+  EXPECT_TRUE(contains(text.output, "overdue: 2\n")) << text.output;
+  EXPECT_TRUE(contains(text.output, "group_lag: null\n")) << text.output;
+}
+
+TEST_F(CtlTest, LoadFunctionsAndAutomaticReload) {
+  ASSERT_FALSE(redis_.command({"FUNCTION", "FLUSH"}).is_error());
+  const CtlRun load = ctl({"load-functions"});
+  EXPECT_EQ(load.exit_code, 0) << load.output;
+  EXPECT_EQ(load.output, "expiry_v1\n");
+  EXPECT_TRUE(contains(redis_.command({"FUNCTION", "LIST"}).to_string(), "expiry_v1"));
+
+  ASSERT_FALSE(redis_.command({"FUNCTION", "FLUSH"}).is_error());
+  const CtlRun schedule = ctl({"schedule", "a", "--delay-ms", "60000"});
+  EXPECT_EQ(schedule.exit_code, 0) << schedule.output;
+  EXPECT_EQ(zcard(), 1);
+}
+
+TEST_F(CtlTest, TailPrintsEntriesOthersAdd) {
+  ChildProcess tail(EXPIRY_CTL_BIN, {"tail", "--count", "2", "--timeout-ms", "30000", url_flag()});
+  // Entries are printed from the moment tail is blocked in XREAD.
+  ASSERT_TRUE(wait_until([&] { return contains(redis_.command({"CLIENT", "LIST"}).str, "cmd=xread"); }, 20s))
+      << tail.output();
+  const auto first = redis_.command({"XADD", "expiry:stream", "*", "id", "t1", "payload", "hello world", "due_ms",
+                                     "1000", "fired_ms", "1007", "via", "event"});
+  const auto second = redis_.command({"XADD", "expiry:stream", "*", "id", "t2", "payload", "", "due_ms", "5",
+                                      "fired_ms", "5", "via", "sweep", "missing_payload", "absent"});
+  auto rc = tail.wait_exit(20s);
+  ASSERT_TRUE(rc.has_value()) << tail.output();
+  EXPECT_EQ(*rc, 0) << tail.output();
+  EXPECT_EQ(tail.output(),
+            first.str + " id=t1 via=event due_ms=1000 fired_ms=1007 late_ms=7 payload=hello world\n" + second.str +
+                " id=t2 via=sweep due_ms=5 fired_ms=5 late_ms=0 missing_payload=absent payload=\n");
+
+  // --from 0 prints what is there, then stops after the quiet timeout.
+  const CtlRun all = ctl({"tail", "--from", "0", "--timeout-ms", "300"});
+  EXPECT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_EQ(all.output.rfind(first.str + " id=t1", 0), 0u) << all.output;
+  EXPECT_TRUE(contains(all.output, second.str + " id=t2")) << all.output;
+}
+
+}  // namespace
+}  // namespace expiry::test

@@ -1,0 +1,339 @@
+// Unit tests of expiry-ctl's bulk schedule file parsing and whole-file validation
+// (src/ctl/bulk_file.h, src/ctl/schedule_request.h).
+#include "ctl/bulk_file.h"
+
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace expiry {
+namespace {
+
+using namespace std::string_literals;
+
+BulkLine task(const std::string& line) {
+  BulkLine parsed = parse_bulk_line(line);
+  EXPECT_EQ(parsed.kind, BulkLine::Kind::Task) << line << " -> " << parsed.error;
+  return parsed;
+}
+
+// The error of an Invalid line ("" and a test failure if the line parsed).
+std::string error_of(const std::string& line) {
+  BulkLine parsed = parse_bulk_line(line);
+  EXPECT_EQ(parsed.kind, BulkLine::Kind::Invalid) << line;
+  return parsed.error;
+}
+
+BulkValidation validate(const std::string& text, size_t max_errors = kMaxBulkErrors) {
+  std::istringstream in(text);
+  return validate_bulk_stream(in, max_errors);
+}
+
+// ---------------------------------------------------------------- good lines
+
+TEST(BulkLine, DelayWithDefaults) {
+  const auto r = task(R"({"id": "job-1", "delay_ms": 1500})").request;
+  EXPECT_EQ(r.id, "job-1");
+  EXPECT_EQ(r.mode, ScheduleMode::Delay);
+  EXPECT_EQ(r.ms, 1500);
+  EXPECT_EQ(r.payload, "");
+  EXPECT_EQ(r.stream, "");
+}
+
+TEST(BulkLine, AtWithPayloadAndStream) {
+  const auto r = task(R"({"stream":"orders:due","payload":"{\"n\":1}","at_ms":1700000000000,"id":"o-7"})").request;
+  EXPECT_EQ(r.id, "o-7");
+  EXPECT_EQ(r.mode, ScheduleMode::At);
+  EXPECT_EQ(r.ms, 1700000000000LL);
+  EXPECT_EQ(r.payload, R"({"n":1})");
+  EXPECT_EQ(r.stream, "orders:due");
+}
+
+TEST(BulkLine, ZeroDelayAndBounds) {
+  EXPECT_EQ(task(R"({"id":"a","delay_ms":0})").request.ms, 0);
+  EXPECT_EQ(task(R"({"id":"a","at_ms":1})").request.ms, 1);
+  EXPECT_EQ(task(R"({"id":"a","at_ms":253402300799999})").request.ms, kMaxTimeMs);
+  EXPECT_EQ(task(R"({"id":"a","delay_ms":253402300799999})").request.ms, kMaxTimeMs);
+}
+
+TEST(BulkLine, TrailingCarriageReturnAndSurroundingSpaceAreFine) {
+  EXPECT_EQ(task("{\"id\":\"a\",\"delay_ms\":1}\r").request.id, "a");
+  EXPECT_EQ(task("  \t{\"id\":\"a\",\"delay_ms\":1}  ").request.id, "a");
+}
+
+TEST(BulkLine, UnicodeEscapesGiveUtf8Bytes) {
+  // "\u00ff" is the code point U+00FF, stored as its UTF-8 bytes C3 BF: a valid id.
+  const auto r = task(R"({"id":"caf\u00e9-\u00ff","delay_ms":1,"payload":"\u0000bin\u0001"})").request;
+  EXPECT_EQ(r.id, "caf\xC3\xA9-\xC3\xBF");
+  EXPECT_EQ(r.payload, "\0bin\x01"s);
+  EXPECT_EQ(task(R"({"id":"\ud83d\ude00","delay_ms":1})").request.id, "\xF0\x9F\x98\x80");
+}
+
+TEST(BulkLine, RawUtf8IsFine) {
+  EXPECT_EQ(task("{\"id\":\"\xE2\x82\xAC-1\",\"delay_ms\":1}").request.id, "\xE2\x82\xAC-1");
+}
+
+TEST(BulkLine, PayloadAtTheLimit) {
+  const std::string payload(kMaxPayloadBytes, 'p');
+  EXPECT_EQ(task(R"({"id":"a","delay_ms":1,"payload":")" + payload + "\"}").request.payload.size(),
+            kMaxPayloadBytes);
+}
+
+TEST(BulkLine, IdAtTheLimit) {
+  const std::string id(kMaxIdBytes, 'i');
+  EXPECT_EQ(task(R"({"id":")" + id + R"(","delay_ms":1})").request.id, id);
+}
+
+// ---------------------------------------------------------------- blank lines
+
+TEST(BulkLine, BlankLines) {
+  for (const std::string& line : {""s, " "s, "\t  \r"s, "\r"s}) {
+    EXPECT_EQ(parse_bulk_line(line).kind, BulkLine::Kind::Blank) << "'" << line << "'";
+  }
+}
+
+// ---------------------------------------------------------------- bad lines
+
+TEST(BulkLine, NotJson) {
+  EXPECT_NE(error_of("hello").find("invalid JSON"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1)").find("invalid JSON"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1} {})").find("invalid JSON"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a",})").find("invalid JSON"), std::string::npos);
+  EXPECT_EQ(error_of("xyz").find("[json.exception"), std::string::npos) << "library tag leaked";
+}
+
+TEST(BulkLine, NotAnObject) {
+  EXPECT_NE(error_of(R"(["a", 1])").find("must be a JSON object"), std::string::npos);
+  EXPECT_NE(error_of("42").find("must be a JSON object"), std::string::npos);
+  EXPECT_NE(error_of(R"("id")").find("must be a JSON object"), std::string::npos);
+  EXPECT_NE(error_of("null").find("must be a JSON object"), std::string::npos);
+}
+
+TEST(BulkLine, UnknownKey) {
+  const auto err = error_of(R"({"id":"a","delay_ms":1,"delay":5})");
+  EXPECT_NE(err.find("unknown key 'delay'"), std::string::npos) << err;
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"ID":"b"})").find("unknown key 'ID'"), std::string::npos);
+}
+
+TEST(BulkLine, DuplicateKey) {
+  EXPECT_NE(error_of(R"({"id":"a","id":"b","delay_ms":1})").find("duplicate key 'id'"), std::string::npos);
+  // Nested objects are rejected by type anyway; duplicates are only looked for at the top level.
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"payload":{"x":1,"x":2}})").find("payload must be a string"),
+            std::string::npos);
+}
+
+TEST(BulkLine, MissingId) {
+  EXPECT_NE(error_of(R"({"delay_ms":1})").find("missing key 'id'"), std::string::npos);
+}
+
+TEST(BulkLine, NeedsExactlyOneTime) {
+  EXPECT_NE(error_of(R"({"id":"a"})").find("one of delay_ms or at_ms is required"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"at_ms":2})").find("mutually exclusive"), std::string::npos);
+}
+
+TEST(BulkLine, WrongTypes) {
+  EXPECT_NE(error_of(R"({"id":7,"delay_ms":1})").find("id must be a string"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":null,"delay_ms":1})").find("id must be a string"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":"10"})").find("delay_ms must be an integer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":true})").find("delay_ms must be an integer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","at_ms":null})").find("at_ms must be an integer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"payload":5})").find("payload must be a string"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"payload":null})").find("payload must be a string"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"stream":["s"]})").find("stream must be a string"),
+            std::string::npos);
+}
+
+TEST(BulkLine, TimesOutOfRange) {
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":-1})").find("delay_ms must be an integer between 0 and"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1.5})").find("got 1.5"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1e3})").find("delay_ms must be an integer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","at_ms":0})").find("at_ms must be an integer between 1 and"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","at_ms":253402300800000})").find("at_ms"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":18446744073709551615})").find("got 18446744073709551615"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":99999999999999999999999})").find("delay_ms"), std::string::npos);
+}
+
+TEST(BulkLine, BadIds) {
+  EXPECT_NE(error_of(R"({"id":"","delay_ms":1})").find("must not be empty"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":")" + std::string(kMaxIdBytes + 1, 'i') + R"(","delay_ms":1})")
+                .find("longer than 256 bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a\nb","delay_ms":1})").find("control character"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a\u0000","delay_ms":1})").find("control character"), std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a\u007f","delay_ms":1})").find("control character"), std::string::npos);
+  // A lone surrogate escape is not a character; JSON parsing rejects it.
+  EXPECT_NE(error_of(R"({"id":"\ud800","delay_ms":1})").find("invalid JSON"), std::string::npos);
+}
+
+TEST(BulkLine, EmptyStreamIsAnError) {
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"stream":""})").find("stream must not be empty"), std::string::npos);
+}
+
+TEST(BulkLine, PayloadOverTheLimit) {
+  const std::string payload(kMaxPayloadBytes + 1, 'p');
+  const auto err = error_of(R"({"id":"a","delay_ms":1,"payload":")" + payload + "\"}");
+  EXPECT_NE(err.find("65537 bytes"), std::string::npos) << err;
+  EXPECT_NE(err.find("65536"), std::string::npos) << err;
+}
+
+TEST(BulkLine, RawInvalidUtf8IsRejected) {
+  EXPECT_EQ(error_of("{\"id\":\"a\xFF\",\"delay_ms\":1}"), "not valid UTF-8 (byte 9)");
+  EXPECT_NE(error_of("{\"id\":\"a\",\"delay_ms\":1,\"payload\":\"\xC3\"}").find("not valid UTF-8"),
+            std::string::npos);
+  EXPECT_NE(error_of("{\"id\":\"\xC0\xAF\",\"delay_ms\":1}").find("not valid UTF-8"), std::string::npos);  // overlong
+  EXPECT_NE(error_of("{\"id\":\"\xED\xA0\x80\",\"delay_ms\":1}").find("not valid UTF-8"), std::string::npos);
+}
+
+TEST(BulkLine, LineOverTheLimit) {
+  const std::string line = R"({"id":"a","delay_ms":1,"payload":")" + std::string(kMaxBulkLineBytes, 'p') + "\"}";
+  EXPECT_NE(error_of(line).find("line longer than 1048576 bytes"), std::string::npos);
+}
+
+TEST(BulkLine, ErrorsQuoteKeysPrintably) {
+  const auto err = error_of(R"({"id":"a","delay_ms":1,"bad\nkey":1})");
+  EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  EXPECT_NE(err.find("bad\\nkey"), std::string::npos) << err;
+}
+
+// ---------------------------------------------------------------- whole files
+
+TEST(BulkValidation, AllGood) {
+  const auto v = validate(R"({"id":"a","delay_ms":1})"
+                          "\n"
+                          R"({"id":"b","at_ms":2,"payload":"x"})"
+                          "\n");
+  EXPECT_TRUE(v.ok());
+  EXPECT_EQ(v.tasks, 2u);
+  EXPECT_EQ(v.invalid, 0u);
+  EXPECT_TRUE(v.errors.empty());
+}
+
+TEST(BulkValidation, EmptyInput) {
+  EXPECT_EQ(validate("").tasks, 0u);
+  EXPECT_TRUE(validate("").ok());
+  EXPECT_TRUE(validate("\n\n  \n").ok());
+  EXPECT_EQ(validate("\n\n  \n").tasks, 0u);
+}
+
+TEST(BulkValidation, LastLineWithoutNewlineAndCrlf) {
+  const auto v = validate("{\"id\":\"a\",\"delay_ms\":1}\r\n{\"id\":\"b\",\"delay_ms\":1}");
+  EXPECT_TRUE(v.ok()) << (v.errors.empty() ? "" : v.errors[0]);
+  EXPECT_EQ(v.tasks, 2u);
+}
+
+TEST(BulkValidation, LineNumbersCountBlankLines) {
+  const auto v = validate("\n"                               // 1
+                          "{\"id\":\"a\",\"delay_ms\":1}\n"  // 2
+                          "   \n"                            // 3
+                          "{\"id\":\"b\"}\n"                 // 4: no time
+                          "{\"id\":\"c\",\"delay_ms\":1}\n"  // 5
+                          "not json\n");                     // 6
+  EXPECT_FALSE(v.ok());
+  EXPECT_EQ(v.tasks, 2u);
+  EXPECT_EQ(v.invalid, 2u);
+  ASSERT_EQ(v.errors.size(), 2u);
+  EXPECT_EQ(v.errors[0], "line 4: one of delay_ms or at_ms is required");
+  EXPECT_EQ(v.errors[1].rfind("line 6: invalid JSON", 0), 0u) << v.errors[1];
+}
+
+TEST(BulkValidation, InvalidBytesNameTheLine) {
+  const auto v = validate("{\"id\":\"a\",\"delay_ms\":1}\n"
+                          "{\"id\":\"\xFE\",\"delay_ms\":1}\n"
+                          "{\"id\":\"\\u00fe\",\"delay_ms\":1}\n");
+  ASSERT_EQ(v.errors.size(), 1u);
+  EXPECT_EQ(v.errors[0], "line 2: not valid UTF-8 (byte 8)");
+  EXPECT_EQ(v.tasks, 2u);
+}
+
+TEST(BulkValidation, ListsOnlyTheFirstErrorsButCountsAll) {
+  std::string text;
+  for (int i = 1; i <= 50; ++i) text += (i % 2 == 0 ? "{\"id\":\"ok\",\"delay_ms\":1}\n" : "{}\n");
+  const auto v = validate(text);
+  EXPECT_EQ(v.tasks, 25u);
+  EXPECT_EQ(v.invalid, 25u);
+  ASSERT_EQ(v.errors.size(), kMaxBulkErrors);
+  EXPECT_EQ(v.errors.front().rfind("line 1: ", 0), 0u);
+  EXPECT_EQ(v.errors.back().rfind("line 39: ", 0), 0u);
+
+  const auto three = validate(text, 3);
+  EXPECT_EQ(three.errors.size(), 3u);
+  EXPECT_EQ(three.invalid, 25u);
+}
+
+TEST(BulkValidation, OverlongLineIsSkippedAndTheNextLinesStillCount) {
+  std::string text = "{\"id\":\"a\",\"delay_ms\":1}\n";
+  text += std::string(3 * kMaxBulkLineBytes, 'x') + "\n";  // more than the reader keeps
+  text += "{\"id\":\"b\",\"delay_ms\":1}\n";
+  const auto v = validate(text);
+  EXPECT_EQ(v.tasks, 2u);
+  ASSERT_EQ(v.errors.size(), 1u);
+  EXPECT_EQ(v.errors[0], "line 2: line longer than 1048576 bytes");
+}
+
+TEST(BulkValidation, LineExactlyAtTheLimitWithCrlf) {
+  // Padded with spaces: a payload that long would break the payload limit instead.
+  std::string line = R"({"id":"a","delay_ms":1})";
+  line += std::string(kMaxBulkLineBytes - line.size(), ' ');
+  ASSERT_EQ(line.size(), kMaxBulkLineBytes);
+  auto v = validate(line + "\r\n" + line + "\n");
+  EXPECT_TRUE(v.ok()) << (v.errors.empty() ? "" : v.errors[0]);
+  EXPECT_EQ(v.tasks, 2u);
+  v = validate(line + " \n");
+  ASSERT_EQ(v.errors.size(), 1u);
+  EXPECT_EQ(v.errors[0], "line 1: line longer than 1048576 bytes");
+}
+
+TEST(BulkReader, ReadsTasksInOrderWithLineNumbers) {
+  std::istringstream in("\n{\"id\":\"a\",\"delay_ms\":1}\n\n{\"id\":\"b\",\"at_ms\":5}\n");
+  BulkReader reader(in);
+  auto first = reader.next();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->request.id, "a");
+  EXPECT_EQ(reader.line_number(), 2u);
+  auto second = reader.next();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->request.id, "b");
+  EXPECT_EQ(second->request.mode, ScheduleMode::At);
+  EXPECT_EQ(reader.line_number(), 4u);
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_FALSE(reader.next().has_value());
+}
+
+// ---------------------------------------------------------------- schedule requests
+
+TEST(ScheduleRequest, ValidationMatchesTheLuaLimits) {
+  ScheduleRequest r;
+  r.id = "a";
+  EXPECT_FALSE(schedule_request_error(r).has_value());
+  r.ms = -1;
+  EXPECT_TRUE(schedule_request_error(r).has_value());
+  r.mode = ScheduleMode::At;
+  r.ms = 0;
+  EXPECT_TRUE(schedule_request_error(r).has_value());
+  r.ms = kMaxTimeMs + 1;
+  EXPECT_TRUE(schedule_request_error(r).has_value());
+  r.ms = kMaxTimeMs;
+  EXPECT_FALSE(schedule_request_error(r).has_value());
+  r.payload.assign(kMaxPayloadBytes + 1, 'x');
+  EXPECT_TRUE(schedule_request_error(r).has_value());
+}
+
+TEST(ScheduleRequest, ArgvIsTheLibraryCall) {
+  ScheduleRequest r;
+  r.id = "job";
+  r.mode = ScheduleMode::At;
+  r.ms = 42;
+  r.payload = "p\0q"s;
+  r.stream = "s";
+  const auto argv = schedule_request_argv(KeyLayout("ns"), r);
+  const std::vector<std::string> want = {"FCALL", "expiry_schedule", "3", "ns:{0}:schedule", "ns:{0}:t:job",
+                                         "ns:{0}:task:job", "job", "at", "42", "p\0q"s, "s"};
+  EXPECT_EQ(argv, want);
+}
+
+}  // namespace
+}  // namespace expiry
