@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs scripts/demo.sh (short) against the already-built binaries and checks its summary:
+# 0 wrongly cancelled and 0 missed, with some orders paid and some cancelled.
+# Usage: check_demo.sh BUILD_DIR
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+status=0
+DEMO_SKIP_BUILD=1 BUILD_DIR="$1" DEMO_DURATION_MS=${DEMO_DURATION_MS:-8000} DEMO_RATE=${DEMO_RATE:-50} \
+  DEMO_TIMEOUT_MS=${DEMO_TIMEOUT_MS:-2000} scripts/demo.sh >"$out" 2>&1 || status=$?
+cat "$out"
+passed=0 failed=0
+check() {
+  if grep -qE "$1" "$out"; then passed=$((passed + 1)); echo "ok   - $2"; else failed=$((failed + 1)); echo "FAIL - $2"; fi
+}
+check '^wrongly cancelled \(paid orders cancelled\): 0$' "no paid order was cancelled"
+check '^missed \(unpaid, still pending after timeout \+ grace\): 0$' "no unpaid order was missed"
+check '^cancelled by timeout: +[1-9][0-9]*$' "some orders were cancelled by timeout"
+check '^paid before timeout: +[1-9][0-9]*$' "some orders were paid"
+check '^result: OK$' "order-sim reports OK"
+check 'expiry_relay_tasks_forwarded_total\{via="sweep"\} [1-9]' "relay metrics were served"
+[ "$status" -eq 0 ] && { passed=$((passed + 1)); echo "ok   - demo exit code 0"; } || { failed=$((failed + 1)); echo "FAIL - demo exit code $status"; }
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
