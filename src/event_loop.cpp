@@ -15,7 +15,19 @@ struct EventLoop::SignalHandler {
   }
 };
 
-EventLoop::EventLoop() : base_(event_base_new()) {
+namespace {
+// Timers with microsecond precision (timerfd with epoll): the relay arms one for a task's due
+// time, and the default millisecond rounding would add up to a millisecond of lateness.
+event_base* new_precise_base() {
+  event_config* cfg = event_config_new();
+  event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+  event_base* base = event_base_new_with_config(cfg);
+  event_config_free(cfg);
+  return base != nullptr ? base : event_base_new();
+}
+}  // namespace
+
+EventLoop::EventLoop() : base_(new_precise_base()) {
   if (base_ == nullptr) throw std::runtime_error("event_base_new failed");
   deferred_event_ = event_new(base_, -1, 0, &EventLoop::run_deferred, this);
 }

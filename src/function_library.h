@@ -44,11 +44,12 @@ struct ClaimResult {
 struct SweepResult {
   long long forwarded = 0;
   long long next_due_ms = -1;  // -1: schedule empty
-  long long now_ms = 0;        // Redis clock when the sweep ran
+  long long now_us = 0;        // Redis clock when the sweep ran, microseconds
   long long pending = 0;       // tasks left in the schedule
   long long overdue = 0;       // of which already due
   std::vector<long long> lateness_ms;  // fired - due of each forwarded task
-  bool more_due() const { return next_due_ms >= 0 && next_due_ms <= now_ms; }
+  long long now_ms() const { return now_us / 1000; }
+  bool more_due() const { return next_due_ms >= 0 && next_due_ms <= now_ms(); }
 };
 
 // Decoders return nullopt for replies of an unexpected shape (errors included).

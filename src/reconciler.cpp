@@ -40,12 +40,12 @@ void Reconciler::note_due(long long due_ms) {
     again_ = true;  // the in-flight sweep may have read the schedule before this task arrived
     return;
   }
-  if (server_now_ms_ == 0) {
+  if (server_now_us_ == 0) {
     sweep_now("due notice before the first sweep");
     return;
   }
-  const long long delay_ms = due_ms - estimated_server_now_ms();
-  arm_within(milliseconds(std::max<long long>(0, delay_ms)));
+  const long long delay_us = due_ms * 1000 - estimated_server_now_us();
+  arm_within(microseconds(std::max<long long>(0, delay_us)));
 }
 
 void Reconciler::stop() {
@@ -53,8 +53,8 @@ void Reconciler::stop() {
   timer_.cancel();
 }
 
-long long Reconciler::estimated_server_now_ms() const {
-  return server_now_ms_ + duration_cast<milliseconds>(Clock::now() - server_now_seen_at_).count();
+long long Reconciler::estimated_server_now_us() const {
+  return server_now_us_ + duration_cast<microseconds>(Clock::now() - server_now_seen_at_).count();
 }
 
 void Reconciler::arm_within(microseconds delay) {
@@ -89,8 +89,8 @@ void Reconciler::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
   for (long long ms : result->lateness_ms) stats_.observe_lateness_ms(ms);
   stats_.pending = result->pending;
   stats_.overdue = result->overdue;
-  stats_.oldest_overdue_ms = result->more_due() ? result->now_ms - result->next_due_ms : 0;
-  server_now_ms_ = result->now_ms;
+  stats_.oldest_overdue_ms = result->more_due() ? result->now_ms() - result->next_due_ms : 0;
+  server_now_us_ = result->now_us;
   server_now_seen_at_ = now;
 
   if (result->more_due() || again_) {
@@ -100,7 +100,8 @@ void Reconciler::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
   }
   microseconds delay = config_.sweep_interval;
   if (result->next_due_ms >= 0 && config_.next_due_timer) {
-    delay = std::min<microseconds>(delay, milliseconds(result->next_due_ms - result->now_ms));
+    // Due at the start of its millisecond on the Redis clock; the reply's clock is in µs.
+    delay = std::min<microseconds>(delay, microseconds(result->next_due_ms * 1000 - result->now_us));
   }
   timer_.arm(delay);
 }

@@ -33,8 +33,8 @@ class Reconciler {
   void run_batch();
   void on_batch_reply(const Reply& reply, Clock::time_point sent_at);
   void arm_within(std::chrono::microseconds delay);
-  // Redis-clock "now" estimated from the last sweep reply and the local steady clock.
-  long long estimated_server_now_ms() const;
+  // Redis-clock "now" (µs) estimated from the last sweep reply and the local steady clock.
+  long long estimated_server_now_us() const;
 
   EventLoop& loop_;
   FunctionCaller& functions_;
@@ -45,7 +45,7 @@ class Reconciler {
   bool in_flight_ = false;       // a sweep call is waiting for its reply
   bool again_ = false;           // another sweep was asked for meanwhile
   bool stopped_ = false;
-  long long server_now_ms_ = 0;  // Redis TIME at the last sweep reply
+  long long server_now_us_ = 0;  // Redis TIME (µs) at the last sweep reply
   Clock::time_point server_now_seen_at_;
 };
 

@@ -20,9 +20,13 @@ local function fail(msg)
   error({err = 'ERR expiry: ' .. msg})
 end
 
-local function now_ms()
+local function now_us()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+local function now_ms()
+  return math.floor(now_us() / 1000)
 end
 
 local function ms_string(x)
@@ -157,14 +161,16 @@ end
 
 -- expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
 -- Forwards up to `limit` due tasks, earliest first. Returns
--- {forwarded, next_due_ms or -1, now_ms, pending, overdue, {lateness_ms of each forwarded task}};
--- next_due_ms <= now_ms means more are already due. pending and overdue count what is left.
+-- {forwarded, next_due_ms or -1, now_us, pending, overdue, {lateness_ms of each forwarded task}};
+-- now_us is the Redis clock in microseconds, so relays can arm their timers precisely;
+-- next_due_ms <= now_us / 1000 means more are already due. pending and overdue count what is left.
 local function sweep(keys, args)
   local limit = tonumber(args[1])
   if limit == nil or limit < 1 or limit > 10000 then fail('sweep limit must be 1..10000') end
   local via, group = args[2], args[3]
   local prefix = prefix_of(keys[1])
-  local now = now_ms()
+  local us = now_us()
+  local now = math.floor(us / 1000)
   local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
   local lateness = {}
   for i = 1, #due, 2 do
@@ -180,7 +186,7 @@ local function sweep(keys, args)
     next_due = tonumber(head[2])
     if next_due <= now then overdue = redis.call('ZCOUNT', keys[1], '-inf', now) end
   end
-  return {#due / 2, next_due, now, redis.call('ZCARD', keys[1]), overdue, lateness}
+  return {#due / 2, next_due, us, redis.call('ZCARD', keys[1]), overdue, lateness}
 end
 
 -- expiry_dead_letter KEYS: stream, dead_stream  ARGV: group, entry_id, reason, deliveries

@@ -279,11 +279,12 @@ Reply sweep_reply(long long forwarded, long long next_due, long long now, long l
 }
 
 TEST(FunctionLibrary, DecodeSweep) {
-  auto r = decode_sweep(sweep_reply(3, 1700000001000LL, 1700000000500LL, 10, 0, {1, 2, 30}));
+  auto r = decode_sweep(sweep_reply(3, 1700000001000LL, 1700000000500123LL, 10, 0, {1, 2, 30}));
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->forwarded, 3);
   EXPECT_EQ(r->next_due_ms, 1700000001000LL);
-  EXPECT_EQ(r->now_ms, 1700000000500LL);
+  EXPECT_EQ(r->now_us, 1700000000500123LL);
+  EXPECT_EQ(r->now_ms(), 1700000000500LL);
   EXPECT_EQ(r->pending, 10);
   EXPECT_EQ(r->overdue, 0);
   EXPECT_EQ(r->lateness_ms, (std::vector<long long>{1, 2, 30}));
@@ -291,7 +292,7 @@ TEST(FunctionLibrary, DecodeSweep) {
 }
 
 TEST(FunctionLibrary, DecodeSweepEmptySchedule) {
-  auto r = decode_sweep(sweep_reply(0, -1, 1700000000500LL));
+  auto r = decode_sweep(sweep_reply(0, -1, 1700000000500000LL));
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->forwarded, 0);
   EXPECT_EQ(r->next_due_ms, -1);
@@ -300,13 +301,13 @@ TEST(FunctionLibrary, DecodeSweepEmptySchedule) {
 }
 
 TEST(FunctionLibrary, SweepMoreDue) {
-  auto due_now = decode_sweep(sweep_reply(100, 500, 500, 5, 5));
+  auto due_now = decode_sweep(sweep_reply(100, 500, 500999, 5, 5));
   ASSERT_TRUE(due_now.has_value());
   EXPECT_TRUE(due_now->more_due());
-  auto overdue = decode_sweep(sweep_reply(100, 400, 500, 5, 5));
+  auto overdue = decode_sweep(sweep_reply(100, 400, 500000, 5, 5));
   ASSERT_TRUE(overdue.has_value());
   EXPECT_TRUE(overdue->more_due());
-  auto later = decode_sweep(sweep_reply(100, 501, 500, 5, 0));
+  auto later = decode_sweep(sweep_reply(100, 501, 500999, 5, 0));
   ASSERT_TRUE(later.has_value());
   EXPECT_FALSE(later->more_due());
   SweepResult defaults;
