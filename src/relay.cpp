@@ -22,7 +22,10 @@ Relay::Relay(EventLoop& loop, RelayConfig config)
       forwarder_(functions_, config_, keys_, stats_),
       reconciler_(loop, functions_, config_, keys_, stats_),
       listener_(loop, config_, keys_, stats_, commands_),
-      drain_timer_(loop, [this] { drain_tick(); }) {
+      drain_timer_(loop, [this] { drain_tick(); }),
+      prepare_retry_(loop, [this] {
+        if (commands_.ready() && !stopping_) prepare_redis();
+      }) {
   commands_.set_on_ready([this] { prepare_redis(); });
   commands_.set_on_down([this](const std::string&) { prepared_ = false; });
   commands_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
@@ -75,6 +78,7 @@ void Relay::on_handshake_error(const Reply& reply) {
 
 void Relay::prepare_redis() {
   prepared_ = false;
+  prepare_retry_.cancel();
   auto left = std::make_shared<int>(3);
   auto step_done = [this, left] {
     if (--*left == 0 && !stopping_) on_prepared();
@@ -84,8 +88,10 @@ void Relay::prepare_redis() {
     if (r.failed()) {
       if (r.str.find("unknown command") != std::string::npos) {
         fail("Redis 7.0 or newer is required (FUNCTION LOAD is unknown): " + r.str);
+      } else if (r.str.rfind("NOPERM", 0) == 0) {
+        fail("the Redis user may not load the function library (see docs/security.md): " + r.str);
       } else {
-        fail("cannot load the function library " + std::string(kLibraryName) + ": " + r.str);
+        retry_prepare("cannot load the function library " + std::string(kLibraryName) + ": " + r.str);
       }
       return;
     }
@@ -100,13 +106,23 @@ void Relay::prepare_redis() {
                     [this, step_done](const Reply& r) {
                       if (r.is_io_error()) return;
                       if (r.failed() && r.str.rfind("BUSYGROUP", 0) != 0) {
-                        spdlog::error("cannot create consumer group {} on {}: {}; retrying", config_.group,
-                                      config_.stream, r.str);
-                        commands_.force_reconnect("consumer group setup failed");
+                        if (r.str.rfind("NOPERM", 0) == 0) {
+                          fail("the Redis user may not create the consumer group (see docs/security.md): " + r.str);
+                        } else {
+                          retry_prepare("cannot create consumer group " + config_.group + " on " + config_.stream +
+                                        ": " + r.str);
+                        }
                         return;
                       }
                       step_done();
                     });
+}
+
+void Relay::retry_prepare(const std::string& why) {
+  if (prepare_retry_.armed()) return;
+  const auto delay = backoff_delay(config_.reconnect, prepare_failures_++, 0.5);
+  spdlog::error("{}; retrying in {} ms (tasks wait safely in the schedule)", why, delay.count());
+  prepare_retry_.arm(delay);
 }
 
 void Relay::check_notifications(const Reply& reply) {
@@ -136,6 +152,7 @@ void Relay::check_notifications(const Reply& reply) {
 
 void Relay::on_prepared() {
   prepared_ = true;
+  prepare_failures_ = 0;
   ever_prepared_ = true;
   reconciler_.sweep_now("connected");
 }

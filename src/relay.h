@@ -42,6 +42,9 @@ class Relay {
  private:
   void prepare_redis();
   void check_notifications(const Reply& reply);
+  // A startup check failed for a reason that may pass (LOADING, READONLY, OOM ...): log, and
+  // run the checks again after a backoff delay.
+  void retry_prepare(const std::string& why);
   void on_prepared();
   void on_handshake_error(const Reply& reply);
   void drain_tick();
@@ -57,6 +60,8 @@ class Relay {
   Reconciler reconciler_;
   ExpiryListener listener_;
   Timer drain_timer_;
+  Timer prepare_retry_;
+  uint32_t prepare_failures_ = 0;
   bool prepared_ = false;   // the current command connection passed prepare_redis()
   bool ever_prepared_ = false;
   bool stopping_ = false;

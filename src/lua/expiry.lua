@@ -42,10 +42,43 @@ local function prefix_of(schedule_key)
   return string.sub(schedule_key, 1, #schedule_key - #suffix)
 end
 
+-- True if s is valid UTF-8 (no overlong forms, surrogates or code points above U+10FFFF).
+local function valid_utf8(s)
+  local i, n = 1, #s
+  while i <= n do
+    local c = string.byte(s, i)
+    local len, cp
+    if c < 0x80 then
+      len, cp = 1, c
+    elseif c >= 0xC2 and c <= 0xDF then
+      len, cp = 2, c - 0xC0
+    elseif c >= 0xE0 and c <= 0xEF then
+      len, cp = 3, c - 0xE0
+    elseif c >= 0xF0 and c <= 0xF4 then
+      len, cp = 4, c - 0xF0
+    else
+      return false
+    end
+    if i + len - 1 > n then return false end
+    for k = 1, len - 1 do
+      local b = string.byte(s, i + k)
+      if b < 0x80 or b > 0xBF then return false end
+      cp = cp * 64 + (b - 0x80)
+    end
+    if len == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return false end
+    if len == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return false end
+    i = i + len
+  end
+  return true
+end
+
+-- Task ids: 1..256 bytes of valid UTF-8 without control characters (the same rule as
+-- task_id_error in src/key_layout.cpp).
 local function check_id(id)
   if id == nil or #id == 0 then fail('empty task id') end
   if #id > MAX_ID_BYTES then fail('task id longer than 256 bytes') end
   if string.find(id, '%c') then fail('task id contains a control character') end
+  if not valid_utf8(id) then fail('task id is not valid UTF-8') end
 end
 
 -- Checks that KEYS are the schedule, trigger and shadow keys of `id` (protects the layout
@@ -66,18 +99,21 @@ local function parse_ms(s, what)
   return n
 end
 
--- Moves one claimed task into its stream. The caller has already removed it from the ZSET.
--- A missing or wrong-typed shadow hash is forwarded with a missing_payload marker, never dropped.
-local function forward(prefix, id, due, now, via, default_stream, group)
+local function key_type(key)
+  return redis.call('TYPE', key)['ok']
+end
+
+-- Claims one due task: removes it from the ZSET and appends it to its stream, in that order but
+-- only after every check that could fail has passed, because Redis does not roll back the
+-- writes of a function that errors half-way. A missing or wrong-typed shadow hash is forwarded
+-- with a missing_payload marker; a per-task stream that is not a stream is replaced by the
+-- default stream with an undeliverable_stream marker. Never drops a task.
+local function forward(schedule_key, prefix, id, due, now, via, default_stream, group)
   local shadow = prefix .. 'task:' .. id
   local fields = {}
   local ok, h = pcall(redis.call, 'HGETALL', shadow)
   if ok then
     for i = 1, #h, 2 do fields[h[i]] = h[i + 1] end
-  end
-  local stream = fields['stream'] or default_stream
-  if redis.call('EXISTS', stream) == 0 then
-    redis.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
   end
   local entry = {'id', id, 'payload', fields['payload'] or '',
                  'due_ms', fields['due_ms'] or ms_string(due), 'fired_ms', ms_string(now), 'via', via}
@@ -88,6 +124,22 @@ local function forward(prefix, id, due, now, via, default_stream, group)
   if fields['payload'] == nil then
     entry[#entry + 1] = 'missing_payload'
     entry[#entry + 1] = ok and 'absent' or 'wrongtype'
+  end
+  local stream = fields['stream'] or default_stream
+  local stream_type = key_type(stream)
+  if stream_type ~= 'stream' and stream_type ~= 'none' and stream ~= default_stream then
+    entry[#entry + 1] = 'undeliverable_stream'
+    entry[#entry + 1] = stream
+    stream = default_stream
+    stream_type = key_type(stream)
+  end
+  if stream_type ~= 'stream' and stream_type ~= 'none' then
+    fail('stream key ' .. stream .. ' holds a ' .. stream_type .. ', not a stream; nothing was claimed')
+  end
+  -- Writes start here; none of them can fail on our data.
+  redis.call('ZREM', schedule_key, id)
+  if stream_type == 'none' then
+    redis.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
   end
   local entry_id = redis.call('XADD', stream, '*', unpack(entry))
   redis.call('DEL', shadow, prefix .. 't:' .. id)
@@ -155,8 +207,7 @@ local function claim(keys, args)
   local due = tonumber(score)
   local now = now_ms()
   if due > now then return {-1, due} end
-  redis.call('ZREM', keys[1], id)
-  return {1, forward(prefix, id, due, now, via, keys[4], group), now - due}
+  return {1, forward(keys[1], prefix, id, due, now, via, keys[4], group), now - due}
 end
 
 -- expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
@@ -169,14 +220,17 @@ local function sweep(keys, args)
   if limit == nil or limit < 1 or limit > 10000 then fail('sweep limit must be 1..10000') end
   local via, group = args[2], args[3]
   local prefix = prefix_of(keys[1])
+  local default_type = key_type(keys[2])
+  if default_type ~= 'stream' and default_type ~= 'none' then
+    fail('stream key ' .. keys[2] .. ' holds a ' .. default_type .. ', not a stream; nothing was claimed')
+  end
   local us = now_us()
   local now = math.floor(us / 1000)
   local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
   local lateness = {}
   for i = 1, #due, 2 do
     local score = tonumber(due[i + 1])
-    redis.call('ZREM', keys[1], due[i])
-    forward(prefix, due[i], score, now, via, keys[2], group)
+    forward(keys[1], prefix, due[i], score, now, via, keys[2], group)
     lateness[#lateness + 1] = now - score
   end
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
