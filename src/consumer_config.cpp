@@ -1,8 +1,6 @@
 // The consumer's option table and validation.
 #include "consumer_config.h"
 
-#include <unistd.h>
-
 #include "errors.h"
 #include "key_layout.h"
 #include "relay_config.h"
@@ -44,12 +42,7 @@ ConsumerConfig consumer_config_from(const Settings& s) {
   c.dead_stream = s.text("dead_stream").empty() ? c.stream + ":dead" : s.text("dead_stream");
   c.group = s.text("group");
   if (c.group.empty()) throw ConfigError(s.source("group") + ": group must not be empty");
-  c.consumer = s.text("consumer");
-  if (c.consumer.empty()) {
-    char host[256] = {0};
-    if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
-    c.consumer = std::string(host[0] ? host : "consumer") + "-" + std::to_string(getpid());
-  }
+  c.consumer = s.text("consumer").empty() ? default_instance_name() : s.text("consumer");
   c.batch = static_cast<int>(s.integer("batch"));
   c.block = std::chrono::milliseconds(s.integer("block_ms"));
   c.min_idle = std::chrono::milliseconds(s.integer("min_idle_ms"));

@@ -3,6 +3,8 @@
 
 #include <cctype>
 
+#include "utf8.h"
+
 namespace expiry {
 
 std::optional<std::string> namespace_error(std::string_view ns) {
@@ -15,37 +17,6 @@ std::optional<std::string> namespace_error(std::string_view ns) {
   }
   return std::nullopt;
 }
-
-namespace {
-
-// Length of the UTF-8 sequence starting at s[i], or 0 if it is not valid (overlong forms,
-// surrogates and code points above U+10FFFF are invalid).
-size_t utf8_sequence_length(std::string_view s, size_t i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) return 1;
-  size_t len;
-  unsigned min_cp;
-  unsigned cp;
-  if ((b0 & 0xE0) == 0xC0) {
-    len = 2, min_cp = 0x80, cp = b0 & 0x1F;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    len = 3, min_cp = 0x800, cp = b0 & 0x0F;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    len = 4, min_cp = 0x10000, cp = b0 & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if (cp < min_cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
-
-}  // namespace
 
 std::optional<std::string> task_id_error(std::string_view id) {
   if (id.empty()) return "task id must not be empty";

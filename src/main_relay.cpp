@@ -6,7 +6,6 @@
 #include <memory>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "errors.h"
 #include "event_loop.h"
@@ -32,12 +31,7 @@ int main(int argc, char** argv) {
 
   RelayConfig config;
   try {
-    const auto env = process_env();
-    if (config_path.empty()) config_path = env("EXPIRY_RELAY_CONFIG").value_or("");
-    nlohmann::json file;
-    if (!config_path.empty()) file = read_json_file(config_path);
-    const auto settings =
-        Settings::resolve(specs, config_path.empty() ? nullptr : &file, config_path, env, "EXPIRY_RELAY", flags);
+    const auto settings = load_settings(specs, flags, config_path, "EXPIRY_RELAY");
     config = relay_config_from(settings);
     if (check_only) {
       std::cout << "configuration OK\n" << settings.describe();

@@ -11,6 +11,8 @@
 
 #include <sstream>
 
+#include "hiredis_reply.h"
+
 namespace expiry {
 
 std::string Reply::describe() const {
@@ -38,37 +40,6 @@ std::string Reply::describe() const {
 }
 
 namespace {
-
-Reply convert(const redisReply* r) {
-  Reply out;
-  switch (r->type) {
-    case REDIS_REPLY_NIL:
-      out.type = Reply::Type::Nil;
-      break;
-    case REDIS_REPLY_STATUS:
-      out.type = Reply::Type::Status;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_ERROR:
-      out.type = Reply::Type::Error;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      out.type = Reply::Type::Integer;
-      out.integer = r->integer;
-      break;
-    case REDIS_REPLY_ARRAY:
-      out.type = Reply::Type::Array;
-      out.elements.reserve(r->elements);
-      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
-      break;
-    default:  // REDIS_REPLY_STRING, and RESP3 types of hiredis 1.x that carry a string
-      out.type = Reply::Type::String;
-      if (r->str != nullptr) out.str.assign(r->str, r->len);
-      break;
-  }
-  return out;
-}
 
 // The single place that turns a hiredis context error into text.
 std::string context_error(const redisAsyncContext* ac) {
@@ -374,7 +345,7 @@ void RedisConnection::on_reply(redisAsyncContext* ac, void* reply, void* privdat
     return;
   }
   if (ac == self->ctx_) self->last_activity_ = Clock::now();
-  self->deliver(pending->cb, convert(static_cast<redisReply*>(reply)));
+  self->deliver(pending->cb, reply_from_hiredis(static_cast<redisReply*>(reply)));
 }
 
 void RedisConnection::on_subscription_reply(redisAsyncContext* ac, void* reply, void* privdata) {
@@ -385,7 +356,7 @@ void RedisConnection::on_subscription_reply(redisAsyncContext* ac, void* reply, 
     return;  // the connection is going away; on_disconnect/on_down tell the owner
   }
   if (ac == self->ctx_) self->last_activity_ = Clock::now();
-  self->deliver(sub->cb, convert(static_cast<redisReply*>(reply)));
+  self->deliver(sub->cb, reply_from_hiredis(static_cast<redisReply*>(reply)));
 }
 
 void RedisConnection::watchdog_tick() {

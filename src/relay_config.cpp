@@ -50,6 +50,12 @@ std::vector<OptionSpec> relay_option_specs() {
   return specs;
 }
 
+std::string default_instance_name() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  return std::string(host[0] ? host : "localhost") + "-" + std::to_string(getpid());
+}
+
 std::string read_password_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError("cannot read password file " + path);
@@ -107,12 +113,7 @@ RelayConfig relay_config_from(const Settings& s) {
   bool level_ok = false;
   for (const char* l : kLevels) level_ok = level_ok || c.log_level == l;
   if (!level_ok) throw ConfigError(s.source("log_level") + ": unknown log level '" + c.log_level + "'");
-  c.instance = s.text("instance");
-  if (c.instance.empty()) {
-    char host[256] = {0};
-    if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
-    c.instance = std::string(host[0] ? host : "relay") + "-" + std::to_string(getpid());
-  }
+  c.instance = s.text("instance").empty() ? default_instance_name() : s.text("instance");
   for (char ch : c.instance) {
     if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7F) {
       throw ConfigError(s.source("instance") + ": instance name must not contain spaces or control characters");

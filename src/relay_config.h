@@ -44,6 +44,9 @@ RelayConfig relay_config_from(const Settings& s);
 // Applies the options shared with other programs: URL (+ password file), namespace.
 void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::string& ns);
 
+// "<hostname>-<pid>", the default name of a relay or consumer instance.
+std::string default_instance_name();
+
 // Reads a password file: its first line, without the newline. Throws ConfigError.
 std::string read_password_file(const std::string& path);
 

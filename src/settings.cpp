@@ -136,6 +136,15 @@ std::string Settings::describe() const {
   return out.str();
 }
 
+Settings load_settings(const std::vector<OptionSpec>& specs, const std::map<std::string, std::string>& flags,
+                       std::string config_path, const std::string& env_prefix) {
+  const auto env = process_env();
+  if (config_path.empty()) config_path = env(env_prefix + "_CONFIG").value_or("");
+  nlohmann::json file;
+  if (!config_path.empty()) file = read_json_file(config_path);
+  return Settings::resolve(specs, config_path.empty() ? nullptr : &file, config_path, env, env_prefix, flags);
+}
+
 nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError("cannot read config file " + path);

@@ -63,6 +63,11 @@ class Settings {
 std::string flag_name(const std::string& option_name);  // "sweep_interval_ms" -> "--sweep-interval-ms"
 std::string env_name(const std::string& prefix, const std::string& option_name);  // -> PREFIX_SWEEP_INTERVAL_MS
 
+// The usual resolution of a program's settings: the JSON file is `config_path`, or else the
+// file named by env <env_prefix>_CONFIG, or none; then Settings::resolve with the process env.
+Settings load_settings(const std::vector<OptionSpec>& specs, const std::map<std::string, std::string>& flags,
+                       std::string config_path, const std::string& env_prefix);
+
 // Reads and parses a JSON config file; throws ConfigError with the file name and position.
 nlohmann::json read_json_file(const std::string& path);
 

@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "function_library.h"
+#include "hiredis_reply.h"
 
 namespace expiry {
 namespace {
@@ -19,37 +20,6 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
   tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
   return tv;
-}
-
-Reply convert(const redisReply* r) {
-  Reply out;
-  switch (r->type) {
-    case REDIS_REPLY_NIL:
-      out.type = Reply::Type::Nil;
-      break;
-    case REDIS_REPLY_STATUS:
-      out.type = Reply::Type::Status;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_ERROR:
-      out.type = Reply::Type::Error;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      out.type = Reply::Type::Integer;
-      out.integer = r->integer;
-      break;
-    case REDIS_REPLY_ARRAY:
-      out.type = Reply::Type::Array;
-      out.elements.reserve(r->elements);
-      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
-      break;
-    default:  // REDIS_REPLY_STRING, and RESP3 types of hiredis 1.x that carry a string
-      out.type = Reply::Type::String;
-      if (r->str != nullptr) out.str.assign(r->str, r->len);
-      break;
-  }
-  return out;
 }
 
 struct ReplyDeleter {
@@ -166,7 +136,7 @@ Reply SyncConnection::command(const std::vector<std::string>& argv) {
   ArgvView view(argv);
   ReplyPtr reply(redisCommandArgv(ctx_.get(), view.argc(), view.ptrs.data(), view.lens.data()));
   if (!reply) fail_io();
-  return convert(static_cast<redisReply*>(reply.get()));
+  return reply_from_hiredis(static_cast<redisReply*>(reply.get()));
 }
 
 Reply SyncConnection::checked(const std::vector<std::string>& argv) {
@@ -193,7 +163,7 @@ Reply SyncConnection::receive() {
   if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) fail_io();
   ReplyPtr reply(raw);
   --pending_;
-  return convert(static_cast<redisReply*>(reply.get()));
+  return reply_from_hiredis(static_cast<redisReply*>(reply.get()));
 }
 
 Reply SyncConnection::fcall(const std::vector<std::string>& argv) {

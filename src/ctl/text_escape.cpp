@@ -1,34 +1,10 @@
 // One-line rendering of arbitrary bytes; see text_escape.h.
 #include "ctl/text_escape.h"
 
+#include "utf8.h"
+
 namespace expiry {
 namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0.
-size_t utf8_sequence_length(std::string_view s, size_t i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) return 1;
-  size_t len;
-  unsigned min_cp;
-  unsigned cp;
-  if ((b0 & 0xE0) == 0xC0) {
-    len = 2, min_cp = 0x80, cp = b0 & 0x1F;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    len = 3, min_cp = 0x800, cp = b0 & 0x0F;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    len = 4, min_cp = 0x10000, cp = b0 & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if (cp < min_cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
 
 void append_hex(std::string& out, unsigned char b) {
   static const char kDigits[] = "0123456789abcdef";

@@ -5,7 +5,6 @@
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
 
 #include "consumer_config.h"
 #include "errors.h"
@@ -32,12 +31,7 @@ int main(int argc, char** argv) {
 
   ConsumerConfig config;
   try {
-    const auto env = process_env();
-    if (config_path.empty()) config_path = env("ORDER_CANCELLER_CONFIG").value_or("");
-    nlohmann::json file;
-    if (!config_path.empty()) file = read_json_file(config_path);
-    const auto settings =
-        Settings::resolve(specs, config_path.empty() ? nullptr : &file, config_path, env, "ORDER_CANCELLER", flags);
+    const auto settings = load_settings(specs, flags, config_path, "ORDER_CANCELLER");
     config = consumer_config_from(settings);
     setup_logging("order-canceller", config.log_format, config.log_level);
     if (check_only) {

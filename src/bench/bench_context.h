@@ -1,0 +1,60 @@
+// What every scenario of expiry-bench shares: where Redis and the binaries are, the namespace the
+// bench writes to, the scenario sizes (quick or full), and the wall clock the bench compares with
+// Redis's (same host, so both read CLOCK_REALTIME).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "key_layout.h"
+#include "redis_url.h"
+
+namespace expiry::bench {
+
+struct BenchSizes {
+  int steady_rate = 1000;             // tasks scheduled per second
+  int steady_seconds = 30;
+  size_t steady_backdrop = 1000000;   // far-future pending tasks in the same schedule
+  size_t steady_ttl_keys = 100000;    // unrelated keys with a TTL
+  long long steady_grace_ms = 10000;  // how long after the last due time a system may still forward
+  size_t burst_tasks = 100000;        // all due in the same millisecond
+  size_t backlog_tasks = 500000;      // overdue before the relay starts
+  size_t bulk_tasks = 1000000;        // expiry-ctl schedule --file, and the pipelined ceiling
+  size_t cancel_tasks = 100000;       // per mode (unpipelined, pipelined)
+  int idle_seconds = 10;
+  std::vector<int> ceiling_depths = {1, 2, 4, 8, 16};  // sweep calls in flight, ceiling runs
+};
+
+BenchSizes full_sizes();
+BenchSizes quick_sizes();
+
+struct BenchContext {
+  RedisEndpoint redis;
+  std::string redis_url;   // as given, passed on to the relay and expiry-ctl
+  std::string relay_bin;   // path of expiry-relay
+  std::string ctl_bin;     // path of expiry-ctl
+  std::string work_dir;    // logs and generated files
+  KeyLayout keys{"bench"};
+  std::string stream = "bench:stream";
+  std::string group = "workers";
+  BenchSizes sizes;
+  bool quick = false;
+  size_t payload_bytes = 100;    // every task's payload
+  size_t pipeline_depth = 128;   // FCALLs per round trip when the bench itself writes tasks
+};
+
+// The task id of task `index` of a run: "<prefix><index>".
+std::string task_id(const std::string& prefix, size_t index);
+// The index of `id` if it is "<prefix><digits>", else -1.
+long long task_index(const std::string& prefix, const std::string& id);
+// A JSON payload of exactly `bytes` bytes (at least 32) naming the task.
+std::string task_payload(const std::string& id, size_t bytes);
+
+// Milliseconds / microseconds since the epoch, CLOCK_REALTIME: the clock Redis's TIME reads.
+long long wall_ms();
+long long wall_us();
+// Sleeps until wall_ms() >= at_ms (spins for the last millisecond).
+void sleep_until_wall_ms(long long at_ms);
+
+}  // namespace expiry::bench

@@ -1,0 +1,115 @@
+// See redis_probe.h.
+#include "bench/redis_probe.h"
+
+#include <sstream>
+
+#include "errors.h"
+
+namespace expiry::bench {
+
+void configure_redis_for_bench(SyncConnection& conn) {
+  conn.checked({"CONFIG", "SET", "slowlog-log-slower-than", std::to_string(kBlockingThresholdUs)});
+  conn.checked({"CONFIG", "SET", "slowlog-max-len", "4096"});
+  conn.checked({"CONFIG", "SET", "latency-monitor-threshold", std::to_string(kBlockingThresholdUs / 1000)});
+}
+
+std::map<std::string, std::string> info_fields(SyncConnection& conn, const std::string& section) {
+  const Reply r = conn.checked({"INFO", section});
+  std::map<std::string, std::string> out;
+  std::istringstream in(r.str);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    const auto colon = line.find(':');
+    if (colon != std::string::npos) out[line.substr(0, colon)] = line.substr(colon + 1);
+  }
+  return out;
+}
+
+long long info_integer(SyncConnection& conn, const std::string& section, const std::string& field) {
+  const auto fields = info_fields(conn, section);
+  const auto it = fields.find(field);
+  if (it == fields.end()) throw Error("INFO " + section + " has no field " + field);
+  return std::stoll(it->second);
+}
+
+namespace {
+
+// The value of "key=value" in a comma-separated list, or -1.
+long long csv_value(const std::string& csv, const std::string& key) {
+  std::istringstream in(csv);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq != std::string::npos && item.compare(0, eq, key) == 0) return std::stoll(item.substr(eq + 1));
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::map<std::string, long long> command_calls(SyncConnection& conn) {
+  std::map<std::string, long long> out;
+  for (const auto& [name, value] : info_fields(conn, "commandstats")) {
+    if (name.rfind("cmdstat_", 0) != 0) continue;
+    out[name.substr(8)] = csv_value(value, "calls");
+  }
+  return out;
+}
+
+KeyspaceCounts keyspace_db0(SyncConnection& conn) {
+  KeyspaceCounts k;
+  const auto fields = info_fields(conn, "keyspace");
+  const auto it = fields.find("db0");
+  if (it == fields.end()) return k;
+  k.keys = csv_value(it->second, "keys");
+  k.expires = csv_value(it->second, "expires");
+  return k;
+}
+
+long long redis_time_us(SyncConnection& conn) {
+  const Reply r = conn.checked({"TIME"});
+  return std::stoll(r.elements.at(0).str) * 1000000 + std::stoll(r.elements.at(1).str);
+}
+
+nlohmann::json BlockingSummary::to_json() const {
+  return {{"slow_calls_over_5ms", slow_calls},
+          {"max_call_us", max_call_us},
+          {"worst_call", worst_call},
+          {"latency_max_ms", latency_max_ms},
+          {"latency_events", latency_events}};
+}
+
+BlockingWatch::BlockingWatch(SyncConnection& conn) {
+  conn.checked({"SLOWLOG", "RESET"});
+  conn.checked({"LATENCY", "RESET"});
+}
+
+BlockingSummary BlockingWatch::finish(SyncConnection& conn) const {
+  BlockingSummary s;
+  const Reply slow = conn.checked({"SLOWLOG", "GET", "4096"});
+  for (const Reply& entry : slow.elements) {
+    if (entry.elements.size() < 4) continue;
+    const long long us = entry.elements[2].integer;
+    ++s.slow_calls;
+    if (us > s.max_call_us) {
+      s.max_call_us = us;
+      std::string call;
+      const auto& argv = entry.elements[3].elements;
+      for (size_t i = 0; i < argv.size() && i < 2; ++i) call += (i ? " " : "") + argv[i].str;
+      if (entry.elements.size() >= 6 && !entry.elements[5].str.empty()) call += " (" + entry.elements[5].str + ")";
+      s.worst_call = call;
+    }
+  }
+  const Reply latest = conn.checked({"LATENCY", "LATEST"});
+  for (const Reply& event : latest.elements) {
+    if (event.elements.size() < 4) continue;
+    const long long max_ms = event.elements[3].integer;
+    s.latency_max_ms = std::max(s.latency_max_ms, max_ms);
+    s.latency_events += (s.latency_events.empty() ? "" : " ") + event.elements[0].str + ":" + std::to_string(max_ms);
+  }
+  return s;
+}
+
+}  // namespace expiry::bench

@@ -1,0 +1,38 @@
+// Pipelined writes from the bench itself: N commands sent `depth` per round trip, and on top of
+// that the bench's way of scheduling many tasks with FCALL expiry_schedule (the bare-script
+// ceiling of bulk scheduling, and the setup of every scenario).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/bench_context.h"
+#include "ctl/sync_connection.h"
+#include "function_library.h"
+
+namespace expiry::bench {
+
+// Sends make_argv(i) for i in [0, n), `depth` commands per round trip, and passes each reply to
+// on_reply(i, reply) in order. Returns the elapsed seconds.
+double run_pipelined(SyncConnection& conn, size_t n, size_t depth,
+                     const std::function<std::vector<std::string>(size_t)>& make_argv,
+                     const std::function<void(size_t, const Reply&)>& on_reply);
+
+struct TaskDue {
+  ScheduleMode mode = ScheduleMode::Delay;
+  long long ms = 0;
+};
+
+struct ScheduleOutcome {
+  double seconds = 0;
+  long long min_due_ms = 0;
+  long long max_due_ms = 0;
+};
+
+// Schedules tasks "<prefix><i>" with ctx.payload_bytes payloads, due as due_of(i) says, `depth`
+// per round trip. Throws Error if Redis rejects any of them.
+ScheduleOutcome schedule_tasks(SyncConnection& conn, const BenchContext& ctx, const std::string& prefix, size_t n,
+                               size_t depth, const std::function<TaskDue(size_t)>& due_of);
+
+}  // namespace expiry::bench

@@ -1,0 +1,13 @@
+// UTF-8 validation shared by the id rule and the CLI's text rendering.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace expiry {
+
+// Length (1-4) of the valid UTF-8 sequence starting at s[i], or 0 if it is not valid
+// (overlong forms, surrogates and code points above U+10FFFF are invalid).
+size_t utf8_sequence_length(std::string_view s, size_t i);
+
+}  // namespace expiry
