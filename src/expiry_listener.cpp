@@ -121,6 +121,7 @@ void ExpiryListener::probe_tick() {
   commands_.command({"PUBLISH", health_channel_, "1"}, [this](const Reply& r) {
     if (r.failed()) {
       probe_outstanding_ = false;  // the command connection failed, not the subscription
+      if (!r.is_io_error()) spdlog::error("health probe PUBLISH {} refused: {}", health_channel_, r.str);
       return;
     }
     if (r.type == Reply::Type::Integer && r.integer == 0 && subscribed_) {

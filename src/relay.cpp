@@ -130,6 +130,10 @@ void Relay::check_notifications(const Reply& reply) {
   if (reply.failed()) {
     problem = "cannot read notify-keyspace-events (" + reply.str +
               "); if expired events are off, tasks fire from the sweep only";
+    if (reply.str.rfind("NOPERM", 0) == 0 && !config_.require_notifications) {
+      spdlog::info("{} (CONFIG GET is not granted, as docs/security.md recommends)", problem);
+      return;
+    }
   } else if (reply.type == Reply::Type::Array && reply.elements.size() == 2) {
     const std::string& flags = reply.elements[1].str;
     const bool keyevent = flags.find('E') != std::string::npos;

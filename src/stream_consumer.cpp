@@ -49,6 +49,9 @@ StreamConsumer::StreamConsumer(EventLoop& loop, const ConsumerConfig& config, Ha
       handler_(std::move(handler)),
       reclaim_timer_(loop, [this] { reclaim_tick(); }),
       retry_timer_(loop, [this] { read_next(); }),
+      group_retry_timer_(loop, [this] {
+        if (!stopping_ && !group_ready_ && commands_.ready()) ensure_group();
+      }),
       commands_(loop, connection_options(config, "commands")),
       reader_(loop, connection_options(config, "reader")),
       functions_(commands_) {
@@ -58,6 +61,11 @@ StreamConsumer::StreamConsumer(EventLoop& loop, const ConsumerConfig& config, Ha
   });
   commands_.set_on_down([this](const std::string&) { group_ready_ = false; });
   reader_.set_on_ready([this] { read_next(); });
+  auto refused = [this](const Reply& r) {
+    if (!ever_ready_ && on_fatal_) on_fatal_("Redis refused the connection handshake: " + r.str);
+  };
+  commands_.set_on_handshake_error(refused);
+  reader_.set_on_handshake_error(refused);
 }
 
 void StreamConsumer::start() {
@@ -73,10 +81,12 @@ void StreamConsumer::ensure_group() {
     if (r.is_io_error()) return;
     if (r.failed() && r.str.rfind("BUSYGROUP", 0) != 0) {
       ++stats_.errors;
-      spdlog::error("cannot create group {} on {}: {}", config_.group, config_.stream, r.str);
+      spdlog::error("cannot create group {} on {}: {}; retrying in 500 ms", config_.group, config_.stream, r.str);
+      group_retry_timer_.arm(std::chrono::milliseconds(500));
       return;
     }
     group_ready_ = true;
+    ever_ready_ = true;
     read_next();
   });
 }

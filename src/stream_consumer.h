@@ -52,6 +52,10 @@ class StreamConsumer {
   // Called each time the command connection is ready (e.g. to load a handler's library).
   void set_on_commands_ready(std::function<void()> fn) { on_commands_ready_ = std::move(fn); }
 
+  // Called when Redis refuses AUTH/SELECT before the consumer ever worked (a configuration
+  // error: the caller should exit non-zero); later refusals are logged and retried.
+  void set_on_fatal(std::function<void(const std::string&)> fn) { on_fatal_ = std::move(fn); }
+
   void start();
   // Stops reading; the current batch (and a read already under way) is handled and acked,
   // then both connections close and `done` runs.
@@ -85,9 +89,12 @@ class StreamConsumer {
   bool stopping_ = false;
   std::function<void()> on_stopped_;
   std::function<void()> on_commands_ready_;
+  std::function<void(const std::string&)> on_fatal_;
+  bool ever_ready_ = false;
   int closed_ = 0;
   Timer reclaim_timer_;
   Timer retry_timer_;              // re-reads after an error
+  Timer group_retry_timer_;        // creates the group again after a refusal that may pass (LOADING ...)
   RedisConnection commands_;       // XACK, XPENDING, XCLAIM, handler scripts
   RedisConnection reader_;         // blocking XREADGROUP only
   FunctionCaller functions_;

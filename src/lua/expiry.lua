@@ -99,6 +99,16 @@ local function parse_ms(s, what)
   return n
 end
 
+-- Fails (before any write) unless the calling ACL user may run this command on these keys:
+-- Redis keeps the writes a function made before an error, so a permission refused half-way
+-- would leave a task half-claimed.
+local function require_permission(...)
+  if not redis.acl_check_cmd(...) then
+    fail('the Redis user may not run ' .. table.concat({...}, ' ', 1, math.min(2, select('#', ...))) ..
+         ' (see docs/security.md); nothing was written')
+  end
+end
+
 local function key_type(key)
   return redis.call('TYPE', key)['ok']
 end
@@ -114,6 +124,8 @@ local function forward(schedule_key, prefix, id, due, now, via, default_stream, 
   local ok, h = pcall(redis.call, 'HGETALL', shadow)
   if ok then
     for i = 1, #h, 2 do fields[h[i]] = h[i + 1] end
+  elseif not string.find(tostring(h['err'] or h), 'WRONGTYPE', 1, true) then
+    fail('cannot read ' .. shadow .. ': ' .. tostring(h['err'] or h) .. '; nothing was written')
   end
   local entry = {'id', id, 'payload', fields['payload'] or '',
                  'due_ms', fields['due_ms'] or ms_string(due), 'fired_ms', ms_string(now), 'via', via}
@@ -136,7 +148,11 @@ local function forward(schedule_key, prefix, id, due, now, via, default_stream, 
   if stream_type ~= 'stream' and stream_type ~= 'none' then
     fail('stream key ' .. stream .. ' holds a ' .. stream_type .. ', not a stream; nothing was claimed')
   end
-  -- Writes start here; none of them can fail on our data.
+  require_permission('ZREM', schedule_key, id)
+  require_permission('XADD', stream, '*', 'id', id)
+  require_permission('DEL', shadow, prefix .. 't:' .. id)
+  if stream_type == 'none' then require_permission('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM') end
+  -- Writes start here; none of them can fail on our data or permissions.
   redis.call('ZREM', schedule_key, id)
   if stream_type == 'none' then
     redis.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
@@ -164,6 +180,11 @@ local function schedule(keys, args)
     fail("mode must be 'delay' or 'at'")
   end
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
+  require_permission('ZADD', keys[1], '0', id)
+  require_permission('DEL', keys[3])
+  require_permission('HSET', keys[3], 'payload', '')
+  require_permission('SET', keys[2], '1')
+  require_permission('PUBLISH', prefix .. 'wake', '0')
   local added = redis.call('ZADD', keys[1], due, id)
   redis.call('DEL', keys[3])
   if stream ~= nil and stream ~= '' then
@@ -188,6 +209,7 @@ local function cancel(keys, args)
   local id = args[1]
   check_id(id)
   check_task_keys(keys, id)
+  require_permission('DEL', keys[2], keys[3])
   if redis.call('ZREM', keys[1], id) == 1 then
     redis.call('DEL', keys[2], keys[3])
     return 1
@@ -254,6 +276,8 @@ local function dead_letter(keys, args)
   if #pending == 0 then return 0 end
   local dead = {'original_id', entry_id, 'original_stream', keys[1], 'group', group,
                 'reason', reason or '', 'deliveries', deliveries or '', 'dead_ms', ms_string(now_ms())}
+  require_permission('XADD', keys[2], '*', 'original_id', entry_id)
+  require_permission('XACK', keys[1], group, entry_id)
   local found = redis.call('XRANGE', keys[1], entry_id, entry_id)
   if #found == 1 then
     local fields = found[1][2]

@@ -68,6 +68,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  int exit_code = 0;
+  consumer.set_on_fatal([&](const std::string& why) {
+    spdlog::critical("{}", why);
+    exit_code = 2;
+    loop.stop();
+  });
   auto stop = [&] { consumer.stop([&] { loop.stop(); }); };
   loop.on_signal(SIGTERM, stop);
   loop.on_signal(SIGINT, stop);
@@ -77,5 +83,5 @@ int main(int argc, char** argv) {
   const auto& s = canceller->stats();
   spdlog::info("cancelled={} skipped_paid={} already_cancelled={} missing={} failed={}", s.cancelled,
                s.skipped_paid, s.already_cancelled, s.missing, s.failed);
-  return 0;
+  return exit_code;
 }
