@@ -16,7 +16,8 @@ class RelayTest : public ::testing::Test {
 TEST_F(RelayTest, ScheduledTaskAppearsOnceWithPayloadIntact) {
   auto relay = start_relay(server_, "r1");
   wait_relay_ready(redis_, "r1", *relay);
-  const std::string payload("bin\0ary \xff\xfe payload {\"order\":42}\n", 36);
+  static const char kPayload[] = "bin\0ary \xff\xfe payload {\"order\":42}\n";
+  const std::string payload(kPayload, sizeof(kPayload) - 1);  // keeps the embedded NUL
   auto due = schedule_all(redis_, {{"order:42", 200, payload}});
 
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1 && zcard(redis_) == 0; }, 5s)) << relay->output();
