@@ -19,7 +19,6 @@ BenchSizes quick_sizes() {
   s.bulk_tasks = 100000;
   s.cancel_tasks = 20000;
   s.idle_seconds = 10;
-  s.ceiling_depths = {1, 4, 16};
   return s;
 }
 

@@ -3,6 +3,8 @@
 // Redis's (same host, so both read CLOCK_REALTIME).
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -23,7 +25,8 @@ struct BenchSizes {
   size_t bulk_tasks = 1000000;        // expiry-ctl schedule --file, and the pipelined ceiling
   size_t cancel_tasks = 100000;       // per mode (unpipelined, pipelined)
   int idle_seconds = 10;
-  std::vector<int> ceiling_depths = {1, 2, 4, 8, 16};  // sweep calls in flight, ceiling runs
+  std::vector<int> ceiling_depths = {1, 4, 16};  // sweep calls per round trip, ceiling runs
+  int drain_rounds = 1;                          // burst/backlog: interleaved rounds of every system
 };
 
 BenchSizes full_sizes();
@@ -42,6 +45,8 @@ struct BenchContext {
   bool quick = false;
   size_t payload_bytes = 100;    // every task's payload
   size_t pipeline_depth = 128;   // FCALLs per round trip when the bench itself writes tasks
+  std::vector<std::string> relay_extra_flags;  // appended to the relay's own flags (not the baselines')
+  pid_t redis_pid = 0;           // INFO server process_id, for the machine-load figures
 };
 
 // The task id of task `index` of a run: "<prefix><index>".

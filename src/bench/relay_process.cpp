@@ -38,6 +38,7 @@ std::vector<std::string> relay_argv(const BenchContext& ctx, RelayRole role, con
                                    "--stream",        ctx.stream,    "--group",     ctx.group,     "--instance",
                                    instance,          "--log-level", "warn"};
   for (auto& f : relay_role_flags(role)) argv.push_back(f);
+  if (role == RelayRole::Relay) argv.insert(argv.end(), ctx.relay_extra_flags.begin(), ctx.relay_extra_flags.end());
   return argv;
 }
 

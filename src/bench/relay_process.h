@@ -33,6 +33,7 @@ class RelayProcess {
   ProcessUsage usage() const { return child_.usage(); }
   // SIGTERM and wait; returns the exit code (0 after a graceful stop).
   int stop() { return child_.stop(); }
+  pid_t pid() const { return child_.pid(); }
   const std::string& log_path() const { return log_path_; }
   RelayRole role() const { return role_; }
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs the benchmark (docs/benchmarks.md): builds expiry-bench if needed, starts a private
+# redis-server (repo's redis.conf, --appendonly no), runs every scenario, prints the tables and
+# writes the JSON; stops everything it started, by pid. Exit code: expiry-bench's (non-zero if any
+# run lost or duplicated a task).
+# Usage: scripts/bench.sh [--quick] [--json FILE] [--plot] [other expiry-bench flags, e.g. --only steady]
+#   --plot: also draws docs/bench-lateness-cdf.png from the steady runs (needs gnuplot).
+# Env: BUILD_DIR (default build), BENCH_KEEP=1 keeps the work directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+BUILD_DIR=${BUILD_DIR:-build}
+ARGS=() JSON= PLOT=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --json) JSON=$2; shift 2 ;;
+    --json=*) JSON=${1#--json=}; shift ;;
+    --plot) PLOT=1; shift ;;
+    *) ARGS+=("$1"); shift ;;
+  esac
+done
+
+if [ ! -x "$BUILD_DIR/src/bench/expiry-bench" ] || [ ! -x "$BUILD_DIR/src/expiry-relay" ] ||
+   [ ! -x "$BUILD_DIR/src/ctl/expiry-ctl" ]; then
+  BUILD_DIR=$BUILD_DIR scripts/build.sh >&2
+else
+  cmake --build "$BUILD_DIR" -j "$(nproc)" --target expiry-bench expiry-relay expiry-ctl >&2
+fi
+BIN=$(cd "$BUILD_DIR/src" && pwd)
+
+WORK=$(mktemp -d /tmp/expiry-bench.XXXXXX)
+cleanup() {
+  stop_started
+  if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "work directory kept: $WORK" >&2; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+[ -n "$JSON" ] || JSON="$BUILD_DIR/bench-results.json"
+mkdir -p "$(dirname "$JSON")"
+
+start_redis "$WORK" --appendonly no
+echo "redis-server $(redis-server --version | grep -o 'v=[^ ]*') on $REDIS_URL; nproc $(nproc); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+# expiry-bench runs in the background so that a signal reaches our trap (and its relays die with
+# it through PR_SET_PDEATHSIG).
+"$BIN/bench/expiry-bench" --redis-url "$REDIS_URL" --bin-dir "$BIN" --work-dir "$WORK" --json "$JSON" \
+  ${ARGS[@]+"${ARGS[@]}"} &
+BENCH_PID=$!
+STARTED_PIDS+=("$BENCH_PID")
+status=0
+wait "$BENCH_PID" || status=$?
+
+if [ "$PLOT" = 1 ]; then
+  if command -v gnuplot >/dev/null 2>&1 && ls "$WORK"/steady-cdf-*.dat >/dev/null 2>&1; then
+    gnuplot -e "datadir='$WORK'; out='docs/bench-lateness-cdf.png'" docs/bench-lateness-cdf.gp &&
+      echo "plot: docs/bench-lateness-cdf.png" >&2
+  else
+    echo "plot skipped: needs gnuplot (apt-get install -y gnuplot-nox) and the steady scenario" >&2
+  fi
+fi
+exit "$status"

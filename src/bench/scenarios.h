@@ -1,0 +1,44 @@
+// The scenarios of expiry-bench (docs/benchmarks.md) and the helpers they share. Each scenario
+// adds its table and JSON to the report and records every run's integrity. They run in order on
+// one Redis: bulk (leaves the far-future backdrop), idle, steady, then burst, backlog, cancel.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/bench_context.h"
+#include "bench/report.h"
+#include "bench/stream_reader.h"
+#include "ctl/sync_connection.h"
+
+namespace expiry::bench {
+
+// (d) expiry-ctl schedule --file vs FCALL expiry_schedule pipelined 128 deep, and Redis memory
+// per pending task. Leaves the ctl-written far-future tasks as the backdrop for idle and steady.
+void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
+// The relay with nothing due: commands/s it sends and its CPU%.
+void run_idle_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
+// (a) a paced producer with a far-future backdrop and unrelated TTL keys; relay and baselines.
+void run_steady_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
+// (b) every task due in the same millisecond; relay, fixed-poll and the sweep ceiling.
+void run_burst_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
+// (c) every task overdue before the relay starts; relay, fixed-poll and the sweep ceiling.
+void run_backlog_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
+// (e) FCALL expiry_cancel, unpipelined and pipelined.
+void run_cancel_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
+// The targets of the issue, from what the scenarios put into the report's JSON.
+void evaluate_targets(BenchReport& report);
+
+// Deletes the output stream and creates it again, empty, with the consumer group.
+void reset_stream(const BenchContext& ctx, SyncConnection& conn);
+// Forwards every task still due (via = bench-drain), after the system under test was stopped.
+long long drain_due_tasks(const BenchContext& ctx, SyncConnection& conn);
+// After drain_due_tasks: waits until the reader has every entry of the stream (XLEN), up to a
+// minute, so a slow reader is not mistaken for a lost task; then stops it and returns the entries.
+std::vector<StreamEntry> finish_reader(const BenchContext& ctx, SyncConnection& conn, StreamReader& reader);
+// Makes sure the schedule holds at least `n` far-future tasks ("far-<i>", due in a day or later).
+void ensure_backdrop(const BenchContext& ctx, SyncConnection& conn, size_t n);
+// Prints a progress line to stderr (the table goes to stdout).
+void progress(const std::string& line);
+
+}  // namespace expiry::bench

@@ -1,0 +1,234 @@
+// The producer-side scenarios: (d) bulk scheduling with expiry-ctl against the bare pipelined
+// script, with Redis memory per pending task, and (e) cancel throughput and latency.
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <regex>
+
+#include "bench/child_process.h"
+#include "bench/lateness_stats.h"
+#include "bench/machine_load.h"
+#include "bench/redis_probe.h"
+#include "bench/scenarios.h"
+#include "bench/task_writer.h"
+#include "errors.h"
+
+namespace expiry::bench {
+
+namespace {
+
+constexpr size_t kMemorySamples = 200;  // keys sampled per type with MEMORY USAGE
+
+struct KeyMemory {
+  double trigger_bytes = 0;      // NS:{0}:t:<id>, string with a TTL
+  double shadow_bytes = 0;       // NS:{0}:task:<id>, hash
+  double zset_member_bytes = 0;  // MEMORY USAGE of the schedule ZSET / its cardinality
+};
+
+KeyMemory sample_key_memory(const BenchContext& ctx, SyncConnection& conn, const std::string& prefix, size_t n) {
+  KeyMemory m;
+  const size_t samples = std::min(kMemorySamples, n);
+  for (size_t s = 0; s < samples; ++s) {
+    const std::string id = task_id(prefix, s * n / samples);
+    conn.append({"MEMORY", "USAGE", ctx.keys.trigger_key(id), "SAMPLES", "0"});
+    conn.append({"MEMORY", "USAGE", ctx.keys.shadow_key(id), "SAMPLES", "0"});
+  }
+  for (size_t s = 0; s < samples; ++s) {
+    m.trigger_bytes += static_cast<double>(conn.read_reply().integer);
+    m.shadow_bytes += static_cast<double>(conn.read_reply().integer);
+  }
+  m.trigger_bytes /= static_cast<double>(samples);
+  m.shadow_bytes /= static_cast<double>(samples);
+  const long long zset = conn.checked({"MEMORY", "USAGE", ctx.keys.schedule_key(), "SAMPLES", "0"}).integer;
+  const long long card = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
+  m.zset_member_bytes = card > 0 ? static_cast<double>(zset) / static_cast<double>(card) : 0;
+  return m;
+}
+
+// Escapes the payload (which holds only printable ASCII and quotes) as a JSON string body.
+std::string json_string_body(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
+
+void write_bulk_file(const BenchContext& ctx, const std::string& path, const std::string& prefix, size_t n,
+                     long long base_ms) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string id = task_id(prefix, i);
+    out << "{\"id\":\"" << id << "\",\"at_ms\":" << base_ms + static_cast<long long>(i) << ",\"payload\":\""
+        << json_string_body(task_payload(id, ctx.payload_bytes)) << "\"}\n";
+  }
+  if (!out) throw Error("cannot write " + path);
+}
+
+// The "in N ms" of expiry-ctl's "scheduled N tasks (R replaced) in X ms" line, or -1.
+long long ctl_reported_ms(const std::string& log_path) {
+  std::ifstream in(log_path);
+  std::string line;
+  const std::regex re(R"(scheduled (\d+) tasks \(\d+ replaced\) in (\d+) ms)");
+  std::smatch m;
+  long long ms = -1;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, re)) ms = std::stoll(m[2].str());
+  }
+  return ms;
+}
+
+}  // namespace
+
+void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report) {
+  const size_t n = ctx.sizes.bulk_tasks;
+  auto& j = report.scenario("bulk");
+  j["tasks"] = n;
+  conn.checked({"FLUSHALL"});
+  const long long base = wall_ms() + 86400000LL;  // due in a day: nothing fires during the bench
+  auto due_of = [base](size_t i) { return TaskDue{ScheduleMode::At, base + static_cast<long long>(i)}; };
+
+  progress("bulk: pipelined FCALL expiry_schedule ceiling, " + std::to_string(n) + " tasks");
+  const long long mem0 = info_integer(conn, "memory", "used_memory");
+  const CpuSnapshot cpu0 = cpu_snapshot({ctx.redis_pid});
+  const ScheduleOutcome ceiling = schedule_tasks(conn, ctx, "far-", n, ctx.pipeline_depth, due_of);
+  const double ceiling_foreign = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid}));
+  const long long mem1 = info_integer(conn, "memory", "used_memory");
+  const long long ceiling_count = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
+  const KeyMemory keys = sample_key_memory(ctx, conn, "far-", n);
+  const double ceiling_rate = static_cast<double>(n) / ceiling.seconds;
+  conn.checked({"FLUSHALL"});
+
+  const std::string file = ctx.work_dir + "/bulk.jsonl";
+  write_bulk_file(ctx, file, "far-", n, base);
+  progress("bulk: expiry-ctl schedule --file, " + std::to_string(n) + " tasks");
+  const long long mem2 = info_integer(conn, "memory", "used_memory");
+  const std::string log = ctx.work_dir + "/ctl-bulk.log";
+  const CpuSnapshot cpu2 = cpu_snapshot({ctx.redis_pid});
+  const auto start = std::chrono::steady_clock::now();
+  ChildProcess ctl({ctx.ctl_bin, "schedule", "--redis-url", ctx.redis_url, "--namespace", ctx.keys.ns(), "--file",
+                    file},
+                   log);
+  const int code = ctl.wait();
+  const double ctl_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double ctl_foreign = foreign_cpu_percent(cpu2, cpu_snapshot({ctx.redis_pid}));
+  if (code != 0) throw Error("expiry-ctl schedule --file exited " + std::to_string(code) + "; see " + log);
+  const long long ctl_write_ms = ctl_reported_ms(log);
+  const long long mem3 = info_integer(conn, "memory", "used_memory");
+  const long long ctl_count = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
+  const double ctl_rate = static_cast<double>(n) / ctl_seconds;
+  const double ctl_write_rate = ctl_write_ms > 0 ? static_cast<double>(n) * 1000.0 / static_cast<double>(ctl_write_ms) : 0;
+
+  const size_t ceiling_lost = n - static_cast<size_t>(std::min<long long>(ceiling_count, static_cast<long long>(n)));
+  const size_t ctl_lost = n - static_cast<size_t>(std::min<long long>(ctl_count, static_cast<long long>(n)));
+  report.check_integrity("bulk/ceiling", ceiling_lost, 0);
+  report.check_integrity("bulk/expiry-ctl", ctl_lost, 0);
+
+  const double per_task_ceiling = static_cast<double>(mem1 - mem0) / static_cast<double>(n);
+  const double per_task_ctl = static_cast<double>(mem3 - mem2) / static_cast<double>(n);
+  j["ceiling"] = {{"depth", ctx.pipeline_depth}, {"seconds", ceiling.seconds}, {"tasks_per_s", ceiling_rate},
+                  {"pending_after", ceiling_count}, {"foreign_cpu_percent", ceiling_foreign}};
+  j["expiry_ctl"] = {{"seconds_end_to_end", ctl_seconds},
+                     {"tasks_per_s_end_to_end", ctl_rate},
+                     {"write_phase_ms", ctl_write_ms},
+                     {"tasks_per_s_write_phase", ctl_write_rate},
+                     {"pending_after", ctl_count},
+                     {"foreign_cpu_percent", ctl_foreign},
+                     {"ratio_to_ceiling", ctl_rate / ceiling_rate}};
+  j["memory"] = {{"payload_bytes", ctx.payload_bytes},
+                 {"used_memory_per_task_ceiling_run", per_task_ceiling},
+                 {"used_memory_per_task_ctl_run", per_task_ctl},
+                 {"memory_usage_trigger_string", keys.trigger_bytes},
+                 {"memory_usage_shadow_hash", keys.shadow_bytes},
+                 {"memory_usage_zset_member", keys.zset_member_bytes}};
+
+  Table t{"(d) bulk schedule: " + std::to_string(n) + " far-future tasks, " + std::to_string(ctx.payload_bytes) +
+              "-byte payloads",
+          {"producer", "tasks", "seconds", "tasks/s", "% of ceiling", "lost", "other CPU %"},
+          {},
+          {"Other CPU %: processes other than the bench, its Redis and expiry-ctl, % of all cores."}};
+  t.rows.push_back({"ceiling: FCALL expiry_schedule pipelined " + std::to_string(ctx.pipeline_depth) + " deep",
+                    std::to_string(n), fixed(ceiling.seconds, 2), fixed(ceiling_rate), "100", std::to_string(ceiling_lost),
+                    fixed(ceiling_foreign)});
+  t.rows.push_back({"expiry-ctl schedule --file (process start to exit)", std::to_string(n), fixed(ctl_seconds, 2),
+                    fixed(ctl_rate), fixed(100 * ctl_rate / ceiling_rate), std::to_string(ctl_lost),
+                    fixed(ctl_foreign)});
+  if (ctl_write_ms > 0) {
+    t.rows.push_back({"expiry-ctl, write phase only (its own report)", std::to_string(n),
+                      fixed(static_cast<double>(ctl_write_ms) / 1000.0, 2), fixed(ctl_write_rate),
+                      fixed(100 * ctl_write_rate / ceiling_rate), "-", "-"});
+  }
+  report.add_table(t);
+
+  Table m{"Redis memory per pending task (" + std::to_string(ctx.payload_bytes) + "-byte payload, ids like far-123456)",
+          {"measure", "bytes"},
+          {},
+          {}};
+  m.rows.push_back({"used_memory delta / tasks (ceiling run)", fixed(per_task_ceiling)});
+  m.rows.push_back({"used_memory delta / tasks (expiry-ctl run)", fixed(per_task_ctl)});
+  m.rows.push_back({"MEMORY USAGE trigger string NS:{0}:t:<id> (mean of " + std::to_string(kMemorySamples) + ")",
+                    fixed(keys.trigger_bytes)});
+  m.rows.push_back({"MEMORY USAGE shadow hash NS:{0}:task:<id> (mean of " + std::to_string(kMemorySamples) + ")",
+                    fixed(keys.shadow_bytes)});
+  m.rows.push_back({"ZSET member: MEMORY USAGE schedule SAMPLES 0 / ZCARD", fixed(keys.zset_member_bytes)});
+  m.rows.push_back({"sum of the three", fixed(keys.trigger_bytes + keys.shadow_bytes + keys.zset_member_bytes)});
+  report.add_table(m);
+}
+
+void run_cancel_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report) {
+  const size_t n = ctx.sizes.cancel_tasks;
+  auto& j = report.scenario("cancel");
+  reset_stream(ctx, conn);
+  conn.checked({"DEL", ctx.keys.schedule_key()});
+  const long long base = wall_ms() + 86400000LL;
+  auto due_of = [base](size_t i) { return TaskDue{ScheduleMode::At, base + static_cast<long long>(i)}; };
+  progress("cancel: scheduling 2 x " + std::to_string(n) + " tasks");
+  schedule_tasks(conn, ctx, "cu-", n, ctx.pipeline_depth, due_of);
+  schedule_tasks(conn, ctx, "cp-", n, ctx.pipeline_depth, due_of);
+
+  Table t{"(e) cancel: FCALL expiry_cancel of " + std::to_string(n) + " pending tasks per mode",
+          {"mode", "tasks", "cancels/s", "latency p50 us", "p99 us", "p99.9 us", "max us", "not cancelled",
+           "forwarded anyway"},
+          {},
+          {"Latency of a pipelined cancel: from sending its window of " + std::to_string(ctx.pipeline_depth) +
+           " to reading its reply."}};
+  auto row = [&](const std::string& mode, size_t depth, const std::string& prefix) {
+    progress("cancel: " + mode);
+    std::vector<double> latency_us;
+    latency_us.reserve(n);
+    size_t not_cancelled = 0;
+    std::chrono::steady_clock::time_point window_start;
+    const double seconds = run_pipelined(
+        conn, n, depth,
+        [&](size_t i) {
+          if (i % depth == 0) window_start = std::chrono::steady_clock::now();
+          return cancel_argv(ctx.keys, task_id(prefix, i));
+        },
+        [&](size_t, const Reply& r) {
+          latency_us.push_back(
+              std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - window_start).count());
+          if (r.type != Reply::Type::Integer || r.integer != 1) ++not_cancelled;
+        });
+    const LatenessSummary s = summarize_lateness(latency_us);
+    const double rate = static_cast<double>(n) / seconds;
+    t.rows.push_back({mode, std::to_string(n), fixed(rate), fixed(s.p50), fixed(s.p99), fixed(s.p999), fixed(s.max),
+                      std::to_string(not_cancelled), ""});
+    j[mode] = {{"depth", depth}, {"tasks", n},        {"seconds", seconds},      {"cancels_per_s", rate},
+               {"p50_us", s.p50}, {"p99_us", s.p99}, {"p999_us", s.p999},       {"max_us", s.max},
+               {"not_cancelled", not_cancelled}};
+    return not_cancelled;
+  };
+  const size_t lost_u = row("unpipelined", 1, "cu-");
+  const size_t lost_p = row("pipelined " + std::to_string(ctx.pipeline_depth) + " deep", ctx.pipeline_depth, "cp-");
+  const long long left = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
+  const long long forwarded = conn.checked({"XLEN", ctx.stream}).integer;
+  for (auto& r : t.rows) r.back() = std::to_string(forwarded);
+  j["pending_after"] = left;
+  j["forwarded_after_cancel"] = forwarded;
+  report.check_integrity("cancel/unpipelined", lost_u, 0);
+  report.check_integrity("cancel/pipelined", lost_p + static_cast<size_t>(left), static_cast<size_t>(forwarded));
+  report.add_table(t);
+}
+
+}  // namespace expiry::bench

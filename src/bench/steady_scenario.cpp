@@ -1,0 +1,162 @@
+// (a) steady: a producer schedules tasks at a fixed rate (one FCALL at a time, delays spread over
+// 2-3 s) into a schedule that also holds a far-future backdrop, with unrelated TTL keys in
+// Redis; the relay, the events-only listener and the fixed-poll sweeper each get the same load.
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "bench/machine_load.h"
+#include "bench/redis_probe.h"
+#include "bench/relay_process.h"
+#include "bench/run_tally.h"
+#include "bench/scenarios.h"
+#include "bench/stream_reader.h"
+#include "bench/task_writer.h"
+#include "errors.h"
+
+namespace expiry::bench {
+
+namespace {
+
+constexpr long long kDelayBaseMs = 2000;
+constexpr long long kDelaySpreadMs = 1000;
+
+long long delay_of(size_t i) { return kDelayBaseMs + static_cast<long long>((i * 7919) % kDelaySpreadMs); }
+
+void ensure_ttl_keys(SyncConnection& conn, size_t n) {
+  if (n == 0 || conn.checked({"EXISTS", "unrelated:" + std::to_string(n - 1)}).integer == 1) return;
+  progress("steady: " + std::to_string(n) + " unrelated keys with a 1-day TTL");
+  run_pipelined(
+      conn, n, 256, [](size_t i) { return std::vector<std::string>{"SET", "unrelated:" + std::to_string(i), "x", "EX", "86400"}; },
+      [](size_t, const Reply& r) {
+        if (r.failed()) throw Error("SET: " + r.str);
+      });
+}
+
+struct SteadyRun {
+  RunTally tally;
+  double schedule_rate = 0;
+  double forward_rate = 0;
+  double window_seconds = 0;
+  double cpu_seconds = 0;     // whole life of the relay process
+  double cpu_percent = 0;     // during the scheduling + forwarding window
+  double peak_rss_mb = 0;
+  double foreign_cpu_percent = 0;  // other processes on the machine, % of all cores
+  BlockingSummary blocking;
+  int exit_code = 0;
+};
+
+SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role) {
+  const size_t n = static_cast<size_t>(ctx.sizes.steady_rate) * static_cast<size_t>(ctx.sizes.steady_seconds);
+  const std::string name = role_name(role);
+  const std::string prefix = "st-" + name + "-";
+  progress("steady: " + name + ", " + std::to_string(n) + " tasks at " + std::to_string(ctx.sizes.steady_rate) + "/s");
+  reset_stream(ctx, conn);
+  SteadyRun run;
+  RelayProcess relay(ctx, role, "steady-" + name);
+  relay.wait_ready(conn);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the startup sweep
+  StreamReader reader(ctx.redis, ctx.stream);
+  BlockingWatch watch(conn);
+  const ProcessUsage u0 = relay.usage();
+  const CpuSnapshot cpu0 = cpu_snapshot({ctx.redis_pid, relay.pid()});
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto period = std::chrono::duration<double>(1.0 / ctx.sizes.steady_rate);
+  long long max_due = 0;
+  for (size_t i = 0; i < n; ++i) {
+    std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(period * i));
+    const std::string id = task_id(prefix, i);
+    const Reply r = conn.command(schedule_argv(ctx.keys, id, ScheduleMode::Delay, delay_of(i), task_payload(id, ctx.payload_bytes)));
+    const auto result = decode_schedule(r);
+    if (!result) throw Error("FCALL expiry_schedule: " + r.describe());
+    max_due = std::max(max_due, result->due_ms);
+  }
+  const double schedule_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  run.schedule_rate = static_cast<double>(n) / schedule_seconds;
+  const long long deadline = max_due + ctx.sizes.steady_grace_ms;
+  reader.wait_for(n, std::max(0LL, deadline - wall_ms()));
+  const ProcessUsage u1 = relay.usage();
+  run.foreign_cpu_percent = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid, relay.pid()}));
+  run.window_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  run.blocking = watch.finish(conn);
+  run.exit_code = relay.stop();
+  drain_due_tasks(ctx, conn);
+  run.tally = tally_run(finish_reader(ctx, conn, reader), prefix, n, 0, static_cast<double>(ctx.sizes.steady_grace_ms));
+  const long long span_ms = run.tally.last_fired_ms - run.tally.first_fired_ms;
+  run.forward_rate = span_ms > 0 ? static_cast<double>(run.tally.forwarded) * 1000.0 / static_cast<double>(span_ms) : 0;
+  run.cpu_seconds = u1.cpu_seconds;
+  run.cpu_percent = 100.0 * (u1.cpu_seconds - u0.cpu_seconds) / run.window_seconds;
+  run.peak_rss_mb = u1.peak_rss_mb;
+  return run;
+}
+
+// "lateness_ms fraction" lines for a CDF plot; the fraction is of all `total` tasks, so tasks
+// not forwarded by the deadline keep the curve below 1.
+void write_cdf(const std::string& path, std::vector<double> values, size_t total) {
+  std::sort(values.begin(), values.end());
+  std::ofstream out(path);
+  for (size_t i = 0; i < values.size(); ++i) {
+    out << values[i] << " " << static_cast<double>(i + 1) / static_cast<double>(total) << "\n";
+  }
+}
+
+}  // namespace
+
+void run_steady_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report) {
+  ensure_backdrop(ctx, conn, ctx.sizes.steady_backdrop);
+  ensure_ttl_keys(conn, ctx.sizes.steady_ttl_keys);
+  const KeyspaceCounts keyspace = keyspace_db0(conn);
+  const long long backdrop = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
+  auto& j = report.scenario("steady");
+  j["rate"] = ctx.sizes.steady_rate;
+  j["seconds"] = ctx.sizes.steady_seconds;
+  j["backdrop_pending"] = backdrop;
+  j["keys_with_ttl"] = keyspace.expires;
+  j["grace_ms"] = ctx.sizes.steady_grace_ms;
+  const size_t n = static_cast<size_t>(ctx.sizes.steady_rate) * static_cast<size_t>(ctx.sizes.steady_seconds);
+
+  Table t{"(a) steady: " + std::to_string(ctx.sizes.steady_rate) + " tasks/s for " +
+              std::to_string(ctx.sizes.steady_seconds) + " s (delays 2-3 s), " + std::to_string(backdrop) +
+              " far-future tasks pending, " + std::to_string(keyspace.expires) + " keys with a TTL",
+          {"system", "tasks", "sched/s", "fwd/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "arrival p50/p99 ms",
+           "fwd by deadline", "via sweep/event", "lost", "dup", "CPU s", "CPU %", "peak RSS MB", "calls >5 ms", "other CPU %"},
+          {},
+          {"Lateness = fired_ms - due_ms (Redis clock). A task not forwarded by " +
+           std::to_string(ctx.sizes.steady_grace_ms) +
+           " ms after the last due time counts as later than that (\">N\"); the bench then forwards it itself "
+           "(via=bench-drain) to check that nothing was lost. CPU % is of one core, over the scheduling and "
+           "forwarding window. Other CPU % = CPU used by processes other than the bench, its Redis and its relay, "
+           "in % of all cores: above 10 the run shared the machine."}};
+  for (RelayRole role : {RelayRole::Relay, RelayRole::EventsOnly, RelayRole::FixedPoll}) {
+    const std::string name = role_name(role);
+    const SteadyRun r = run_one(ctx, conn, role);
+    const auto& f = r.tally.fired;
+    auto via = [&](const char* k) {
+      const auto it = r.tally.via.find(k);
+      return it == r.tally.via.end() ? size_t{0} : it->second;
+    };
+    t.rows.push_back({name, std::to_string(n), fixed(r.schedule_rate), fixed(r.forward_rate), f.format(f.p50),
+                      f.format(f.p99), f.format(f.p999), f.format(f.max),
+                      r.tally.arrival.format(r.tally.arrival.p50) + " / " + r.tally.arrival.format(r.tally.arrival.p99),
+                      std::to_string(r.tally.forwarded), std::to_string(via("sweep")) + "/" + std::to_string(via("event")),
+                      std::to_string(r.tally.lost), std::to_string(r.tally.duplicated), fixed(r.cpu_seconds, 2),
+                      fixed(r.cpu_percent, 1), fixed(r.peak_rss_mb, 1),
+                      std::to_string(r.blocking.slow_calls), fixed(r.foreign_cpu_percent)});
+    auto rj = tally_json(r.tally);
+    rj["schedule_rate"] = r.schedule_rate;
+    rj["forward_rate"] = r.forward_rate;
+    rj["cpu_seconds"] = r.cpu_seconds;
+    rj["cpu_percent"] = r.cpu_percent;
+    rj["peak_rss_mb"] = r.peak_rss_mb;
+    rj["window_seconds"] = r.window_seconds;
+    rj["blocking"] = r.blocking.to_json();
+    rj["foreign_cpu_percent"] = r.foreign_cpu_percent;
+    rj["exit_code"] = r.exit_code;
+    j["runs"][name] = rj;
+    report.check_integrity("steady/" + name, r.tally.lost, r.tally.duplicated, r.tally.foreign);
+    write_cdf(ctx.work_dir + "/steady-cdf-" + name + ".dat", r.tally.fired_ms_values, n);
+  }
+  report.add_table(t);
+}
+
+}  // namespace expiry::bench
