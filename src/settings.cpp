@@ -150,7 +150,7 @@ nlohmann::json read_json_file(const std::string& path) {
   if (!in) throw ConfigError("cannot read config file " + path);
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, out_of_range (e.g. 1e400)
     throw ConfigError("config file " + path + " is not valid JSON: " + e.what());
   }
 }

@@ -17,7 +17,7 @@ bool is_blank(std::string_view line) {
 }
 
 // nlohmann's parse_error text without the exception tag and the meaningless "line 1".
-std::string json_error_text(const json::parse_error& e) {
+std::string json_error_text(const json::exception& e) {
   std::string what = e.what();
   if (auto close = what.find("] "); what.rfind("[json.exception", 0) == 0 && close != std::string::npos) {
     what.erase(0, close + 2);
@@ -76,7 +76,7 @@ BulkLine parse_bulk_line(std::string_view line) {
       }
       return true;
     });
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
     return invalid(json_error_text(e));
   }
   if (!doc.is_object()) return invalid("line must be a JSON object, got " + std::string(doc.type_name()));

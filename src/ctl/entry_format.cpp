@@ -30,7 +30,8 @@ std::string format_stream_entry(const std::string& entry_id,
   if (due && fired) {
     const auto d = to_integer(*due);
     const auto f = to_integer(*fired);
-    if (d && f) add("late_ms", std::to_string(*f - *d));
+    long long late = 0;
+    if (d && f && !__builtin_sub_overflow(*f, *d, &late)) add("late_ms", std::to_string(late));
   }
   for (const auto& [name, value] : fields) {
     if (name == "payload" || std::find(kLeading.begin(), kLeading.end(), name) != kLeading.end()) continue;
