@@ -7,6 +7,9 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "ctl/bulk_file.h"
 #include "ctl/ctl_commands.h"
@@ -95,15 +98,16 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
     size_t line;
     std::string id;
   };
-  std::vector<Sent> window;
-  window.reserve(kWindow);
   const size_t total = validation.tasks;
-  size_t written = 0, replaced = 0;
-  auto last_progress = start;
+  size_t written = 0, replaced = 0, rejected = 0;
+  std::optional<Sent> first_rejected;
+  std::string rejection;
   BulkReader reader(*input);
-  for (bool more = true; more;) {
+  bool more = true;
+  // Appends the next window of up to kWindow tasks and sends it; clears `more` at the end of input.
+  auto send_window = [&](std::vector<Sent>& window) {
     window.clear();
-    while (window.size() < kWindow) {
+    while (more && window.size() < kWindow) {
       auto line = reader.next();
       if (!line) {
         more = false;
@@ -111,44 +115,59 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
       }
       if (line->kind != BulkLine::Kind::Task) {  // the file changed after validation
         throw ConfigError(name + " changed while it was read: line " + std::to_string(reader.line_number()) + ": " +
-                          line->error + "; " + std::to_string(written) + " tasks were written before");
+                          line->error + "; " + std::to_string(written) + " tasks were confirmed written before");
       }
       conn.append(schedule_request_argv(keys, line->request));
       window.push_back({reader.line_number(), line->request.id});
     }
-    const Sent* first_rejected = nullptr;
-    std::string rejection;
-    size_t rejected = 0;
-    try {
-      for (const auto& sent : window) {
-        const Reply reply = conn.read_reply();
-        if (auto result = decode_schedule(reply)) {
-          ++written;
-          replaced += result->replaced ? 1 : 0;
-        } else {
-          ++rejected;
-          if (first_rejected == nullptr) {
-            first_rejected = &sent;
-            rejection = reply.type == Reply::Type::Error ? reply.str : "unexpected reply " + reply.describe();
-          }
+    if (!window.empty()) conn.flush();
+  };
+  // Reads the replies of a sent window and tallies them.
+  auto read_window = [&](const std::vector<Sent>& window) {
+    for (const auto& sent : window) {
+      const Reply reply = conn.read_reply();
+      if (auto result = decode_schedule(reply)) {
+        ++written;
+        replaced += result->replaced ? 1 : 0;
+      } else {
+        ++rejected;
+        if (!first_rejected) {
+          first_rejected = sent;
+          rejection = reply.type == Reply::Type::Error ? reply.str : "unexpected reply " + reply.describe();
         }
       }
-    } catch (const IoError& e) {
-      throw IoError(std::string(e.what()) + "; " + std::to_string(written) + " of " + std::to_string(total) +
-                    " tasks were confirmed written (those in flight may or may not have been)");
     }
-    if (first_rejected != nullptr) {
-      std::cerr << "expiry-ctl: line " << first_rejected->line << " (id " << escape_text(first_rejected->id)
-                << "): Redis rejected the task: " << rejection << "\n"
-                << "expiry-ctl: stopped: " << written << " of " << total << " tasks were written, " << rejected
-                << " rejected, " << (total - written - rejected) << " not sent\n";
-      return kExitRedisError;
+  };
+
+  // Two windows in flight: Redis runs one while this process parses and sends the next.
+  std::vector<Sent> in_flight, next;
+  in_flight.reserve(kWindow);
+  next.reserve(kWindow);
+  auto last_progress = start;
+  try {
+    send_window(in_flight);
+    while (!in_flight.empty()) {
+      if (!first_rejected) send_window(next);
+      read_window(in_flight);
+      std::swap(in_flight, next);
+      next.clear();
+      if (first_rejected && in_flight.empty()) break;
+      if (std::chrono::steady_clock::now() - last_progress >= kProgressEvery) {
+        last_progress = std::chrono::steady_clock::now();
+        std::cerr << "progress: " << written << "/" << total << " tasks scheduled (" << (written * 100 / total)
+                  << "%)\n";
+      }
     }
-    if (!window.empty() && std::chrono::steady_clock::now() - last_progress >= kProgressEvery) {
-      last_progress = std::chrono::steady_clock::now();
-      std::cerr << "progress: " << written << "/" << total << " tasks scheduled (" << (written * 100 / total)
-                << "%)\n";
-    }
+  } catch (const IoError& e) {
+    throw IoError(std::string(e.what()) + "; " + std::to_string(written) + " of " + std::to_string(total) +
+                  " tasks were confirmed written (those in flight may or may not have been)");
+  }
+  if (first_rejected) {
+    std::cerr << "expiry-ctl: line " << first_rejected->line << " (id " << escape_text(first_rejected->id)
+              << "): Redis rejected the task: " << rejection << "\n"
+              << "expiry-ctl: stopped: " << written << " of " << total << " tasks were written, " << rejected
+              << " rejected, " << (total - written - rejected) << " not sent\n";
+    return kExitRedisError;
   }
   std::cout << "scheduled " << written << " tasks (" << replaced << " replaced) in " << elapsed_ms(start) << " ms\n";
   return kExitOk;

@@ -158,6 +158,13 @@ Reply SyncConnection::read_reply() {
   return receive();
 }
 
+void SyncConnection::flush() {
+  check_usable(true);
+  for (int done = 0; done == 0;) {
+    if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail_io();
+  }
+}
+
 Reply SyncConnection::receive() {
   void* raw = nullptr;
   if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) fail_io();

@@ -42,6 +42,9 @@ class SyncConnection {
   // is buffered and returns the next reply in order. Same error contract as command().
   void append(const std::vector<std::string>& argv);
   Reply read_reply();
+  // Sends everything appended so far without reading a reply, so Redis can work on it while
+  // the caller prepares the next window. Same error contract as command().
+  void flush();
 
   // FCALL of the expiry_v1 library: when the library is missing, loads it (FUNCTION LOAD
   // REPLACE) and retries once. Throws ReplyError if the server predates Redis 7.0.

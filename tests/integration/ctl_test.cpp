@@ -345,10 +345,15 @@ TEST_F(CtlTest, BulkStopsWhenRedisRejectsAWriteMidway) {
   redis_.command({"CONFIG", "SET", "maxmemory", "0"});
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_TRUE(contains(run.output, "OOM")) << run.output;
-  ASSERT_TRUE(std::regex_search(run.output, m, std::regex("stopped: (\\d+) of 4000 tasks were written"))) << run.output;
+  ASSERT_TRUE(std::regex_search(
+      run.output, m, std::regex("stopped: (\\d+) of 4000 tasks were written, (\\d+) rejected, (\\d+) not sent")))
+      << run.output;
   const long long written = std::stoll(m[1].str());
   EXPECT_GT(written, 0);
   EXPECT_LT(written, 4000);
+  EXPECT_GE(std::stoll(m[2].str()), 1);
+  // Two windows are in flight: every reply of a sent window is read and counted.
+  EXPECT_EQ(written + std::stoll(m[2].str()) + std::stoll(m[3].str()), 4000);
   EXPECT_EQ(zcard(), written);
 }
 
