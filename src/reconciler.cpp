@@ -25,7 +25,7 @@ Reconciler::Reconciler(EventLoop& loop, FunctionCaller& functions, const RelayCo
 
 void Reconciler::sweep_now(const char* reason) {
   if (stopped_) return;
-  if (in_flight_) {
+  if (in_flight_ > 0) {
     again_ = true;
     return;
   }
@@ -36,7 +36,7 @@ void Reconciler::sweep_now(const char* reason) {
 
 void Reconciler::note_due(long long due_ms) {
   if (stopped_ || !config_.next_due_timer) return;
-  if (in_flight_) {
+  if (in_flight_ > 0) {
     again_ = true;  // the in-flight sweep may have read the schedule before this task arrived
     return;
   }
@@ -62,8 +62,14 @@ void Reconciler::arm_within(microseconds delay) {
   timer_.arm(delay);
 }
 
+void Reconciler::fill_pipeline() {
+  if (stopped_) return;
+  timer_.cancel();
+  while (in_flight_ < config_.sweep_pipeline) run_batch();
+}
+
 void Reconciler::run_batch() {
-  in_flight_ = true;
+  ++in_flight_;
   again_ = false;
   const auto sent_at = Clock::now();
   functions_.fcall(sweep_argv(keys_, config_.stream, config_.sweep_batch, "sweep", config_.group),
@@ -71,7 +77,7 @@ void Reconciler::run_batch() {
 }
 
 void Reconciler::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
-  in_flight_ = false;
+  --in_flight_;
   const auto now = Clock::now();
   ++stats_.sweep_batches;
   stats_.sweep_time_us += duration_cast<microseconds>(now - sent_at).count();
@@ -93,9 +99,14 @@ void Reconciler::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
   server_now_us_ = result->now_us;
   server_now_seen_at_ = now;
 
-  if (result->more_due() || again_) {
+  if (result->more_due()) {
     // Let the loop serve events between batches, so a large backlog never starves them.
-    loop_.defer([this] { sweep_now("more due"); });
+    loop_.defer([this] { fill_pipeline(); });
+    return;
+  }
+  if (in_flight_ > 0) return;  // the last reply decides what comes next
+  if (again_) {
+    loop_.defer([this] { sweep_now("asked again"); });
     return;
   }
   microseconds delay = config_.sweep_interval;

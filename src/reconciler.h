@@ -1,6 +1,8 @@
 // The reconciliation sweep: forwards every due task in the schedule ZSET in bounded batches
 // (expiry_sweep), and keeps one timer armed for the earliest due task, capped by the sweep
-// period. It is the on-time path; events are only a hint.
+// period. It is the on-time path; events are only a hint. While a backlog drains it keeps
+// sweep_pipeline calls in flight, so Redis never waits for this process between batches;
+// each call is atomic and claims different tasks, so that never forwards a task twice.
 #pragma once
 
 #include <functional>
@@ -21,16 +23,18 @@ class Reconciler {
   Reconciler(const Reconciler&) = delete;
   Reconciler& operator=(const Reconciler&) = delete;
 
-  // Sweeps as soon as possible; calls made while a sweep is in flight coalesce into one more.
+  // Sweeps as soon as possible; calls made while sweeps are in flight coalesce into one more.
   void sweep_now(const char* reason);
   // A task is due at `due_ms` on the Redis clock: make sure a sweep runs by then.
   void note_due(long long due_ms);
-  // Stops the timer; an in-flight sweep call still completes, but starts no other.
+  // Stops the timer; in-flight sweep calls still complete, but start no other.
   void stop();
-  bool busy() const { return in_flight_; }
+  bool busy() const { return in_flight_ > 0; }
 
  private:
   void run_batch();
+  // Tops the in-flight calls up to sweep_pipeline (a backlog is draining).
+  void fill_pipeline();
   void on_batch_reply(const Reply& reply, Clock::time_point sent_at);
   void arm_within(std::chrono::microseconds delay);
   // Redis-clock "now" (µs) estimated from the last sweep reply and the local steady clock.
@@ -42,7 +46,7 @@ class Reconciler {
   const KeyLayout& keys_;
   RelayStats& stats_;
   Timer timer_;
-  bool in_flight_ = false;       // a sweep call is waiting for its reply
+  int in_flight_ = 0;            // sweep calls waiting for their replies
   bool again_ = false;           // another sweep was asked for meanwhile
   bool stopped_ = false;
   long long server_now_us_ = 0;  // Redis TIME (µs) at the last sweep reply

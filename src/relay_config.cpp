@@ -25,6 +25,7 @@ std::vector<OptionSpec> relay_option_specs() {
       {"group", OptionKind::String, "consumer group created on the stream", "workers"},
       {"sweep_interval_ms", OptionKind::Integer, "longest time between two sweeps", "1000", 10, 3600000},
       {"sweep_batch", OptionKind::Integer, "tasks claimed per sweep call", "100", 1, 10000},
+      {"sweep_pipeline", OptionKind::Integer, "sweep calls kept in flight while a backlog drains", "2", 1, 16},
       {"connect_timeout_ms", OptionKind::Integer, "connect and handshake timeout", "2000", 10, 600000},
       {"watchdog_interval_ms", OptionKind::Integer, "period of PINGs and health probes", "1000", 10, 600000},
       {"watchdog_timeout_ms", OptionKind::Integer, "silence after which a connection is dropped", "3000", 20,
@@ -85,6 +86,7 @@ RelayConfig relay_config_from(const Settings& s) {
   if (c.group.empty()) throw ConfigError(s.source("group") + ": group must not be empty");
   c.sweep_interval = std::chrono::milliseconds(s.integer("sweep_interval_ms"));
   c.sweep_batch = static_cast<int>(s.integer("sweep_batch"));
+  c.sweep_pipeline = static_cast<int>(s.integer("sweep_pipeline"));
   c.connect_timeout = std::chrono::milliseconds(s.integer("connect_timeout_ms"));
   c.watchdog_interval = std::chrono::milliseconds(s.integer("watchdog_interval_ms"));
   c.watchdog_timeout = std::chrono::milliseconds(s.integer("watchdog_timeout_ms"));

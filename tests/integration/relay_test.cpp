@@ -114,6 +114,27 @@ TEST_F(RelayTest, ThreeRelaysForwardTenThousandTasksExactlyOnce) {
   for (auto& r : relays) EXPECT_EQ(r->terminate(), 0) << r->output();
 }
 
+TEST_F(RelayTest, PipelinedSweepsOfThreeRelaysDrainABacklogExactlyOnce) {
+  // Overdue before any relay starts: only sweeps forward them, 3 relays x 8 calls in flight,
+  // 7 tasks per call, so many calls race for the same head of the schedule.
+  std::vector<Task> tasks;
+  std::map<std::string, std::string> expected;
+  for (int i = 0; i < 6000; ++i) {
+    tasks.push_back({"late-" + std::to_string(i), 0, "p" + std::to_string(i)});
+    expected[tasks.back().id] = tasks.back().payload;
+  }
+  schedule_all(redis_, tasks);
+  std::vector<std::unique_ptr<ChildProcess>> relays;
+  for (const char* name : {"r1", "r2", "r3"}) {
+    relays.push_back(
+        start_relay(server_, name, {"--sweep-pipeline", "8", "--sweep-batch", "7", "--event-claims=false"}));
+  }
+  ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 6000; }, 30s))
+      << "xlen=" << xlen(redis_) << " zcard=" << zcard(redis_);
+  expect_exactly_once(redis_.xrange_all("expiry:stream"), expected);
+  for (auto& r : relays) EXPECT_EQ(r->terminate(), 0) << r->output();
+}
+
 TEST_F(RelayTest, TasksFireOnTimeDespiteManyUnrelatedTtlKeys) {
   // 100,000 keys with long TTLs make Redis's expired events seconds late (active expiry
   // samples 20 keys per cycle); the relay's timer must not depend on them.

@@ -72,7 +72,7 @@ TEST(RelayConfig, OptionTableHasUniqueNamesAndResolvableDefaults) {
   std::set<std::string> names;
   for (const auto& s : specs) EXPECT_TRUE(names.insert(s.name).second) << "duplicate option " << s.name;
   for (const char* n : {"redis_url", "password_file", "namespace", "stream", "group", "sweep_interval_ms",
-                        "sweep_batch", "connect_timeout_ms", "watchdog_interval_ms", "watchdog_timeout_ms",
+                        "sweep_batch", "sweep_pipeline", "connect_timeout_ms", "watchdog_interval_ms", "watchdog_timeout_ms",
                         "reconnect_initial_ms", "reconnect_max_ms", "max_inflight_claims", "require_notifications",
                         "event_claims", "next_due_timer", "log_format", "log_level", "instance"}) {
     EXPECT_EQ(names.count(n), 1u) << "missing option " << n;
@@ -108,6 +108,7 @@ TEST(RelayConfig, Defaults) {
   EXPECT_EQ(c.group, "workers");
   EXPECT_EQ(c.sweep_interval, milliseconds(1000));
   EXPECT_EQ(c.sweep_batch, 100);
+  EXPECT_EQ(c.sweep_pipeline, 2);
   EXPECT_EQ(c.connect_timeout, milliseconds(2000));
   EXPECT_EQ(c.watchdog_interval, milliseconds(1000));
   EXPECT_EQ(c.watchdog_timeout, milliseconds(3000));
@@ -135,6 +136,7 @@ TEST(RelayConfig, ExplicitValues) {
                                 {"stream", "out"},
                                 {"sweep_interval_ms", "250"},
                                 {"sweep_batch", "7"},
+                                {"sweep_pipeline", "4"},
                                 {"connect_timeout_ms", "500"},
                                 {"watchdog_interval_ms", "200"},
                                 {"watchdog_timeout_ms", "900"},
@@ -156,6 +158,7 @@ TEST(RelayConfig, ExplicitValues) {
   EXPECT_EQ(c.group, "g1");
   EXPECT_EQ(c.sweep_interval, milliseconds(250));
   EXPECT_EQ(c.sweep_batch, 7);
+  EXPECT_EQ(c.sweep_pipeline, 4);
   EXPECT_EQ(c.connect_timeout, milliseconds(500));
   EXPECT_EQ(c.watchdog_interval, milliseconds(200));
   EXPECT_EQ(c.watchdog_timeout, milliseconds(900));
@@ -225,6 +228,8 @@ TEST(RelayConfig, ReconnectMaxMustNotBeBelowInitial) {
 TEST(RelayConfig, OutOfRangeIntegersAreConfigErrors) {
   EXPECT_TRUE(contains(config_error({{"sweep_batch", "0"}}), "flag --sweep-batch"));
   EXPECT_TRUE(contains(config_error({{"sweep_batch", "10001"}}), "flag --sweep-batch"));
+  EXPECT_TRUE(contains(config_error({{"sweep_pipeline", "0"}}), "flag --sweep-pipeline"));
+  EXPECT_TRUE(contains(config_error({{"sweep_pipeline", "17"}}), "flag --sweep-pipeline"));
   EXPECT_TRUE(contains(config_error({{"sweep_interval_ms", "9"}}), "flag --sweep-interval-ms"));
   EXPECT_TRUE(contains(config_error({}, {{"EXPIRY_RELAY_MAX_INFLIGHT_CLAIMS", "0"}}),
                        "env EXPIRY_RELAY_MAX_INFLIGHT_CLAIMS"));
