@@ -44,7 +44,7 @@ struct ClaimResult {
 struct SweepResult {
   long long forwarded = 0;
   long long next_due_ms = -1;  // -1: schedule empty
-  long long now_us = 0;        // Redis clock when the sweep ran, microseconds
+  long long now_us = 0;        // Redis clock when the sweep ended, microseconds
   long long pending = 0;       // tasks left in the schedule
   long long overdue = 0;       // of which already due
   std::vector<long long> lateness_ms;  // fired - due of each forwarded task

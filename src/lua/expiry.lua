@@ -14,6 +14,11 @@ local MAX_PAYLOAD_BYTES = 65536
 -- already-expired key would emit one, and cost every relay a useless claim). The event is the
 -- hint for the tasks no timer took.
 local TRIGGER_GRACE_MS = 100
+-- One expiry_sweep call stops claiming after this much time (checked every SWEEP_CHECK_EVERY
+-- tasks) and reports the rest as still due, so the relay calls again. A claim costs 15-50 us
+-- (more with millions of keys), so the limit alone would not bound how long Redis is blocked.
+local SWEEP_BUDGET_US = 2000
+local SWEEP_CHECK_EVERY = 8
 
 -- Raises a plain error reply "ERR expiry: <msg>" (no Lua position prefix).
 local function fail(msg)
@@ -233,10 +238,10 @@ local function claim(keys, args)
 end
 
 -- expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
--- Forwards up to `limit` due tasks, earliest first. Returns
+-- Forwards up to `limit` due tasks, earliest first, for at most about SWEEP_BUDGET_US. Returns
 -- {forwarded, next_due_ms or -1, now_us, pending, overdue, {lateness_ms of each forwarded task}};
--- now_us is the Redis clock in microseconds, so relays can arm their timers precisely;
--- next_due_ms <= now_us / 1000 means more are already due. pending and overdue count what is left.
+-- now_us is the Redis clock in microseconds at the end of the call, so relays can arm their
+-- timers precisely; next_due_ms <= now_us / 1000 means more are already due. pending and overdue count what is left.
 local function sweep(keys, args)
   local limit = tonumber(args[1])
   if limit == nil or limit < 1 or limit > 10000 then fail('sweep limit must be 1..10000') end
@@ -246,14 +251,15 @@ local function sweep(keys, args)
   if default_type ~= 'stream' and default_type ~= 'none' then
     fail('stream key ' .. keys[2] .. ' holds a ' .. default_type .. ', not a stream; nothing was claimed')
   end
-  local us = now_us()
-  local now = math.floor(us / 1000)
+  local started_us = now_us()
+  local now = math.floor(started_us / 1000)
   local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
   local lateness = {}
   for i = 1, #due, 2 do
     local score = tonumber(due[i + 1])
     forward(keys[1], prefix, due[i], score, now, via, keys[2], group)
     lateness[#lateness + 1] = now - score
+    if #lateness % SWEEP_CHECK_EVERY == 0 and now_us() - started_us >= SWEEP_BUDGET_US then break end
   end
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
   local next_due = -1
@@ -262,7 +268,10 @@ local function sweep(keys, args)
     next_due = tonumber(head[2])
     if next_due <= now then overdue = redis.call('ZCOUNT', keys[1], '-inf', now) end
   end
-  return {#due / 2, next_due, us, redis.call('ZCARD', keys[1]), overdue, lateness}
+  local pending = redis.call('ZCARD', keys[1])
+  -- The clock when the reply leaves, not when the sweep began: a relay arms its timer from it
+  -- on receipt, and a batch can take milliseconds.
+  return {#lateness, next_due, now_us(), pending, overdue, lateness}
 end
 
 -- expiry_dead_letter KEYS: stream, dead_stream  ARGV: group, entry_id, reason, deliveries

@@ -195,6 +195,34 @@ TEST(Reliability, ReadOnlyReplicaIsRetriedUntilPromoted) {
   expect_exactly_once(r.xrange_all("expiry:stream"), payloads(tasks));
 }
 
+TEST_F(ReliabilityTest, ASweepCallStopsAfterItsTimeBudgetAndTheNextCallGoesOn) {
+  // 5000 due tasks and a limit of 10000: one call would block Redis for 50+ ms without the
+  // library's 2 ms budget (a claim costs 5-50 us). Each call must stop early and say more is due.
+  const int kTasks = 5000;
+  auto tasks = numbered("budget-", kTasks, 0);
+  schedule_all(redis_, tasks);
+  const KeyLayout keys("expiry");
+  long long forwarded = 0;
+  int calls = 0;
+  while (forwarded < kTasks && calls < kTasks) {
+    // [forwarded, next_due_ms, now_us, pending, overdue, [lateness...]]
+    const auto r = redis_.command(sweep_argv(keys, "expiry:stream", 10000, "sweep", "workers"));
+    ASSERT_EQ(r.elements.size(), 6u) << r.to_string();
+    ++calls;
+    forwarded += r.elements[0].integer;
+    ASSERT_EQ(r.elements[3].integer, kTasks - forwarded);
+    if (forwarded < kTasks) {
+      EXPECT_LT(r.elements[0].integer, kTasks) << "the first call did not stop at its budget";
+      const long long next_due_ms = r.elements[1].integer, now_ms = r.elements[2].integer / 1000;
+      EXPECT_TRUE(next_due_ms >= 0 && next_due_ms <= now_ms) << "a call that stopped early must report the rest as due";
+    }
+  }
+  EXPECT_GT(calls, 1);
+  EXPECT_EQ(xlen(redis_), kTasks);
+  EXPECT_EQ(zcard(redis_), 0);
+  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+}
+
 TEST_F(ReliabilityTest, SigtermDuringASweepLosesAndDuplicatesNothing) {
   const int kTasks = 60000;
   auto tasks = numbered("bl-", kTasks, 0);
