@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
   int rounds = 0;
   app.add_option("--rounds", rounds, "burst and backlog: interleaved rounds per system, the fastest is reported (default 1)")
       ->check(CLI::Range(1, 20));
+  long long backdrop = -1, steady_rate = -1;
+  app.add_option("--backdrop", backdrop, "idle and steady: far-future tasks pending (default 1000000, --quick 100000)")
+      ->check(CLI::Range(0LL, 10000000LL));
+  app.add_option("--steady-rate", steady_rate, "steady: tasks scheduled per second (default 1000, --quick 200)")
+      ->check(CLI::Range(1LL, 20000LL));
   std::vector<std::string> relay_flags;
   app.add_option("--relay-flag", relay_flags,
                  "extra flag for the relay under test, not the baselines (repeat; e.g. --relay-flag=--sweep-batch=200)");
@@ -86,6 +91,8 @@ int main(int argc, char** argv) {
   ctx.ctl_bin = bin_dir + "/ctl/expiry-ctl";
   ctx.relay_extra_flags = relay_flags;
   if (rounds > 0) ctx.sizes.drain_rounds = rounds;
+  if (backdrop >= 0) ctx.sizes.steady_backdrop = static_cast<size_t>(backdrop);
+  if (steady_rate > 0) ctx.sizes.steady_rate = static_cast<int>(steady_rate);
   std::set<std::string> wanted;
   {
     std::istringstream in(only);
