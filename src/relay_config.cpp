@@ -25,7 +25,7 @@ std::vector<OptionSpec> relay_option_specs() {
       {"group", OptionKind::String, "consumer group created on the stream", "workers"},
       {"sweep_interval_ms", OptionKind::Integer, "longest time between two sweeps", "1000", 10, 3600000},
       {"sweep_batch", OptionKind::Integer, "tasks claimed per sweep call", "100", 1, 10000},
-      {"sweep_pipeline", OptionKind::Integer, "sweep calls kept in flight while a backlog drains", "2", 1, 16},
+      {"sweep_pipeline", OptionKind::Integer, "sweep calls kept in flight while a backlog drains", "4", 1, 16},
       {"connect_timeout_ms", OptionKind::Integer, "connect and handshake timeout", "2000", 10, 600000},
       {"watchdog_interval_ms", OptionKind::Integer, "period of PINGs and health probes", "1000", 10, 600000},
       {"watchdog_timeout_ms", OptionKind::Integer, "silence after which a connection is dropped", "3000", 20,

@@ -18,7 +18,7 @@ struct RelayConfig {
   std::string group = "workers";                  // consumer group created on the stream
   std::chrono::milliseconds sweep_interval{1000}; // longest gap between two sweeps
   int sweep_batch = 100;                          // tasks claimed per sweep call
-  int sweep_pipeline = 2;                         // sweep calls in flight while a backlog drains
+  int sweep_pipeline = 4;                         // sweep calls in flight while a backlog drains
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds watchdog_interval{1000};  // PING / health probe period
   std::chrono::milliseconds watchdog_timeout{3000};   // silence after which a connection is dropped

@@ -108,7 +108,7 @@ TEST(RelayConfig, Defaults) {
   EXPECT_EQ(c.group, "workers");
   EXPECT_EQ(c.sweep_interval, milliseconds(1000));
   EXPECT_EQ(c.sweep_batch, 100);
-  EXPECT_EQ(c.sweep_pipeline, 2);
+  EXPECT_EQ(c.sweep_pipeline, 4);
   EXPECT_EQ(c.connect_timeout, milliseconds(2000));
   EXPECT_EQ(c.watchdog_interval, milliseconds(1000));
   EXPECT_EQ(c.watchdog_timeout, milliseconds(3000));
@@ -136,7 +136,7 @@ TEST(RelayConfig, ExplicitValues) {
                                 {"stream", "out"},
                                 {"sweep_interval_ms", "250"},
                                 {"sweep_batch", "7"},
-                                {"sweep_pipeline", "4"},
+                                {"sweep_pipeline", "8"},
                                 {"connect_timeout_ms", "500"},
                                 {"watchdog_interval_ms", "200"},
                                 {"watchdog_timeout_ms", "900"},
@@ -158,7 +158,7 @@ TEST(RelayConfig, ExplicitValues) {
   EXPECT_EQ(c.group, "g1");
   EXPECT_EQ(c.sweep_interval, milliseconds(250));
   EXPECT_EQ(c.sweep_batch, 7);
-  EXPECT_EQ(c.sweep_pipeline, 4);
+  EXPECT_EQ(c.sweep_pipeline, 8);
   EXPECT_EQ(c.connect_timeout, milliseconds(500));
   EXPECT_EQ(c.watchdog_interval, milliseconds(200));
   EXPECT_EQ(c.watchdog_timeout, milliseconds(900));
