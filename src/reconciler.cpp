@@ -85,6 +85,7 @@ void Reconciler::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
 
   auto result = decode_sweep(reply);
   if (!result) {
+    draining_ = false;
     ++stats_.sweep_errors;
     if (reply.is_io_error()) return;  // the reconnect sweeps again
     spdlog::error("sweep failed: {}; retrying in {} ms", reply.describe(), config_.sweep_interval.count());
@@ -98,8 +99,9 @@ void Reconciler::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
   stats_.oldest_overdue_ms = result->more_due() ? result->now_ms() - result->next_due_ms : 0;
   server_now_us_ = result->now_us;
   server_now_seen_at_ = now;
+  draining_ = result->more_due();
 
-  if (result->more_due()) {
+  if (draining_) {
     // Let the loop serve events between batches, so a large backlog never starves them.
     loop_.defer([this] { fill_pipeline(); });
     return;

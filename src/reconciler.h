@@ -30,6 +30,10 @@ class Reconciler {
   // Stops the timer; in-flight sweep calls still complete, but start no other.
   void stop();
   bool busy() const { return in_flight_ > 0; }
+  // True while sweep calls are in flight after a reply that said more tasks were due: every
+  // task due now will be claimed by this drain (or by the sweep after a reconnect), so an
+  // expired event needs no claim of its own.
+  bool draining() const { return in_flight_ > 0 && draining_; }
 
  private:
   void run_batch();
@@ -48,6 +52,7 @@ class Reconciler {
   Timer timer_;
   int in_flight_ = 0;            // sweep calls waiting for their replies
   bool again_ = false;           // another sweep was asked for meanwhile
+  bool draining_ = false;        // the last sweep reply said more tasks were due
   bool stopped_ = false;
   long long server_now_us_ = 0;  // Redis TIME (µs) at the last sweep reply
   Clock::time_point server_now_seen_at_;

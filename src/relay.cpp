@@ -31,7 +31,15 @@ Relay::Relay(EventLoop& loop, RelayConfig config)
   commands_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
   listener_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
   listener_.set_on_trigger([this](std::string_view id) {
-    if (!stopping_ && config_.event_claims) forwarder_.fire(id);
+    if (stopping_ || !config_.event_claims) return;
+    if (reconciler_.draining()) {
+      // The trigger expired after its due time, so the draining sweep will claim the task; a
+      // claim of its own would only cost Redis a second lookup (a burst's events arrive while
+      // its sweep is still draining).
+      ++stats_.events_to_draining_sweep;
+      return;
+    }
+    forwarder_.fire(id);
   });
   listener_.set_on_wake([this](long long due) { reconciler_.note_due(due); });
   listener_.set_on_subscribed([this] {

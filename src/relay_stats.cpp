@@ -16,7 +16,8 @@ std::string RelayStats::summary() const {
   out << "forwarded_event=" << forwarded_event << " forwarded_sweep=" << forwarded_sweep
       << " events_received=" << events_received << " events_ignored=" << events_ignored
       << " claims_lost=" << claims_lost << " claims_not_due=" << claims_not_due
-      << " claims_deferred=" << claims_deferred << " claim_errors=" << claim_errors
+      << " claims_deferred=" << claims_deferred
+      << " events_to_draining_sweep=" << events_to_draining_sweep << " claim_errors=" << claim_errors
       << " sweep_batches=" << sweep_batches << " sweep_errors=" << sweep_errors
       << " sweep_time_ms=" << sweep_time_us / 1000 << " wakeups=" << wakeups;
   return out.str();

@@ -18,6 +18,7 @@ struct RelayStats {
   uint64_t claims_lost = 0;          // event claims that found the task already gone (another relay/sweep won)
   uint64_t claims_not_due = 0;       // stale events: the task was rescheduled later
   uint64_t claims_deferred = 0;      // events left to the sweep because too many claims were in flight
+  uint64_t events_to_draining_sweep = 0;  // events not claimed: a sweep was draining due tasks already
   uint64_t claim_errors = 0;
   uint64_t sweep_batches = 0;
   uint64_t sweep_errors = 0;

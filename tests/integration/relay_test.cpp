@@ -135,6 +135,48 @@ TEST_F(RelayTest, PipelinedSweepsOfThreeRelaysDrainABacklogExactlyOnce) {
   for (auto& r : relays) EXPECT_EQ(r->terminate(), 0) << r->output();
 }
 
+TEST_F(RelayTest, EventsDuringADrainingSweepAreLeftToIt) {
+  // 4,000 tasks due in the same millisecond, swept one per call: the drain outlasts the
+  // triggers' 100 ms grace, so their expired events arrive while the sweep is draining. The
+  // relay leaves them to the sweep instead of claiming each task a second time.
+  const int port = free_port();
+  auto relay = start_relay(server_, "r1",
+                           {"--metrics-port", std::to_string(port), "--sweep-batch", "1", "--sweep-pipeline", "1"});
+  wait_relay_ready(redis_, "r1", *relay);
+  std::vector<Task> tasks;
+  std::map<std::string, std::string> expected;
+  const long long due = redis_now_ms(redis_) + 1500;
+  for (int i = 0; i < 4000; ++i) {
+    tasks.push_back({"b" + std::to_string(i), 0, "p" + std::to_string(i)});
+    expected[tasks.back().id] = tasks.back().payload;
+  }
+  KeyLayout keys("expiry");
+  std::vector<std::vector<std::string>> cmds;
+  for (const auto& t : tasks) cmds.push_back(schedule_argv(keys, t.id, ScheduleMode::At, due, t.payload));
+  redis_.pipeline(cmds);
+  ASSERT_LT(redis_now_ms(redis_), due) << "scheduling took longer than the lead time";
+  ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 4000; }, 30s))
+      << "xlen=" << xlen(redis_) << " zcard=" << zcard(redis_);
+  auto entries = redis_.xrange_all("expiry:stream");
+  expect_exactly_once(entries, expected);
+  std::string text;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        text = http_get(port, "/metrics").body;
+        return metric_value(text, R"(expiry_relay_tasks_forwarded_total{via="sweep"})") +
+                   metric_value(text, R"(expiry_relay_tasks_forwarded_total{via="event"})") ==
+               4000;
+      },
+      5s))
+      << text;
+  const double skipped = metric_value(text, "expiry_relay_events_to_draining_sweep_total");
+  const double event_claims = metric_value(text, R"(expiry_relay_tasks_forwarded_total{via="event"})") +
+                              metric_value(text, "expiry_relay_claims_lost_total");
+  EXPECT_GT(skipped, 0) << text;
+  EXPECT_LT(event_claims, skipped) << text;
+  EXPECT_EQ(relay->terminate(), 0) << relay->output();
+}
+
 TEST_F(RelayTest, TasksFireOnTimeDespiteManyUnrelatedTtlKeys) {
   // 100,000 keys with long TTLs make Redis's expired events seconds late (active expiry
   // samples 20 keys per cycle); the relay's timer must not depend on them.
