@@ -118,13 +118,34 @@ local function key_type(key)
   return redis.call('TYPE', key)['ok']
 end
 
+-- What one claiming call checks once rather than per task: the clock, and each stream's type
+-- and permissions (the keys a call touches only change through its own writes, which keep the
+-- cache up to date). Built by claim_context, used by forward.
+local function claim_context(schedule_key, prefix, now, via, default_stream, group)
+  require_permission('ZREM', schedule_key, 'id')
+  return {schedule_key = schedule_key, prefix = prefix, now = now, fired = ms_string(now), via = via,
+          default_stream = default_stream, group = group,
+          types = {},     -- stream key -> TYPE as of now in this call
+          writable = {}}  -- stream key -> true once XADD (and XGROUP CREATE if new) are permitted
+end
+
+local function stream_type(ctx, stream)
+  local t = ctx.types[stream]
+  if t == nil then
+    t = key_type(stream)
+    ctx.types[stream] = t
+  end
+  return t
+end
+
 -- Claims one due task: removes it from the ZSET and appends it to its stream, in that order but
 -- only after every check that could fail has passed, because Redis does not roll back the
 -- writes of a function that errors half-way. A missing or wrong-typed shadow hash is forwarded
 -- with a missing_payload marker; a per-task stream that is not a stream is replaced by the
 -- default stream with an undeliverable_stream marker. Never drops a task.
-local function forward(schedule_key, prefix, id, due, now, via, default_stream, group)
-  local shadow = prefix .. 'task:' .. id
+local function forward(ctx, id, due)
+  local shadow = ctx.prefix .. 'task:' .. id
+  local trigger = ctx.prefix .. 't:' .. id
   local fields = {}
   local ok, h = pcall(redis.call, 'HGETALL', shadow)
   if ok then
@@ -133,7 +154,7 @@ local function forward(schedule_key, prefix, id, due, now, via, default_stream, 
     fail('cannot read ' .. shadow .. ': ' .. tostring(h['err'] or h) .. '; nothing was written')
   end
   local entry = {'id', id, 'payload', fields['payload'] or '',
-                 'due_ms', fields['due_ms'] or ms_string(due), 'fired_ms', ms_string(now), 'via', via}
+                 'due_ms', fields['due_ms'] or ms_string(due), 'fired_ms', ctx.fired, 'via', ctx.via}
   if fields['created_ms'] then
     entry[#entry + 1] = 'created_ms'
     entry[#entry + 1] = fields['created_ms']
@@ -142,28 +163,33 @@ local function forward(schedule_key, prefix, id, due, now, via, default_stream, 
     entry[#entry + 1] = 'missing_payload'
     entry[#entry + 1] = ok and 'absent' or 'wrongtype'
   end
-  local stream = fields['stream'] or default_stream
-  local stream_type = key_type(stream)
-  if stream_type ~= 'stream' and stream_type ~= 'none' and stream ~= default_stream then
+  local stream = fields['stream'] or ctx.default_stream
+  local kind = stream_type(ctx, stream)
+  if kind ~= 'stream' and kind ~= 'none' and stream ~= ctx.default_stream then
     entry[#entry + 1] = 'undeliverable_stream'
     entry[#entry + 1] = stream
-    stream = default_stream
-    stream_type = key_type(stream)
+    stream = ctx.default_stream
+    kind = stream_type(ctx, stream)
   end
-  if stream_type ~= 'stream' and stream_type ~= 'none' then
-    fail('stream key ' .. stream .. ' holds a ' .. stream_type .. ', not a stream; nothing was claimed')
+  if kind ~= 'stream' and kind ~= 'none' then
+    fail('stream key ' .. stream .. ' holds a ' .. kind .. ', not a stream; nothing was claimed')
   end
-  require_permission('ZREM', schedule_key, id)
-  require_permission('XADD', stream, '*', 'id', id)
-  require_permission('DEL', shadow, prefix .. 't:' .. id)
-  if stream_type == 'none' then require_permission('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM') end
+  if not ctx.writable[stream] then
+    require_permission('XADD', stream, '*', 'id', id)
+    if kind == 'none' then require_permission('XGROUP', 'CREATE', stream, ctx.group, '0', 'MKSTREAM') end
+    ctx.writable[stream] = true
+  end
+  require_permission('DEL', shadow, trigger)
   -- Writes start here; none of them can fail on our data or permissions.
-  redis.call('ZREM', schedule_key, id)
-  if stream_type == 'none' then
-    redis.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
+  redis.call('ZREM', ctx.schedule_key, id)
+  if kind == 'none' then
+    redis.call('XGROUP', 'CREATE', stream, ctx.group, '0', 'MKSTREAM')
+    ctx.types[stream] = 'stream'
   end
   local entry_id = redis.call('XADD', stream, '*', unpack(entry))
-  redis.call('DEL', shadow, prefix .. 't:' .. id)
+  redis.call('DEL', shadow, trigger)
+  ctx.types[shadow] = nil
+  ctx.types[trigger] = nil
   return entry_id
 end
 
@@ -234,7 +260,8 @@ local function claim(keys, args)
   local due = tonumber(score)
   local now = now_ms()
   if due > now then return {-1, due} end
-  return {1, forward(keys[1], prefix, id, due, now, via, keys[4], group), now - due}
+  local ctx = claim_context(keys[1], prefix, now, via, keys[4], group)
+  return {1, forward(ctx, id, due), now - due}
 end
 
 -- expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
@@ -255,9 +282,10 @@ local function sweep(keys, args)
   local now = math.floor(started_us / 1000)
   local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
   local lateness = {}
+  local ctx = #due > 0 and claim_context(keys[1], prefix, now, via, keys[2], group)
   for i = 1, #due, 2 do
     local score = tonumber(due[i + 1])
-    forward(keys[1], prefix, due[i], score, now, via, keys[2], group)
+    forward(ctx, due[i], score)
     lateness[#lateness + 1] = now - score
     if #lateness % SWEEP_CHECK_EVERY == 0 and now_us() - started_us >= SWEEP_BUDGET_US then break end
   end

@@ -96,6 +96,50 @@ TEST_F(ReliabilityTest, PerTaskStreamOfTheWrongTypeFallsBackToTheDefaultStream) 
   EXPECT_EQ(e["payload"], "p");
 }
 
+TEST_F(ReliabilityTest, OneSweepCallRoutesMixedStreamsEachTaskOnce) {
+  // One expiry_sweep call checks each stream's type and permissions once and caches them; a
+  // stream it creates, and one of the wrong type, must still be handled for every later task.
+  redis_.command(load_library_argv());
+  const KeyLayout keys("expiry");
+  redis_.command({"SET", "bad:stream", "oops"});
+  std::vector<std::vector<std::string>> cmds;
+  for (int i = 0; i < 30; ++i) {
+    const std::string id = "m" + std::to_string(i);
+    const char* stream = i % 3 == 0 ? "" : i % 3 == 1 ? "new:stream" : "bad:stream";
+    cmds.push_back(schedule_argv(keys, id, ScheduleMode::At, 1000 + i, "p" + std::to_string(i), stream));
+  }
+  redis_.pipeline(cmds);
+  auto r = redis_.command(sweep_argv(keys, "expiry:stream", 100, "sweep", "workers"));
+  ASSERT_FALSE(r.is_error()) << r.to_string();
+  ASSERT_FALSE(r.elements.empty()) << r.to_string();
+  EXPECT_EQ(r.elements[0].integer, 30) << "forwarded";
+  EXPECT_EQ(zcard(redis_), 0);
+  auto fresh = redis_.xrange_all("new:stream");
+  auto fallback = redis_.xrange_all("expiry:stream");
+  ASSERT_EQ(fresh.size(), 10u);
+  ASSERT_EQ(fallback.size(), 20u);
+  for (auto& e : fresh) EXPECT_EQ(std::stoi(e["id"].substr(1)) % 3, 1) << e["id"];
+  int redirected = 0;
+  for (auto& e : fallback) {
+    const int i = std::stoi(e["id"].substr(1));
+    EXPECT_NE(i % 3, 1) << e["id"];
+    EXPECT_EQ(e["payload"], "p" + std::to_string(i));
+    if (i % 3 == 2) {
+      EXPECT_EQ(e["undeliverable_stream"], "bad:stream");
+      ++redirected;
+    } else {
+      EXPECT_EQ(e.count("undeliverable_stream"), 0u);
+    }
+  }
+  EXPECT_EQ(redirected, 10);
+  EXPECT_EQ(redis_.command({"XINFO", "GROUPS", "new:stream"}).elements.size(), 1u) << "group created once";
+  EXPECT_EQ(redis_.command({"GET", "bad:stream"}).str, "oops");
+  for (int i = 0; i < 30; ++i) {
+    const std::string id = "m" + std::to_string(i);
+    EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:" + id, "expiry:{0}:t:" + id}), 0) << id;
+  }
+}
+
 TEST_F(ReliabilityTest, IdsWithSpacesColonsBracesAndUnicodeArriveIntact) {
   auto relay = start_relay(server_, "r1");
   wait_relay_ready(redis_, "r1", *relay);
