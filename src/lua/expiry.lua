@@ -19,6 +19,7 @@ local TRIGGER_GRACE_MS = 100
 -- (more with millions of keys), so the limit alone would not bound how long Redis is blocked.
 local SWEEP_BUDGET_US = 2000
 local SWEEP_CHECK_EVERY = 8
+local SWEEP_CHUNK = 128
 
 -- Raises a plain error reply "ERR expiry: <msg>" (no Lua position prefix).
 local function fail(msg)
@@ -280,14 +281,27 @@ local function sweep(keys, args)
   end
   local started_us = now_us()
   local now = math.floor(started_us / 1000)
-  local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
   local lateness = {}
-  local ctx = #due > 0 and claim_context(keys[1], prefix, now, via, keys[2], group)
-  for i = 1, #due, 2 do
-    local score = tonumber(due[i + 1])
-    forward(ctx, due[i], score)
-    lateness[#lateness + 1] = now - score
-    if #lateness % SWEEP_CHECK_EVERY == 0 and now_us() - started_us >= SWEEP_BUDGET_US then break end
+  local ctx = nil
+  local out_of_time = false
+  -- Due members are read SWEEP_CHUNK at a time (each claim removes its member, so the next
+  -- chunk starts at offset 0 again): a large limit cut short by the time budget reads no more
+  -- than it claims.
+  while #lateness < limit and not out_of_time do
+    local want = math.min(SWEEP_CHUNK, limit - #lateness)
+    local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, want)
+    if #due == 0 then break end
+    ctx = ctx or claim_context(keys[1], prefix, now, via, keys[2], group)
+    for i = 1, #due, 2 do
+      local score = tonumber(due[i + 1])
+      forward(ctx, due[i], score)
+      lateness[#lateness + 1] = now - score
+      if #lateness % SWEEP_CHECK_EVERY == 0 and now_us() - started_us >= SWEEP_BUDGET_US then
+        out_of_time = true
+        break
+      end
+    end
+    if #due < 2 * want then break end
   end
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
   local next_due = -1

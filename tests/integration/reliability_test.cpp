@@ -267,6 +267,31 @@ TEST_F(ReliabilityTest, ASweepCallStopsAfterItsTimeBudgetAndTheNextCallGoesOn) {
   expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
 }
 
+TEST_F(ReliabilityTest, ASweepCallReadsDueTasksInChunksAndNeverExceedsItsLimit) {
+  // The library reads due members 128 at a time; limits across chunk boundaries must claim each
+  // task once, at most `limit` per call, with one lateness figure per forwarded task.
+  const int kTasks = 1000;
+  auto tasks = numbered("chunk-", kTasks, 0);
+  schedule_all(redis_, tasks);
+  const KeyLayout keys("expiry");
+  long long forwarded = 0;
+  int calls = 0;
+  const int limits[] = {129, 250, 256, 1000};
+  while (forwarded < kTasks && calls < 500) {
+    const int limit = limits[calls % 4];
+    const auto r = redis_.command(sweep_argv(keys, "expiry:stream", limit, "sweep", "workers"));
+    ASSERT_EQ(r.elements.size(), 6u) << r.to_string();
+    ++calls;
+    EXPECT_LE(r.elements[0].integer, limit);
+    EXPECT_EQ(static_cast<long long>(r.elements[5].elements.size()), r.elements[0].integer);
+    forwarded += r.elements[0].integer;
+    EXPECT_EQ(r.elements[3].integer, kTasks - forwarded) << "pending after call " << calls;
+  }
+  EXPECT_EQ(forwarded, kTasks);
+  EXPECT_EQ(zcard(redis_), 0);
+  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+}
+
 TEST_F(ReliabilityTest, SigtermDuringASweepLosesAndDuplicatesNothing) {
   const int kTasks = 60000;
   auto tasks = numbered("bl-", kTasks, 0);
