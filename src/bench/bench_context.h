@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "key_layout.h"
@@ -26,6 +27,9 @@ struct BenchSizes {
   size_t cancel_tasks = 100000;       // per mode (unpipelined, pipelined)
   int idle_seconds = 10;
   std::vector<int> ceiling_depths = {1, 4, 16};  // sweep calls per round trip, ceiling runs
+  // {tasks per call, calls per round trip} of the bare-script ceiling runs: the relay's batch
+  // and pipeline, and 1000 per call, which blocks Redis for several ms per call.
+  std::vector<std::pair<int, int>> bare_ceilings = {{100, 4}, {1000, 1}};
   int drain_rounds = 1;                          // burst/backlog: interleaved rounds of every system
 };
 

@@ -1,7 +1,9 @@
 // (b) burst and (c) backlog: many tasks due at once, timed from the moment they can fire (the
 // due millisecond, or the start of the relay / driver for an existing backlog) until the last
-// one is in the stream. Each is run for the relay, the fixed-poll sweeper, and the ceiling (the
-// bare expiry_sweep with batches of 100 at several pipeline depths; the best is the reference).
+// one is in the stream. Each is run for the relay, the fixed-poll sweeper, and two kinds of
+// ceiling: the relay's own expiry_sweep with batches of 100 at several pipeline depths (the best
+// is the reference of the targets), and the bare script of src/lua/bench_bare.lua, the same writes
+// with no checks, which shows what the checks cost.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -29,8 +31,10 @@ enum class DrainKind { Burst, Backlog };
 
 struct DrainSystem {
   std::string label;
-  std::optional<RelayRole> role;  // a relay process; nullopt: the ceiling
+  std::optional<RelayRole> role;  // a relay process; nullopt: a ceiling driven by the bench
   size_t depth = 1;               // ceiling: sweep calls per round trip
+  int batch = kCeilingBatch;      // ceiling: tasks per call
+  SweepScript script = SweepScript::Library;
 };
 
 struct DrainRun {
@@ -96,7 +100,7 @@ DrainRun run_one(const BenchContext& ctx, SyncConnection& conn, DrainKind kind, 
   }
   if (!system.role) {
     sleep_until_wall_ms(run.start_ms);
-    drive_sweeps(conn, ctx, kCeilingBatch, system.depth, "sweep");
+    drive_sweeps(conn, ctx, system.batch, system.depth, "sweep", system.script);
   }
   if (!reader.wait_for(n, kDrainTimeoutMs)) progress(scenario + ": " + system.label + " did not forward everything");
   run.foreign_cpu_percent = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid, relay ? relay->pid() : 0}));
@@ -119,9 +123,14 @@ void run_drain_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
   const std::string scenario = burst ? "burst" : "backlog";
   const size_t n = burst ? ctx.sizes.burst_tasks : ctx.sizes.backlog_tasks;
   conn.checked({"FLUSHALL"});
+  load_bare_script(conn);
   std::vector<DrainSystem> systems;
   for (int depth : ctx.sizes.ceiling_depths) {
     systems.push_back({"ceiling-d" + std::to_string(depth), std::nullopt, static_cast<size_t>(depth)});
+  }
+  for (const auto& [batch, depth] : ctx.sizes.bare_ceilings) {
+    systems.push_back({"bare-b" + std::to_string(batch) + "-d" + std::to_string(depth), std::nullopt,
+                       static_cast<size_t>(depth), batch, SweepScript::Bare});
   }
   systems.push_back({"relay", RelayRole::Relay, 1});
   systems.push_back({"fixed-poll", RelayRole::FixedPoll, 1});
@@ -139,21 +148,25 @@ void run_drain_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
       if (round == 0 || r.forward_rate > runs[i].forward_rate) runs[i] = std::move(r);
     }
   }
-  double best_ceiling = 0;
-  std::string best_label;
+  double best_ceiling = 0, best_bare = 0;
+  std::string best_label, best_bare_label;
   for (const auto& r : runs) {
-    if (!r.system.role && r.forward_rate > best_ceiling) {
-      best_ceiling = r.forward_rate;
-      best_label = r.system.label;
+    if (r.system.role) continue;
+    const bool bare = r.system.script == SweepScript::Bare;
+    double& best = bare ? best_bare : best_ceiling;
+    if (r.forward_rate > best) {
+      best = r.forward_rate;
+      (bare ? best_bare_label : best_label) = r.system.label;
     }
   }
 
   auto& j = report.scenario(scenario);
   j["tasks"] = n;
   j["best_ceiling"] = {{"system", best_label}, {"tasks_per_s", best_ceiling}};
+  j["best_bare"] = {{"system", best_bare_label}, {"tasks_per_s", best_bare}};
   Table t{burst ? "(b) burst: " + std::to_string(n) + " tasks due in the same millisecond"
                 : "(c) backlog: " + std::to_string(n) + " tasks overdue before the relay starts",
-          {"system", "tasks", "drain ms", "fwd/s", "% of best ceiling", "spread fwd/s", "p50 ms", "p99 ms",
+          {"system", "tasks", "drain ms", "fwd/s", "% of best ceiling", "% of best bare", "spread fwd/s", "p50 ms", "p99 ms",
            "p99.9 ms", "max ms", "arrival max ms", "lost", "dup", "CPU s", "peak RSS MB", "calls >5 ms",
            "longest call us", "latency max ms", "other CPU %", "fwd/s of each round"},
           {},
@@ -164,8 +177,10 @@ void run_drain_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
                           : "Drain = from the relay's process start (or the ceiling driver's first call) to the last "
                             "fired_ms; lateness = fired_ms - that start.");
   t.notes.push_back("fwd/s = tasks / drain; spread fwd/s = tasks / (last - first fired_ms). The ceiling: FCALL "
-                    "expiry_sweep with batches of 100 from the bench, ceiling-dN = N calls per round trip; best: " +
-                    best_label + ". Calls >5 ms and longest call: SLOWLOG; latency max: LATENCY LATEST (any event, e.g. "
+                    "expiry_sweep (the relay's script) with batches of 100 from the bench, ceiling-dN = N calls per "
+                    "round trip; best: " + best_label + ". bare-bB-dN: expiry_bench_bare_sweep (the same writes, no "
+                    "checks, no time budget), B tasks per call, N calls per round trip; best: " + best_bare_label +
+                    ". Calls >5 ms and longest call: SLOWLOG; latency max: LATENCY LATEST (any event, e.g. "
                     "expire-cycle). Other CPU %: processes other than the bench, its Redis and its relay, % of all cores.");
   for (size_t i = 0; i < runs.size(); ++i) {
     const DrainRun& r = runs[i];
@@ -173,7 +188,8 @@ void run_drain_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
     for (double rate : rates[i]) each += (each.empty() ? "" : " ") + fixed(rate);
     const auto& f = r.tally.fired;
     t.rows.push_back({r.system.label, std::to_string(n), std::to_string(r.drain_ms), fixed(r.forward_rate),
-                      fixed(best_ceiling > 0 ? 100.0 * r.forward_rate / best_ceiling : 0), fixed(r.spread_rate),
+                      fixed(best_ceiling > 0 ? 100.0 * r.forward_rate / best_ceiling : 0),
+                      fixed(best_bare > 0 ? 100.0 * r.forward_rate / best_bare : 0), fixed(r.spread_rate),
                       f.format(f.p50), f.format(f.p99), f.format(f.p999), f.format(f.max),
                       r.tally.arrival.format(r.tally.arrival.max), std::to_string(r.tally.lost),
                       std::to_string(r.tally.duplicated), r.system.role ? fixed(r.usage.cpu_seconds, 2) : "-",
@@ -185,6 +201,7 @@ void run_drain_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
     rj["forward_rate"] = r.forward_rate;
     rj["spread_rate"] = r.spread_rate;
     rj["ratio_to_best_ceiling"] = best_ceiling > 0 ? r.forward_rate / best_ceiling : 0;
+    rj["ratio_to_best_bare"] = best_bare > 0 ? r.forward_rate / best_bare : 0;
     rj["setup_ms"] = r.setup_ms;
     rj["schedule_overran_due"] = r.schedule_overran;
     rj["blocking"] = r.blocking.to_json();
@@ -196,6 +213,8 @@ void run_drain_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
       rj["exit_code"] = r.exit_code;
     } else {
       rj["depth"] = r.system.depth;
+      rj["batch"] = r.system.batch;
+      rj["script"] = r.system.script == SweepScript::Bare ? "expiry_bench_bare_sweep" : "expiry_sweep";
     }
     if (r.schedule_overran) t.notes.push_back(r.system.label + ": scheduling ended after the due time.");
     j["runs"][r.system.label] = rj;

@@ -89,16 +89,43 @@ void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepor
   const long long base = wall_ms() + 86400000LL;  // due in a day: nothing fires during the bench
   auto due_of = [base](size_t i) { return TaskDue{ScheduleMode::At, base + static_cast<long long>(i)}; };
 
-  progress("bulk: pipelined FCALL expiry_schedule ceiling, " + std::to_string(n) + " tasks");
-  const long long mem0 = info_integer(conn, "memory", "used_memory");
-  const CpuSnapshot cpu0 = cpu_snapshot({ctx.redis_pid});
-  const ScheduleOutcome ceiling = schedule_tasks(conn, ctx, "far-", n, ctx.pipeline_depth, due_of);
-  const double ceiling_foreign = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid}));
-  const long long mem1 = info_integer(conn, "memory", "used_memory");
-  const long long ceiling_count = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
-  const KeyMemory keys = sample_key_memory(ctx, conn, "far-", n);
-  const double ceiling_rate = static_cast<double>(n) / ceiling.seconds;
-  conn.checked({"FLUSHALL"});
+  // The ceiling: the bare script pipelined from the bench, once as the issue states it (128 per
+  // round trip) and once with expiry-ctl's transport (512-command windows, two in flight); the
+  // faster is the reference. Memory is measured on the first.
+  struct CeilingRun {
+    std::string label;
+    size_t depth;
+    int windows;
+    double seconds = 0;
+    double rate = 0;
+    double foreign = 0;
+    size_t lost = 0;
+  };
+  std::vector<CeilingRun> ceilings = {
+      {"ceiling: FCALL expiry_schedule pipelined " + std::to_string(ctx.pipeline_depth) + " deep", ctx.pipeline_depth, 1},
+      {"ceiling: FCALL expiry_schedule, windows of 512, two in flight", 512, 2}};
+  long long mem0 = 0, mem1 = 0;
+  KeyMemory keys;
+  for (size_t c = 0; c < ceilings.size(); ++c) {
+    CeilingRun& run = ceilings[c];
+    progress("bulk: " + run.label + ", " + std::to_string(n) + " tasks");
+    if (c == 0) mem0 = info_integer(conn, "memory", "used_memory");
+    const CpuSnapshot cpu0 = cpu_snapshot({ctx.redis_pid});
+    run.seconds = schedule_tasks(conn, ctx, "far-", n, run.depth, due_of, run.windows).seconds;
+    run.foreign = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid}));
+    run.rate = static_cast<double>(n) / run.seconds;
+    const long long count = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
+    run.lost = n - static_cast<size_t>(std::min<long long>(count, static_cast<long long>(n)));
+    report.check_integrity("bulk/ceiling-" + std::to_string(run.depth) + "x" + std::to_string(run.windows), run.lost, 0);
+    if (c == 0) {
+      mem1 = info_integer(conn, "memory", "used_memory");
+      keys = sample_key_memory(ctx, conn, "far-", n);
+    }
+    conn.checked({"FLUSHALL"});
+  }
+  const CeilingRun& best = *std::max_element(ceilings.begin(), ceilings.end(),
+                                             [](const CeilingRun& a, const CeilingRun& b) { return a.rate < b.rate; });
+  const double ceiling_rate = best.rate;
 
   const std::string file = ctx.work_dir + "/bulk.jsonl";
   write_bulk_file(ctx, file, "far-", n, base);
@@ -120,15 +147,18 @@ void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepor
   const double ctl_rate = static_cast<double>(n) / ctl_seconds;
   const double ctl_write_rate = ctl_write_ms > 0 ? static_cast<double>(n) * 1000.0 / static_cast<double>(ctl_write_ms) : 0;
 
-  const size_t ceiling_lost = n - static_cast<size_t>(std::min<long long>(ceiling_count, static_cast<long long>(n)));
   const size_t ctl_lost = n - static_cast<size_t>(std::min<long long>(ctl_count, static_cast<long long>(n)));
-  report.check_integrity("bulk/ceiling", ceiling_lost, 0);
   report.check_integrity("bulk/expiry-ctl", ctl_lost, 0);
 
   const double per_task_ceiling = static_cast<double>(mem1 - mem0) / static_cast<double>(n);
   const double per_task_ctl = static_cast<double>(mem3 - mem2) / static_cast<double>(n);
-  j["ceiling"] = {{"depth", ctx.pipeline_depth}, {"seconds", ceiling.seconds}, {"tasks_per_s", ceiling_rate},
-                  {"pending_after", ceiling_count}, {"foreign_cpu_percent", ceiling_foreign}};
+  j["ceiling"] = {{"system", best.label}, {"depth", best.depth}, {"windows_in_flight", best.windows},
+                  {"seconds", best.seconds}, {"tasks_per_s", ceiling_rate}};
+  for (const auto& c : ceilings) {
+    j["ceilings"].push_back({{"system", c.label}, {"depth", c.depth}, {"windows_in_flight", c.windows},
+                             {"seconds", c.seconds}, {"tasks_per_s", c.rate}, {"lost", c.lost},
+                             {"foreign_cpu_percent", c.foreign}});
+  }
   j["expiry_ctl"] = {{"seconds_end_to_end", ctl_seconds},
                      {"tasks_per_s_end_to_end", ctl_rate},
                      {"write_phase_ms", ctl_write_ms},
@@ -147,10 +177,12 @@ void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepor
               "-byte payloads",
           {"producer", "tasks", "seconds", "tasks/s", "% of ceiling", "lost", "other CPU %"},
           {},
-          {"Other CPU %: processes other than the bench, its Redis and expiry-ctl, % of all cores."}};
-  t.rows.push_back({"ceiling: FCALL expiry_schedule pipelined " + std::to_string(ctx.pipeline_depth) + " deep",
-                    std::to_string(n), fixed(ceiling.seconds, 2), fixed(ceiling_rate), "100", std::to_string(ceiling_lost),
-                    fixed(ceiling_foreign)});
+          {"% of ceiling: of the faster ceiling row. Other CPU %: processes other than the bench, its Redis and "
+           "expiry-ctl, % of all cores."}};
+  for (const auto& c : ceilings) {
+    t.rows.push_back({c.label, std::to_string(n), fixed(c.seconds, 2), fixed(c.rate), fixed(100 * c.rate / ceiling_rate),
+                      std::to_string(c.lost), fixed(c.foreign)});
+  }
   t.rows.push_back({"expiry-ctl schedule --file (process start to exit)", std::to_string(n), fixed(ctl_seconds, 2),
                     fixed(ctl_rate), fixed(100 * ctl_rate / ceiling_rate), std::to_string(ctl_lost),
                     fixed(ctl_foreign)});

@@ -3,25 +3,49 @@
 
 #include <chrono>
 
+#include "bench_bare_lua.h"
 #include "errors.h"
 #include "function_library.h"
 
 namespace expiry::bench {
 
+void load_bare_script(SyncConnection& conn) { conn.checked({"FUNCTION", "LOAD", "REPLACE", kBenchBareLuaSource}); }
+
+namespace {
+
+// forwarded and "more due" of one reply of `script`, or nullopt for an error or another shape.
+std::optional<std::pair<long long, bool>> decode(SweepScript script, const Reply& reply) {
+  if (script == SweepScript::Library) {
+    const auto result = decode_sweep(reply);
+    if (!result) return std::nullopt;
+    return std::make_pair(result->forwarded, result->more_due());
+  }
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 2 ||
+      reply.elements[0].type != Reply::Type::Integer || reply.elements[1].type != Reply::Type::Integer) {
+    return std::nullopt;
+  }
+  return std::make_pair(reply.elements[0].integer, reply.elements[1].integer == 1);
+}
+
+}  // namespace
+
 SweepDrive drive_sweeps(SyncConnection& conn, const BenchContext& ctx, int batch, size_t depth,
-                        const std::string& via) {
+                        const std::string& via, SweepScript script) {
   SweepDrive d;
-  const auto argv = sweep_argv(ctx.keys, ctx.stream, batch, via, ctx.group);
+  const auto argv = script == SweepScript::Library
+                        ? sweep_argv(ctx.keys, ctx.stream, batch, via, ctx.group)
+                        : std::vector<std::string>{"FCALL", "expiry_bench_bare_sweep", "2", ctx.keys.schedule_key(),
+                                                   ctx.stream, std::to_string(batch), via};
   const auto start = std::chrono::steady_clock::now();
   for (bool more = true; more;) {
     for (size_t i = 0; i < depth; ++i) conn.append(argv);
     for (size_t i = 0; i < depth; ++i) {
       const Reply reply = conn.read_reply();
-      const auto result = decode_sweep(reply);
-      if (!result) throw Error("FCALL expiry_sweep: " + reply.describe());
+      const auto result = decode(script, reply);
+      if (!result) throw Error("FCALL " + argv[1] + ": " + reply.describe());
       ++d.calls;
-      d.forwarded += result->forwarded;
-      more = result->more_due();
+      d.forwarded += result->first;
+      more = result->second;
     }
   }
   d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

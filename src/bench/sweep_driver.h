@@ -1,6 +1,8 @@
-// The forwarding ceiling: the bare FCALL expiry_sweep driven from the bench as fast as one
-// connection allows, `depth` calls per round trip, with no listener logic. Also how the bench
-// forwards what a baseline left behind after its deadline (via = bench-drain).
+// The forwarding ceilings: claim calls driven from the bench as fast as one connection allows,
+// `depth` calls per round trip, with no listener logic. Two scripts: the relay's own
+// expiry_sweep, and expiry_bench_bare_sweep (src/lua/bench_bare.lua), the same writes with none
+// of the checks. Also how the bench forwards what a baseline left behind after its deadline
+// (via = bench-drain).
 #pragma once
 
 #include <string>
@@ -16,8 +18,13 @@ struct SweepDrive {
   long long forwarded = 0;
 };
 
-// Sweeps until a reply says no task is due any more. Throws Error on an error reply.
+enum class SweepScript { Library, Bare };
+
+// Loads expiry_bench_bare (FUNCTION LOAD REPLACE). Throws Error if Redis refuses.
+void load_bare_script(SyncConnection& conn);
+
+// Sweeps with `script` until a reply says no task is due any more. Throws Error on an error reply.
 SweepDrive drive_sweeps(SyncConnection& conn, const BenchContext& ctx, int batch, size_t depth,
-                        const std::string& via);
+                        const std::string& via, SweepScript script = SweepScript::Library);
 
 }  // namespace expiry::bench

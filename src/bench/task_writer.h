@@ -13,11 +13,13 @@
 
 namespace expiry::bench {
 
-// Sends make_argv(i) for i in [0, n), `depth` commands per round trip, and passes each reply to
-// on_reply(i, reply) in order. Returns the elapsed seconds.
+// Sends make_argv(i) for i in [0, n) in windows of `depth` commands, and passes each reply to
+// on_reply(i, reply) in order. With windows_in_flight 2, window k+1 is sent before the replies of
+// window k are read, so Redis never waits for this process (expiry-ctl's transport). Returns the
+// elapsed seconds.
 double run_pipelined(SyncConnection& conn, size_t n, size_t depth,
                      const std::function<std::vector<std::string>(size_t)>& make_argv,
-                     const std::function<void(size_t, const Reply&)>& on_reply);
+                     const std::function<void(size_t, const Reply&)>& on_reply, int windows_in_flight = 1);
 
 struct TaskDue {
   ScheduleMode mode = ScheduleMode::Delay;
@@ -30,9 +32,9 @@ struct ScheduleOutcome {
   long long max_due_ms = 0;
 };
 
-// Schedules tasks "<prefix><i>" with ctx.payload_bytes payloads, due as due_of(i) says, `depth`
-// per round trip. Throws Error if Redis rejects any of them.
+// Schedules tasks "<prefix><i>" with ctx.payload_bytes payloads, due as due_of(i) says, in
+// windows of `depth` (windows_in_flight as for run_pipelined). Throws Error if Redis rejects any.
 ScheduleOutcome schedule_tasks(SyncConnection& conn, const BenchContext& ctx, const std::string& prefix, size_t n,
-                               size_t depth, const std::function<TaskDue(size_t)>& due_of);
+                               size_t depth, const std::function<TaskDue(size_t)>& due_of, int windows_in_flight = 1);
 
 }  // namespace expiry::bench
