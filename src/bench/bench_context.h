@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +51,7 @@ struct BenchContext {
   size_t payload_bytes = 100;    // every task's payload
   size_t pipeline_depth = 128;   // FCALLs per round trip when the bench itself writes tasks
   std::vector<std::string> relay_extra_flags;  // appended to the relay's own flags (not the baselines')
+  std::set<std::string> steady_systems;        // role names the steady scenario runs
   pid_t redis_pid = 0;           // INFO server process_id, for the machine-load figures
 };
 

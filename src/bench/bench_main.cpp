@@ -46,12 +46,29 @@ std::string cpu_model() {
   return "unknown";
 }
 
+// The kernel's DAMON schemes that are on, e.g. "pageout" ("" if none or not readable). A
+// proactive-reclaim scheme stalls processes with a large, cold resident set (Redis holding a
+// million tasks) for 10-40 ms every sampling interval: docs/benchmarks.md, "The machine".
+std::string active_damon_schemes() {
+  std::string actions;
+  for (int k = 0; k < 8; ++k) {
+    const std::string kd = "/sys/kernel/mm/damon/admin/kdamonds/" + std::to_string(k);
+    if (read_first_line(kd + "/state") != "on") continue;
+    for (int s = 0; s < 8; ++s) {
+      const std::string action = read_first_line(kd + "/contexts/0/schemes/" + std::to_string(s) + "/action");
+      if (!action.empty()) actions += (actions.empty() ? "" : ",") + action;
+    }
+  }
+  return actions;
+}
+
 nlohmann::json machine_json(SyncConnection& conn) {
   const auto server = info_fields(conn, "server");
   return {{"nproc", std::thread::hardware_concurrency()},
           {"cpu_model", cpu_model()},
           {"redis_version", server.count("redis_version") ? server.at("redis_version") : "?"},
-          {"loadavg_at_start", read_first_line("/proc/loadavg")}};
+          {"loadavg_at_start", read_first_line("/proc/loadavg")},
+          {"damon_schemes_on", active_damon_schemes()}};
 }
 
 }  // namespace
@@ -78,6 +95,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0LL, 10000000LL));
   app.add_option("--steady-rate", steady_rate, "steady: tasks scheduled per second (default 1000, --quick 200)")
       ->check(CLI::Range(1LL, 20000LL));
+  std::string steady_systems = "relay,events-only,fixed-poll";
+  app.add_option("--steady-systems", steady_systems, "steady: comma-separated systems to run (default all three)");
   std::vector<std::string> relay_flags;
   app.add_option("--relay-flag", relay_flags,
                  "extra flag for the relay under test, not the baselines (repeat; e.g. --relay-flag=--sweep-batch=200)");
@@ -93,12 +112,15 @@ int main(int argc, char** argv) {
   if (rounds > 0) ctx.sizes.drain_rounds = rounds;
   if (backdrop >= 0) ctx.sizes.steady_backdrop = static_cast<size_t>(backdrop);
   if (steady_rate > 0) ctx.sizes.steady_rate = static_cast<int>(steady_rate);
-  std::set<std::string> wanted;
-  {
-    std::istringstream in(only);
+  auto split = [](const std::string& list) {
+    std::set<std::string> names;
+    std::istringstream in(list);
     std::string name;
-    while (std::getline(in, name, ',')) wanted.insert(name);
-  }
+    while (std::getline(in, name, ',')) names.insert(name);
+    return names;
+  };
+  const std::set<std::string> wanted = split(only);
+  ctx.steady_systems = split(steady_systems);
   try {
     ctx.redis = parse_redis_url(redis_url);
     if (access(ctx.relay_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.relay_bin);
@@ -151,8 +173,9 @@ int main(int argc, char** argv) {
   std::cout << "expiry-bench " << (quick ? "--quick" : "(full)") << ": " << m["nproc"] << " cores, "
             << m["cpu_model"].get<std::string>() << ", redis " << m["redis_version"].get<std::string>()
             << "; load average at start " << m["loadavg_at_start"].get<std::string>() << ", at end "
-            << m["loadavg_at_end"].get<std::string>() << "; " << fixed(report.json()["seconds"].get<double>(), 0)
-            << " s\n";
+            << m["loadavg_at_end"].get<std::string>() << "; kernel DAMON schemes on: "
+            << (m["damon_schemes_on"].get<std::string>().empty() ? "none" : m["damon_schemes_on"].get<std::string>())
+            << "; " << fixed(report.json()["seconds"].get<double>(), 0) << " s\n";
   report.print(std::cout);
   std::ofstream out(json_path);
   out << report.final_json().dump(2) << "\n";

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "bench/machine_load.h"
+#include "bench/redis_pinger.h"
 #include "bench/redis_probe.h"
 #include "bench/relay_process.h"
 #include "bench/run_tally.h"
@@ -53,8 +54,15 @@ struct SteadyRun {
   double peak_rss_mb = 0;
   double foreign_cpu_percent = 0;  // other processes on the machine, % of all cores
   BlockingSummary blocking;
+  RedisPinger::Result ping;  // Redis's own responsiveness meanwhile
   int exit_code = 0;
 };
+
+// "due_ms fired_ms arrival_us via" per entry, in stream order: when late tasks happened.
+void write_entries(const std::string& path, const std::vector<StreamEntry>& entries) {
+  std::ofstream out(path);
+  for (const auto& e : entries) out << e.due_ms << " " << e.fired_ms << " " << e.arrival_us << " " << e.via << "\n";
+}
 
 SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role) {
   const size_t n = static_cast<size_t>(ctx.sizes.steady_rate) * static_cast<size_t>(ctx.sizes.steady_seconds);
@@ -67,6 +75,7 @@ SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role)
   relay.wait_ready(conn);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the startup sweep
   StreamReader reader(ctx.redis, ctx.stream);
+  RedisPinger pinger(ctx.redis);
   BlockingWatch watch(conn);
   const ProcessUsage u0 = relay.usage();
   const CpuSnapshot cpu0 = cpu_snapshot({ctx.redis_pid, relay.pid()});
@@ -89,9 +98,12 @@ SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role)
   run.foreign_cpu_percent = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid, relay.pid()}));
   run.window_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   run.blocking = watch.finish(conn);
+  run.ping = pinger.finish();
   run.exit_code = relay.stop();
   drain_due_tasks(ctx, conn);
-  run.tally = tally_run(finish_reader(ctx, conn, reader), prefix, n, 0, static_cast<double>(ctx.sizes.steady_grace_ms));
+  const std::vector<StreamEntry> entries = finish_reader(ctx, conn, reader);
+  write_entries(ctx.work_dir + "/steady-" + name + "-tasks.dat", entries);
+  run.tally = tally_run(entries, prefix, n, 0, static_cast<double>(ctx.sizes.steady_grace_ms));
   const long long span_ms = run.tally.last_fired_ms - run.tally.first_fired_ms;
   run.forward_rate = span_ms > 0 ? static_cast<double>(run.tally.forwarded) * 1000.0 / static_cast<double>(span_ms) : 0;
   run.cpu_seconds = u1.cpu_seconds;
@@ -129,16 +141,19 @@ void run_steady_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRep
               std::to_string(ctx.sizes.steady_seconds) + " s (pseudo-random delays 2-3 s), " + std::to_string(backdrop) +
               " far-future tasks pending, " + std::to_string(keyspace.expires) + " keys with a TTL",
           {"system", "tasks", "sched/s", "fwd/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "arrival p50/p99 ms",
-           "fwd by deadline", "via sweep/event", "lost", "dup", "CPU s", "CPU %", "peak RSS MB", "calls >5 ms", "other CPU %"},
+           "fwd by deadline", "via sweep/event", "lost", "dup", "CPU s", "CPU %", "peak RSS MB", "calls >5 ms",
+           "Redis PING p99/max ms", "PINGs >5 ms", "other CPU %"},
           {},
           {"Lateness = fired_ms - due_ms (Redis clock). A task not forwarded by " +
            std::to_string(ctx.sizes.steady_grace_ms) +
            " ms after the last due time counts as later than that (\">N\"); the bench then forwards it itself "
            "(via=bench-drain) to check that nothing was lost. CPU % is of one core, over the scheduling and "
            "forwarding window. Other CPU % = CPU used by processes other than the bench, its Redis and its relay, "
-           "in % of all cores: above 10 the run shared the machine."}};
+           "in % of all cores: above 10 the run shared the machine. Redis PING: round trips of a PING sent every 2 ms "
+           "on a connection of its own during the run; slow PINGs mean Redis, or the machine under it, stalled."}};
   for (RelayRole role : {RelayRole::Relay, RelayRole::EventsOnly, RelayRole::FixedPoll}) {
     const std::string name = role_name(role);
+    if (ctx.steady_systems.count(name) == 0) continue;
     const SteadyRun r = run_one(ctx, conn, role);
     const auto& f = r.tally.fired;
     auto via = [&](const char* k) {
@@ -151,7 +166,9 @@ void run_steady_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRep
                       std::to_string(r.tally.forwarded), std::to_string(via("sweep")) + "/" + std::to_string(via("event")),
                       std::to_string(r.tally.lost), std::to_string(r.tally.duplicated), fixed(r.cpu_seconds, 2),
                       fixed(r.cpu_percent, 1), fixed(r.peak_rss_mb, 1),
-                      std::to_string(r.blocking.slow_calls), fixed(r.foreign_cpu_percent)});
+                      std::to_string(r.blocking.slow_calls),
+                      r.ping.rtt.format(r.ping.rtt.p99) + " / " + r.ping.rtt.format(r.ping.rtt.max),
+                      std::to_string(r.ping.over_5ms), fixed(r.foreign_cpu_percent)});
     auto rj = tally_json(r.tally);
     rj["schedule_rate"] = r.schedule_rate;
     rj["forward_rate"] = r.forward_rate;
@@ -160,6 +177,8 @@ void run_steady_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRep
     rj["peak_rss_mb"] = r.peak_rss_mb;
     rj["window_seconds"] = r.window_seconds;
     rj["blocking"] = r.blocking.to_json();
+    rj["redis_ping_ms"] = r.ping.rtt.to_json();
+    rj["redis_pings_over_5ms"] = r.ping.over_5ms;
     rj["foreign_cpu_percent"] = r.foreign_cpu_percent;
     rj["exit_code"] = r.exit_code;
     j["runs"][name] = rj;
