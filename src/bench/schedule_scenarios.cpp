@@ -23,6 +23,8 @@ struct KeyMemory {
   double trigger_bytes = 0;      // NS:{0}:t:<id>, string with a TTL
   double shadow_bytes = 0;       // NS:{0}:task:<id>, hash
   double zset_member_bytes = 0;  // MEMORY USAGE of the schedule ZSET / its cardinality
+  std::string shadow_encoding;   // OBJECT ENCODING of a shadow hash: listpack or hashtable
+  std::string listpack_value;    // CONFIG GET hash-max-listpack-value
 };
 
 KeyMemory sample_key_memory(const BenchContext& ctx, SyncConnection& conn, const std::string& prefix, size_t n) {
@@ -42,6 +44,9 @@ KeyMemory sample_key_memory(const BenchContext& ctx, SyncConnection& conn, const
   const long long zset = conn.checked({"MEMORY", "USAGE", ctx.keys.schedule_key(), "SAMPLES", "0"}).integer;
   const long long card = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
   m.zset_member_bytes = card > 0 ? static_cast<double>(zset) / static_cast<double>(card) : 0;
+  m.shadow_encoding = conn.checked({"OBJECT", "ENCODING", ctx.keys.shadow_key(task_id(prefix, 0))}).str;
+  const Reply limit = conn.checked({"CONFIG", "GET", "hash-max-listpack-value"});
+  if (limit.elements.size() == 2) m.listpack_value = limit.elements[1].str;
   return m;
 }
 
@@ -171,7 +176,9 @@ void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepor
                  {"used_memory_per_task_ctl_run", per_task_ctl},
                  {"memory_usage_trigger_string", keys.trigger_bytes},
                  {"memory_usage_shadow_hash", keys.shadow_bytes},
-                 {"memory_usage_zset_member", keys.zset_member_bytes}};
+                 {"memory_usage_zset_member", keys.zset_member_bytes},
+                 {"shadow_hash_encoding", keys.shadow_encoding},
+                 {"hash_max_listpack_value", keys.listpack_value}};
 
   Table t{"(d) bulk schedule: " + std::to_string(n) + " far-future tasks, " + std::to_string(ctx.payload_bytes) +
               "-byte payloads",
@@ -201,7 +208,8 @@ void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepor
   m.rows.push_back({"used_memory delta / tasks (expiry-ctl run)", fixed(per_task_ctl)});
   m.rows.push_back({"MEMORY USAGE trigger string NS:{0}:t:<id> (mean of " + std::to_string(kMemorySamples) + ")",
                     fixed(keys.trigger_bytes)});
-  m.rows.push_back({"MEMORY USAGE shadow hash NS:{0}:task:<id> (mean of " + std::to_string(kMemorySamples) + ")",
+  m.rows.push_back({"MEMORY USAGE shadow hash NS:{0}:task:<id> (mean of " + std::to_string(kMemorySamples) + "; " +
+                        keys.shadow_encoding + ", hash-max-listpack-value " + keys.listpack_value + ")",
                     fixed(keys.shadow_bytes)});
   m.rows.push_back({"ZSET member: MEMORY USAGE schedule SAMPLES 0 / ZCARD", fixed(keys.zset_member_bytes)});
   m.rows.push_back({"sum of the three", fixed(keys.trigger_bytes + keys.shadow_bytes + keys.zset_member_bytes)});
