@@ -2,6 +2,8 @@
 #include "bench/sweep_driver.h"
 
 #include <chrono>
+#include <optional>
+#include <utility>
 
 #include "bench_bare_lua.h"
 #include "errors.h"

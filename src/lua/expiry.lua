@@ -15,8 +15,8 @@ local MAX_PAYLOAD_BYTES = 65536
 -- hint for the tasks no timer took.
 local TRIGGER_GRACE_MS = 100
 -- One expiry_sweep call stops claiming after this much time (checked every SWEEP_CHECK_EVERY
--- tasks) and reports the rest as still due, so the relay calls again. A claim costs 15-50 us
--- (more with millions of keys), so the limit alone would not bound how long Redis is blocked.
+-- tasks) and reports the rest as still due, so the relay calls again. A claim costs 5-50 us (by
+-- machine, more with millions of keys), so the limit alone would not bound how long Redis is blocked.
 local SWEEP_BUDGET_US = 2000
 local SWEEP_CHECK_EVERY = 8
 local SWEEP_CHUNK = 128
@@ -122,11 +122,12 @@ end
 -- What one claiming call checks once rather than per task: the clock, and each stream's type
 -- and permissions (the keys a call touches only change through its own writes, which keep the
 -- cache up to date). Built by claim_context, used by forward.
-local function claim_context(schedule_key, prefix, now, via, default_stream, group)
+-- `types` may hold stream types the caller has already read.
+local function claim_context(schedule_key, prefix, now, via, default_stream, group, types)
   require_permission('ZREM', schedule_key, 'id')
   return {schedule_key = schedule_key, prefix = prefix, now = now, fired = ms_string(now), via = via,
           default_stream = default_stream, group = group,
-          types = {},     -- stream key -> TYPE as of now in this call
+          types = types or {},  -- stream key -> TYPE as of now in this call
           writable = {}}  -- stream key -> true once XADD (and XGROUP CREATE if new) are permitted
 end
 
@@ -291,7 +292,7 @@ local function sweep(keys, args)
     local want = math.min(SWEEP_CHUNK, limit - #lateness)
     local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, want)
     if #due == 0 then break end
-    ctx = ctx or claim_context(keys[1], prefix, now, via, keys[2], group)
+    ctx = ctx or claim_context(keys[1], prefix, now, via, keys[2], group, {[keys[2]] = default_type})
     for i = 1, #due, 2 do
       local score = tonumber(due[i + 1])
       forward(ctx, due[i], score)
