@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "due_clock.h"
 #include "function_library.h"
 
 namespace expiry {
@@ -44,8 +45,7 @@ void Reconciler::note_due(long long due_ms) {
     sweep_now("due notice before the first sweep");
     return;
   }
-  const long long delay_us = due_ms * 1000 - estimated_server_now_us();
-  arm_within(microseconds(std::max<long long>(0, delay_us)));
+  arm_within(delay_until_due(due_ms, estimated_server_now_us(), config_.sweep_interval));
 }
 
 void Reconciler::stop() {
@@ -54,7 +54,7 @@ void Reconciler::stop() {
 }
 
 long long Reconciler::estimated_server_now_us() const {
-  return server_now_us_ + duration_cast<microseconds>(Clock::now() - server_now_seen_at_).count();
+  return estimated_now_us(server_now_us_, Clock::now() - server_now_seen_at_);
 }
 
 void Reconciler::arm_within(microseconds delay) {
@@ -96,7 +96,7 @@ void Reconciler::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
   for (long long ms : result->lateness_ms) stats_.observe_lateness_ms(ms);
   stats_.pending = result->pending;
   stats_.overdue = result->overdue;
-  stats_.oldest_overdue_ms = result->more_due() ? result->now_ms() - result->next_due_ms : 0;
+  stats_.oldest_overdue_ms = result->more_due() ? saturating_sub(result->now_ms(), result->next_due_ms) : 0;
   server_now_us_ = result->now_us;
   server_now_seen_at_ = now;
   draining_ = result->more_due();
@@ -114,7 +114,7 @@ void Reconciler::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
   microseconds delay = config_.sweep_interval;
   if (result->next_due_ms >= 0 && config_.next_due_timer) {
     // Due at the start of its millisecond on the Redis clock; the reply's clock is in µs.
-    delay = std::min<microseconds>(delay, microseconds(result->next_due_ms * 1000 - result->now_us));
+    delay = delay_until_due(result->next_due_ms, result->now_us, config_.sweep_interval);
   }
   timer_.arm(delay);
 }

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "hiredis_reply.h"
+#include "redis_error.h"
 
 namespace expiry {
 
@@ -41,11 +42,13 @@ std::string Reply::describe() const {
 
 namespace {
 
-// The single place that turns a hiredis context error into text.
+// The single place that turns a hiredis context error into text. A failed connect sets only
+// the inner context's error in hiredis 0.14 (it is copied to ac->errstr later, if ever).
 std::string context_error(const redisAsyncContext* ac) {
   if (ac == nullptr) return "out of memory";
   if (ac->err != 0 && ac->errstr != nullptr && ac->errstr[0] != '\0') return ac->errstr;
-  return "connection closed";
+  if (ac->c.err != 0 && ac->c.errstr[0] != '\0') return ac->c.errstr;
+  return "connection closed by the server";
 }
 
 }  // namespace
@@ -109,6 +112,8 @@ void RedisConnection::connect_now() {
   state_ = State::Connecting;
   dying_ = false;
   was_ready_ = false;
+  handshake_failed_ = false;
+  ++attempt_;
   connect_timer_.arm(options_.connect_timeout);
 }
 
@@ -139,37 +144,60 @@ void RedisConnection::begin_handshake() {
   if (!options_.client_name.empty()) {
     steps.push_back({"CLIENT SETNAME", {"CLIENT", "SETNAME", options_.client_name}});
   }
-  if (steps.empty()) {
-    become_ready();
-    return;
-  }
+  // Always last: proves the peer speaks Redis and lets us in, whatever the steps before it.
+  steps.push_back({"PING", {"PING"}});
   handshake_left_ = steps.size();
+  handshake_failed_ = false;
   for (auto& [name, argv] : steps) {
     const std::string step = name;
-    send(argv, [this, step](const Reply& r) { handshake_step_done(r, step); });
+    send(argv, [this, step, attempt = attempt_](const Reply& r) { handshake_step_done(r, step, attempt); });
   }
 }
 
-void RedisConnection::handshake_step_done(const Reply& reply, const std::string& step) {
-  if (state_ != State::Connecting) return;
-  if (reply.failed() && step != "CLIENT SETNAME") {
-    if (!reply.is_io_error() && on_handshake_error_) on_handshake_error_(reply);
-    if (!reply.is_io_error()) force_reconnect(step + " refused: " + reply.str);
-    handshake_left_ = 0;
+void RedisConnection::handshake_step_done(const Reply& reply, const std::string& step, uint64_t attempt) {
+  if (state_ != State::Connecting || attempt != attempt_ || handshake_failed_) return;
+  const RedisErrorKind kind = classify(reply);
+  if (kind == RedisErrorKind::Io) {
+    handshake_failed_ = true;  // on_disconnect (or the connect timeout) follows and retries
     return;
   }
-  if (reply.failed()) {
-    spdlog::debug("redis {}: CLIENT SETNAME failed, ignored: {}", options_.role, reply.str);
+  if (kind != RedisErrorKind::None) {
+    const bool setname_not_granted =
+        step == "CLIENT SETNAME" && (kind == RedisErrorKind::NoPermission || kind == RedisErrorKind::UnknownCommand);
+    // A server loading its data (or running a long script) is Redis and lets us in; the
+    // owner's own commands meet the same state and retry. NOPERM: an ACL user without +ping
+    // is logged in, and PING is not a permission the services need.
+    const bool answered_as_redis =
+        step == "PING" && (kind == RedisErrorKind::Loading || kind == RedisErrorKind::Busy ||
+                           kind == RedisErrorKind::MasterDown || kind == RedisErrorKind::NoPermission);
+    if (setname_not_granted) {
+      spdlog::debug("redis {}: CLIENT SETNAME failed, ignored: {}", options_.role, reply.str);
+    } else if (!answered_as_redis) {
+      handshake_refused(step, reply);
+      return;
+    }
+  } else if (step == "PING" && !(reply.type == Reply::Type::Status && reply.str == "PONG")) {
+    handshake_refused(step, Reply::io_error("unexpected PING reply " + reply.describe() + ": is this a Redis server?"));
+    return;
   }
   if (--handshake_left_ == 0) become_ready();
+}
+
+void RedisConnection::handshake_refused(const std::string& step, const Reply& reply) {
+  handshake_failed_ = true;
+  const RedisErrorKind kind = classify(reply);
+  const bool permanent =
+      is_auth_refusal(kind) || (step == "SELECT" && kind != RedisErrorKind::Io && !is_transient(kind));
+  if (permanent && on_handshake_error_) on_handshake_error_(reply);
+  force_reconnect(step + " refused: " + reply.str);
 }
 
 void RedisConnection::become_ready() {
   connect_timer_.cancel();
   state_ = State::Ready;
   was_ready_ = true;
-  failures_ = 0;
-  last_activity_ = Clock::now();
+  ready_since_ = Clock::now();
+  last_activity_ = ready_since_;
   if (ever_ready_) ++reconnects_;
   ever_ready_ = true;
   spdlog::info("redis {} connection ready ({})", options_.role, options_.endpoint.redacted());
@@ -201,7 +229,7 @@ void RedisConnection::on_disconnect(const redisAsyncContext* ac, int status) {
 }
 
 void RedisConnection::schedule_retry_after_loss(const std::string& why) {
-  failures_ = 0;
+  if (Clock::now() - ready_since_ >= options_.stable_after) failures_ = 0;
   const auto delay = backoff_delay(options_.backoff, failures_++, std::uniform_real_distribution<double>(0, 1)(rng_));
   spdlog::warn("redis {} connection lost: {}; reconnecting in {} ms", options_.role, why, delay.count());
   retry_timer_.arm(delay);
@@ -320,8 +348,11 @@ void RedisConnection::subscribe(const std::vector<std::string>& argv, ReplyCallb
     lens.push_back(a.size());
   }
   subscriptions_.push_back(std::make_unique<Subscription>(Subscription{this, std::move(on_message)}));
-  redisAsyncCommandArgv(ctx_, &RedisConnection::on_subscription_reply, subscriptions_.back().get(),
-                        static_cast<int>(av.size()), av.data(), lens.data());
+  if (redisAsyncCommandArgv(ctx_, &RedisConnection::on_subscription_reply, subscriptions_.back().get(),
+                            static_cast<int>(av.size()), av.data(), lens.data()) != REDIS_OK) {
+    subscriptions_.pop_back();
+    force_reconnect("cannot send " + argv.front());  // the owner subscribes again from on_ready
+  }
 }
 
 void RedisConnection::deliver(const ReplyCallback& cb, const Reply& reply) {

@@ -35,6 +35,9 @@ class RedisConnection {
     std::chrono::milliseconds watchdog_timeout{3000};
     BackoffPolicy backoff;
     Watchdog watchdog = Watchdog::Ping;
+    // A connection lost sooner than this after becoming Ready does not reset the backoff: a
+    // server that accepts and then drops every connection is retried ever more slowly.
+    std::chrono::milliseconds stable_after{1000};
   };
 
   using ReplyCallback = std::function<void(const Reply&)>;
@@ -50,7 +53,10 @@ class RedisConnection {
   void set_on_ready(std::function<void()> fn) { on_ready_ = std::move(fn); }
   // Called when a Ready connection is lost; a reconnect is already scheduled.
   void set_on_down(std::function<void(const std::string& why)> fn) { on_down_ = std::move(fn); }
-  // Called when AUTH or SELECT is refused (the reply says why); the connection retries anyway.
+  // Called when the handshake meets a refusal that retrying cannot cure: credentials refused
+  // or required (NOAUTH, WRONGPASS, NOPERM on any step) or a SELECT refused for good. The
+  // connection retries anyway, with backoff, unless the owner closes it. Transient refusals
+  // (maxclients, LOADING on AUTH ...) are only logged and retried.
   void set_on_handshake_error(std::function<void(const Reply&)> fn) { on_handshake_error_ = std::move(fn); }
   // Called once after close() has finished.
   void set_on_closed(std::function<void()> fn) { on_closed_ = std::move(fn); }
@@ -85,7 +91,8 @@ class RedisConnection {
 
   void connect_now();
   void begin_handshake();
-  void handshake_step_done(const Reply& reply, const std::string& step);
+  void handshake_step_done(const Reply& reply, const std::string& step, uint64_t attempt);
+  void handshake_refused(const std::string& step, const Reply& reply);
   void become_ready();
   void drop_now(const std::string& why);
   void attempt_failed(const std::string& why);
@@ -104,7 +111,10 @@ class RedisConnection {
   bool was_ready_ = false;            // this context reached Ready (so losing it calls on_down)
   bool ever_ready_ = false;
   size_t inflight_ = 0;               // commands sent and not yet answered (excluding subscriptions)
-  size_t handshake_left_ = 0;
+  size_t handshake_left_ = 0;         // handshake replies still expected
+  bool handshake_failed_ = false;     // a step was refused: the other replies are ignored
+  uint64_t attempt_ = 0;              // connection attempts made; tags handshake replies
+  Clock::time_point ready_since_;     // when the connection last became Ready
   uint32_t failures_ = 0;             // consecutive failed attempts, for backoff
   uint64_t reconnects_ = 0;           // times Ready was reached again after a loss
   Clock::time_point last_activity_;   // last reply or message received

@@ -6,9 +6,23 @@
 #include <memory>
 
 #include "function_library.h"
+#include "redis_error.h"
 #include "relay_metrics.h"
 
 namespace expiry {
+
+std::string handshake_hint(const Reply& reply) {
+  switch (classify(reply)) {
+    case RedisErrorKind::NoAuth:
+      return " (Redis requires a password: put it in the URL, redis://:PASSWORD@host:port, or in password_file)";
+    case RedisErrorKind::WrongPass:
+      return " (check the user name and password in the URL or password_file)";
+    case RedisErrorKind::NoPermission:
+      return " (the ACL user lacks a permission the connection needs; see docs/security.md)";
+    default:
+      return "";
+  }
+}
 
 Relay::Relay(EventLoop& loop, RelayConfig config)
     : loop_(loop),
@@ -75,12 +89,14 @@ bool Relay::ready(std::string& why) const {
 }
 
 void Relay::on_handshake_error(const Reply& reply) {
-  // A refused AUTH/SELECT before the relay ever worked is a configuration error: stop.
-  // Later (a rotated password), keep retrying with backoff and let operators see the log.
+  // Refused credentials (or a database that does not exist) before the relay ever worked are a
+  // configuration error: stop. Later (a rotated password), keep retrying with backoff and let
+  // operators see the log. Transient refusals (maxclients ...) never come here.
+  const std::string why = "Redis refused the connection handshake: " + reply.str + handshake_hint(reply);
   if (!ever_prepared_) {
-    fail("Redis refused the connection handshake: " + reply.str);
+    fail(why);
   } else {
-    spdlog::error("Redis refused the connection handshake: {}; retrying", reply.str);
+    spdlog::error("{}; retrying", why);
   }
 }
 
@@ -175,6 +191,8 @@ void Relay::fail(const std::string& why) {
   exit_code_ = 2;
   stopping_ = true;
   reconciler_.stop();
+  listener_.close();  // no reconnect attempts (or their log lines) after a fatal error
+  commands_.close();
   loop_.stop();
 }
 

@@ -19,6 +19,9 @@
 
 namespace expiry {
 
+// What to tell the user about a handshake refusal ("" if nothing useful): which setting to fix.
+std::string handshake_hint(const Reply& reply);
+
 class Relay {
  public:
   Relay(EventLoop& loop, RelayConfig config);
@@ -66,7 +69,6 @@ class Relay {
   bool ever_prepared_ = false;
   bool stopping_ = false;
   int exit_code_ = 0;
-  int closed_connections_ = 0;
   Clock::time_point drain_deadline_;
   std::function<void()> on_stopped_;
 };

@@ -12,6 +12,9 @@ void register_relay_metrics(Metrics& metrics, RelayStats& stats, const RedisConn
   const std::vector<Metrics::Family> table = {
       {K::Counter, "expiry_relay_tasks_forwarded_total", "Tasks forwarded into the stream, by the path that claimed them.",
        {{{{"via", "event"}}, n(s.forwarded_event)}, {{{"via", "sweep"}}, n(s.forwarded_sweep)}}},
+      {K::Counter, "expiry_relay_tasks_scheduled_already_due_total",
+       "Forwarded tasks that were already due when scheduled; they have no lateness and are not in the lateness histogram.",
+       {{{}, n(s.forwarded_already_due)}}},
       {K::Counter, "expiry_relay_claims_lost_total", "Event claims that found the task already forwarded or cancelled (another relay or the sweep won).",
        {{{}, n(s.claims_lost)}}},
       {K::Counter, "expiry_relay_claims_not_due_total", "Stale events: the task had been rescheduled later.",
@@ -27,6 +30,12 @@ void register_relay_metrics(Metrics& metrics, RelayStats& stats, const RedisConn
        {{{}, n(s.events_received)}}},
       {K::Counter, "expiry_relay_events_ignored_total", "Expired keyevents of other databases or namespaces, or not trigger keys.",
        {{{}, n(s.events_ignored)}}},
+      {K::Counter, "expiry_relay_events_invalid_id_total",
+       "Expired trigger keys of this namespace whose id the library rejects (not claimed; logged rate-limited).",
+       {{{}, n(s.events_invalid_id)}}},
+      {K::Counter, "expiry_relay_events_other_db_total",
+       "Expired trigger keys of this namespace in another database than the relay's (producers on another db?).",
+       {{{}, n(s.events_other_db)}}},
       {K::Counter, "expiry_relay_sweep_batches_total", "Sweep calls (each claims at most sweep_batch tasks).",
        {{{}, n(s.sweep_batches)}}},
       {K::Counter, "expiry_relay_sweep_errors_total", "Sweep calls that failed.", {{{}, n(s.sweep_errors)}}},
@@ -52,7 +61,7 @@ void register_relay_metrics(Metrics& metrics, RelayStats& stats, const RedisConn
   };
   for (const auto& family : table) metrics.add(family);
   stats.lateness = &metrics.histogram("expiry_relay_lateness_seconds",
-                                      "Time from a task's due time to its stream entry (Redis clock).",
+                                      "Time from a task's due time to its stream entry (Redis clock); only tasks scheduled with a due time in the future.",
                                       lateness_buckets_seconds());
 }
 

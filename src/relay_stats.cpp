@@ -8,13 +8,19 @@
 namespace expiry {
 
 void RelayStats::observe_lateness_ms(long long ms) {
-  if (lateness != nullptr) lateness->Observe(static_cast<double>(ms < 0 ? 0 : ms) / 1000.0);
+  if (ms < 0) {
+    ++forwarded_already_due;
+    return;
+  }
+  if (lateness != nullptr) lateness->Observe(static_cast<double>(ms) / 1000.0);
 }
 
 std::string RelayStats::summary() const {
   std::ostringstream out;
   out << "forwarded_event=" << forwarded_event << " forwarded_sweep=" << forwarded_sweep
-      << " events_received=" << events_received << " events_ignored=" << events_ignored
+      << " forwarded_already_due=" << forwarded_already_due << " events_received=" << events_received
+      << " events_ignored=" << events_ignored << " events_invalid_id=" << events_invalid_id
+      << " events_other_db=" << events_other_db
       << " claims_lost=" << claims_lost << " claims_not_due=" << claims_not_due
       << " claims_deferred=" << claims_deferred
       << " events_to_draining_sweep=" << events_to_draining_sweep << " claim_errors=" << claim_errors

@@ -13,8 +13,11 @@ namespace expiry {
 struct RelayStats {
   uint64_t events_received = 0;      // expired keyevents seen
   uint64_t events_ignored = 0;       // other databases, other namespaces, non-trigger keys
+  uint64_t events_invalid_id = 0;    // trigger keys of this namespace whose id the library rejects
+  uint64_t events_other_db = 0;      // trigger keys of this namespace expiring in another database
   uint64_t forwarded_event = 0;      // tasks forwarded by an expired event
   uint64_t forwarded_sweep = 0;      // tasks forwarded by the sweep
+  uint64_t forwarded_already_due = 0;  // of those, tasks due already when scheduled (no lateness)
   uint64_t claims_lost = 0;          // event claims that found the task already gone (another relay/sweep won)
   uint64_t claims_not_due = 0;       // stale events: the task was rescheduled later
   uint64_t claims_deferred = 0;      // events left to the sweep because too many claims were in flight
@@ -31,6 +34,8 @@ struct RelayStats {
   int64_t oldest_overdue_ms = 0;     // age of the earliest overdue task (0 if none)
   prometheus::Histogram* lateness = nullptr;  // seconds from due to forwarded; owned by Metrics
 
+  // A forwarded task's lateness; negative (the library's -1) counts a task that was already due
+  // when scheduled, which has no lateness and stays out of the histogram.
   void observe_lateness_ms(long long ms);
   std::string summary() const;
 };

@@ -1,6 +1,14 @@
 #!lua name=expiry_v1
 -- expiry_v1: the server-side half of the expiry-relay protocol (docs/protocol.md).
 -- Every operation on a task is one of these functions, so each is atomic.
+--
+-- The claim invariant (expiry_claim, expiry_sweep): Redis does not roll back the writes of a
+-- function that fails half-way, so after any call, returned or failed, every task is either
+-- still pending (its schedule member, shadow hash and trigger key untouched) or forwarded (one
+-- stream entry; member, shadow hash and trigger gone). Never both, never neither. forward()
+-- keeps it: every check that can fail runs before the first write; the first write is the
+-- XADD (the one write that can still fail on the data: a stream whose last id is the largest
+-- possible), run under pcall; the writes after it (ZREM, DEL) cannot fail.
 -- Key layout, for a namespace NS and bucket B (always 0 until cluster mode):
 --   NS:{B}:schedule   ZSET   member = task id, score = due time (ms, Redis clock)
 --   NS:{B}:t:<id>     STRING trigger key, PX = due - now + 100; its `expired` event is a hint
@@ -8,6 +16,10 @@
 --   NS:{B}:wake       channel; the new earliest due time is published when it moves earlier
 
 local MAX_ID_BYTES = 256
+-- The largest due time the library writes (9999-12-31T23:59:59.999Z). Scores beyond it, or
+-- negative, come only from hand-written members; replies clamp them so no relay's timer
+-- arithmetic can overflow.
+local MAX_DUE_MS = 253402300799999
 local MAX_PAYLOAD_BYTES = 65536
 -- The trigger key outlives the due time by this much. The relays' timers claim a task at its
 -- due time and delete the trigger before it expires, which emits no `expired` event (a DEL of an
@@ -39,17 +51,41 @@ local function ms_string(x)
   return string.format('%.0f', x)
 end
 
--- The key prefix "NS:{B}:" of a schedule key "NS:{B}:schedule".
+-- The key prefix "NS:{B}:" of a schedule key "NS:{B}:schedule", and the namespace NS.
+-- NS is 1..64 characters of [A-Za-z0-9_.-]; B is 0 (this version has one bucket, the only one
+-- relays sweep), so a key under another prefix or bucket would hold tasks that never fire.
 local function prefix_of(schedule_key)
-  local suffix = 'schedule'
-  if #schedule_key <= #suffix or string.sub(schedule_key, -#suffix) ~= suffix then
-    fail('first key must be the schedule key NS:{B}:schedule')
+  local ns, bucket = string.match(schedule_key, '^([%w_%.%-]+):{(%d+)}:schedule$')
+  if ns == nil or #ns > 64 then
+    fail('first key must be the schedule key NS:{0}:schedule (NS: 1-64 characters of A-Z a-z 0-9 _ . -)')
   end
-  return string.sub(schedule_key, 1, #schedule_key - #suffix)
+  if bucket ~= '0' then
+    fail('bucket {' .. bucket .. '} is not served: this version keeps every task in bucket {0}')
+  end
+  return ns .. ':{0}:', ns
 end
 
--- True if s is valid UTF-8 (no overlong forms, surrogates or code points above U+10FFFF).
-local function valid_utf8(s)
+-- True if `key` lies in namespace ns's bucket key space "NS:{<digits>}:...", which belongs to
+-- the library (schedules, triggers, shadow hashes): a stream there would be deleted by a
+-- later schedule or claim of the task whose key it shadows.
+local function in_task_key_space(key, ns)
+  local head = ns .. ':{'
+  if string.sub(key, 1, #head) ~= head then return false end
+  return string.match(key, '^%d+}:', #head + 1) ~= nil
+end
+
+-- Code points an id must not contain besides C0 controls and DEL: C1 controls (U+0080-U+009F,
+-- e.g. NEL), the line and paragraph separators U+2028/U+2029, the byte order mark U+FEFF and
+-- the bidirectional controls (U+200E/F, U+202A-U+202E, U+2066-U+2069): each can break or
+-- disguise a log line. The same rule as task_id_error in src/key_layout.cpp.
+local function forbidden_code_point(cp)
+  return (cp >= 0x80 and cp <= 0x9F) or cp == 0x2028 or cp == 0x2029 or cp == 0xFEFF or cp == 0x200E or
+         cp == 0x200F or (cp >= 0x202A and cp <= 0x202E) or (cp >= 0x2066 and cp <= 0x2069)
+end
+
+-- nil if s is valid UTF-8 (no overlong forms, surrogates or code points above U+10FFFF)
+-- without forbidden code points; otherwise the reason.
+local function utf8_problem(s)
   local i, n = 1, #s
   while i <= n do
     local c = string.byte(s, i)
@@ -63,19 +99,22 @@ local function valid_utf8(s)
     elseif c >= 0xF0 and c <= 0xF4 then
       len, cp = 4, c - 0xF0
     else
-      return false
+      return 'is not valid UTF-8'
     end
-    if i + len - 1 > n then return false end
+    if i + len - 1 > n then return 'is not valid UTF-8' end
     for k = 1, len - 1 do
       local b = string.byte(s, i + k)
-      if b < 0x80 or b > 0xBF then return false end
+      if b < 0x80 or b > 0xBF then return 'is not valid UTF-8' end
       cp = cp * 64 + (b - 0x80)
     end
-    if len == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return false end
-    if len == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return false end
+    if len == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return 'is not valid UTF-8' end
+    if len == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return 'is not valid UTF-8' end
+    if forbidden_code_point(cp) then
+      return string.format('contains the invisible or line-breaking character U+%04X', cp)
+    end
     i = i + len
   end
-  return true
+  return nil
 end
 
 -- Task ids: 1..256 bytes of valid UTF-8 without control characters (the same rule as
@@ -84,17 +123,26 @@ local function check_id(id)
   if id == nil or #id == 0 then fail('empty task id') end
   if #id > MAX_ID_BYTES then fail('task id longer than 256 bytes') end
   if string.find(id, '%c') then fail('task id contains a control character') end
-  if not valid_utf8(id) then fail('task id is not valid UTF-8') end
+  local problem = utf8_problem(id)
+  if problem then fail('task id ' .. problem) end
 end
 
 -- Checks that KEYS are the schedule, trigger and shadow keys of `id` (protects the layout
 -- against producers that build keys by hand).
 local function check_task_keys(keys, id)
-  local prefix = prefix_of(keys[1])
+  local prefix, ns = prefix_of(keys[1])
   if keys[2] ~= prefix .. 't:' .. id or keys[3] ~= prefix .. 'task:' .. id then
-    fail('keys do not match the layout NS:{B}:schedule NS:{B}:t:<id> NS:{B}:task:<id>')
+    fail('keys do not match the layout NS:{0}:schedule NS:{0}:t:<id> NS:{0}:task:<id>')
   end
-  return prefix
+  return prefix, ns
+end
+
+-- Fails unless `stream` may be a relay's default stream: outside the task key space.
+local function check_default_stream(stream, ns)
+  if in_task_key_space(stream, ns) then
+    fail('stream key ' .. stream .. ' lies inside the task key space ' .. ns ..
+         ':{B}: (a schedule would delete it); nothing was claimed')
+  end
 end
 
 local function parse_ms(s, what)
@@ -119,13 +167,21 @@ local function key_type(key)
   return redis.call('TYPE', key)['ok']
 end
 
+-- A score as the library's replies carry it: hand-written members may hold any double
+-- (1e16, +inf, -inf, negative); clamped into 0..MAX_DUE_MS so relays never overflow.
+local function clamp_ms(x)
+  if x ~= x or x < 0 then return 0 end
+  if x > MAX_DUE_MS then return MAX_DUE_MS end
+  return math.floor(x)
+end
+
 -- What one claiming call checks once rather than per task: the clock, and each stream's type
 -- and permissions (the keys a call touches only change through its own writes, which keep the
 -- cache up to date). Built by claim_context, used by forward.
 -- `types` may hold stream types the caller has already read.
-local function claim_context(schedule_key, prefix, now, via, default_stream, group, types)
+local function claim_context(schedule_key, prefix, ns, now, via, default_stream, group, types)
   require_permission('ZREM', schedule_key, 'id')
-  return {schedule_key = schedule_key, prefix = prefix, now = now, fired = ms_string(now), via = via,
+  return {schedule_key = schedule_key, prefix = prefix, ns = ns, now = now, fired = ms_string(now), via = via,
           default_stream = default_stream, group = group,
           types = types or {},  -- stream key -> TYPE as of now in this call
           writable = {}}  -- stream key -> true once XADD (and XGROUP CREATE if new) are permitted
@@ -140,11 +196,51 @@ local function stream_type(ctx, stream)
   return t
 end
 
--- Claims one due task: removes it from the ZSET and appends it to its stream, in that order but
--- only after every check that could fail has passed, because Redis does not roll back the
--- writes of a function that errors half-way. A missing or wrong-typed shadow hash is forwarded
--- with a missing_payload marker; a per-task stream that is not a stream is replaced by the
--- default stream with an undeliverable_stream marker. Never drops a task.
+-- Why `stream` cannot take a task's entry, known without writing: it lies in the task key
+-- space, the user may not write it, or it holds another type. nil when it can be tried.
+-- Permissions come first: reading the type of a key the user may not touch would fail the call.
+local function stream_problem(ctx, stream, id)
+  if in_task_key_space(stream, ctx.ns) then
+    return 'it lies inside the task key space ' .. ctx.ns .. ':{B}: (a schedule would delete it)'
+  end
+  if not ctx.writable[stream] and
+     not (redis.acl_check_cmd('TYPE', stream) and redis.acl_check_cmd('XADD', stream, '*', 'id', id)) then
+    return 'the Redis user may not run XADD on it (see docs/security.md)'
+  end
+  local kind = stream_type(ctx, stream)
+  if kind ~= 'stream' and kind ~= 'none' then return 'it holds a ' .. kind .. ', not a stream' end
+  if not ctx.writable[stream] then
+    if kind == 'none' and not redis.acl_check_cmd('XGROUP', 'CREATE', stream, ctx.group, '0', 'MKSTREAM') then
+      return 'the Redis user may not run XGROUP CREATE on it (see docs/security.md)'
+    end
+    ctx.writable[stream] = true
+  end
+  return nil
+end
+
+-- Appends `entry` to `stream`, first creating it with the group if it does not exist. This is
+-- the first write of a claim. Returns the entry id, or nil and Redis's error when a write was
+-- refused, in which case nothing was written (XGROUP CREATE on a new key cannot be followed by
+-- a failing XADD: a new stream takes any id).
+local function append(ctx, stream, entry)
+  if stream_type(ctx, stream) == 'none' then
+    local ok, err = pcall(redis.call, 'XGROUP', 'CREATE', stream, ctx.group, '0', 'MKSTREAM')
+    if not ok then return nil, tostring(err) end
+    ctx.types[stream] = 'stream'
+  end
+  local ok, entry_id = pcall(redis.call, 'XADD', stream, '*', unpack(entry))
+  if not ok then return nil, tostring(entry_id) end
+  return entry_id
+end
+
+-- Claims one due task, keeping the claim invariant (top of file). A missing or wrong-typed
+-- shadow hash is forwarded with a missing_payload marker. A per-task stream that cannot take
+-- the entry (wrong type, task key space, no permission, or XADD refused, e.g. its ids are
+-- exhausted) is replaced by the default stream, with undeliverable_stream and
+-- undeliverable_reason markers. If the default stream cannot take it either, the call fails
+-- and this task stays pending (tasks claimed earlier in the same call stay forwarded).
+-- Returns the entry id and the task's lateness in ms, or -1 when lateness does not apply: the
+-- task was due already when it was scheduled (or its schedule time is unknown).
 local function forward(ctx, id, due)
   local shadow = ctx.prefix .. 'task:' .. id
   local trigger = ctx.prefix .. 't:' .. id
@@ -152,9 +248,10 @@ local function forward(ctx, id, due)
   local ok, h = pcall(redis.call, 'HGETALL', shadow)
   if ok then
     for i = 1, #h, 2 do fields[h[i]] = h[i + 1] end
-  elseif not string.find(tostring(h['err'] or h), 'WRONGTYPE', 1, true) then
-    fail('cannot read ' .. shadow .. ': ' .. tostring(h['err'] or h) .. '; nothing was written')
+  elseif not string.find(tostring(h), 'WRONGTYPE', 1, true) then
+    fail('cannot read ' .. shadow .. ': ' .. tostring(h) .. '; task ' .. id .. ' stays pending')
   end
+  require_permission('DEL', shadow, trigger)
   local entry = {'id', id, 'payload', fields['payload'] or '',
                  'due_ms', fields['due_ms'] or ms_string(due), 'fired_ms', ctx.fired, 'via', ctx.via}
   if fields['created_ms'] then
@@ -165,34 +262,41 @@ local function forward(ctx, id, due)
     entry[#entry + 1] = 'missing_payload'
     entry[#entry + 1] = ok and 'absent' or 'wrongtype'
   end
-  local stream = fields['stream'] or ctx.default_stream
-  local kind = stream_type(ctx, stream)
-  if kind ~= 'stream' and kind ~= 'none' and stream ~= ctx.default_stream then
-    entry[#entry + 1] = 'undeliverable_stream'
-    entry[#entry + 1] = stream
-    stream = ctx.default_stream
-    kind = stream_type(ctx, stream)
+  local entry_id = nil
+  local stream = fields['stream']
+  if stream ~= nil and stream ~= ctx.default_stream then
+    local problem = stream_problem(ctx, stream, id)
+    if problem == nil then
+      local refused
+      entry_id, refused = append(ctx, stream, entry)
+      if entry_id == nil then problem = 'Redis refused XADD (' .. refused .. ')' end
+    end
+    if entry_id == nil then
+      entry[#entry + 1] = 'undeliverable_stream'
+      entry[#entry + 1] = stream
+      entry[#entry + 1] = 'undeliverable_reason'
+      entry[#entry + 1] = problem
+    end
   end
-  if kind ~= 'stream' and kind ~= 'none' then
-    fail('stream key ' .. stream .. ' holds a ' .. kind .. ', not a stream; nothing was claimed')
+  if entry_id == nil then
+    local stream = ctx.default_stream
+    local problem = stream_problem(ctx, stream, id)
+    if problem == nil then
+      local refused
+      entry_id, refused = append(ctx, stream, entry)
+      if entry_id == nil then problem = 'Redis refused XADD (' .. refused .. ')' end
+    end
+    if entry_id == nil then
+      fail('cannot forward task ' .. id .. ' to stream key ' .. stream .. ': ' .. problem ..
+           '; the task stays pending (nothing was written for it)')
+    end
   end
-  if not ctx.writable[stream] then
-    require_permission('XADD', stream, '*', 'id', id)
-    if kind == 'none' then require_permission('XGROUP', 'CREATE', stream, ctx.group, '0', 'MKSTREAM') end
-    ctx.writable[stream] = true
-  end
-  require_permission('DEL', shadow, trigger)
-  -- Writes start here; none of them can fail on our data or permissions.
+  -- The entry is in; these writes cannot fail (the schedule's type was read by the caller).
   redis.call('ZREM', ctx.schedule_key, id)
-  if kind == 'none' then
-    redis.call('XGROUP', 'CREATE', stream, ctx.group, '0', 'MKSTREAM')
-    ctx.types[stream] = 'stream'
-  end
-  local entry_id = redis.call('XADD', stream, '*', unpack(entry))
   redis.call('DEL', shadow, trigger)
-  ctx.types[shadow] = nil
-  ctx.types[trigger] = nil
-  return entry_id
+  local created = tonumber(fields['created_ms'] or '')
+  if created == nil or created >= due then return entry_id, -1 end
+  return entry_id, clamp_ms(ctx.now - due)
 end
 
 -- expiry_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
@@ -200,8 +304,12 @@ end
 local function schedule(keys, args)
   local id, mode, value, payload, stream = args[1], args[2], args[3], args[4], args[5]
   check_id(id)
-  local prefix = check_task_keys(keys, id)
+  local prefix, ns = check_task_keys(keys, id)
   if payload == nil then fail('missing payload argument') end
+  if stream ~= nil and in_task_key_space(stream, ns) then
+    fail('stream ' .. stream .. ' lies inside the task key space ' .. ns ..
+         ':{B}: (a later schedule would delete it); choose another name')
+  end
   if #payload > MAX_PAYLOAD_BYTES then fail('payload larger than 65536 bytes') end
   local now = now_ms()
   local due
@@ -251,31 +359,36 @@ local function cancel(keys, args)
 end
 
 -- expiry_claim KEYS: schedule, trigger, shadow, stream  ARGV: id, via, group
--- Forwards one task if it is in the schedule and due. Returns {1, entry_id, lateness_ms} when forwarded,
+-- Forwards one task if it is in the schedule and due. Returns {1, entry_id, lateness_ms} when
+-- forwarded (lateness -1: the task was already due when scheduled),
 -- {0} when it was not pending (already claimed, cancelled), {-1, due_ms} when not yet due.
 local function claim(keys, args)
   local id, via, group = args[1], args[2], args[3]
   check_id(id)
-  local prefix = check_task_keys(keys, id)
+  local prefix, ns = check_task_keys(keys, id)
+  check_default_stream(keys[4], ns)
   local score = redis.call('ZSCORE', keys[1], id)
   if not score then return {0} end
   local due = tonumber(score)
   local now = now_ms()
-  if due > now then return {-1, due} end
-  local ctx = claim_context(keys[1], prefix, now, via, keys[4], group)
-  return {1, forward(ctx, id, due), now - due}
+  if due > now then return {-1, clamp_ms(due)} end
+  local ctx = claim_context(keys[1], prefix, ns, now, via, keys[4], group)
+  local entry_id, lateness = forward(ctx, id, due)
+  return {1, entry_id, lateness}
 end
 
 -- expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
 -- Forwards up to `limit` due tasks, earliest first, for at most about SWEEP_BUDGET_US. Returns
--- {forwarded, next_due_ms or -1, now_us, pending, overdue, {lateness_ms of each forwarded task}};
+-- {forwarded, next_due_ms or -1, now_us, pending, overdue, {lateness_ms of each forwarded task,
+-- -1 for a task already due when scheduled}}; next_due_ms is clamped into 0..MAX_DUE_MS;
 -- now_us is the Redis clock in microseconds at the end of the call, so relays can arm their
 -- timers precisely; next_due_ms <= now_us / 1000 means more are already due. pending and overdue count what is left.
 local function sweep(keys, args)
   local limit = tonumber(args[1])
   if limit == nil or limit < 1 or limit > 10000 then fail('sweep limit must be 1..10000') end
   local via, group = args[2], args[3]
-  local prefix = prefix_of(keys[1])
+  local prefix, ns = prefix_of(keys[1])
+  check_default_stream(keys[2], ns)
   local default_type = key_type(keys[2])
   if default_type ~= 'stream' and default_type ~= 'none' then
     fail('stream key ' .. keys[2] .. ' holds a ' .. default_type .. ', not a stream; nothing was claimed')
@@ -292,11 +405,10 @@ local function sweep(keys, args)
     local want = math.min(SWEEP_CHUNK, limit - #lateness)
     local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, want)
     if #due == 0 then break end
-    ctx = ctx or claim_context(keys[1], prefix, now, via, keys[2], group, {[keys[2]] = default_type})
+    ctx = ctx or claim_context(keys[1], prefix, ns, now, via, keys[2], group, {[keys[2]] = default_type})
     for i = 1, #due, 2 do
-      local score = tonumber(due[i + 1])
-      forward(ctx, due[i], score)
-      lateness[#lateness + 1] = now - score
+      local _, late = forward(ctx, due[i], tonumber(due[i + 1]))
+      lateness[#lateness + 1] = late
       if #lateness % SWEEP_CHECK_EVERY == 0 and now_us() - started_us >= SWEEP_BUDGET_US then
         out_of_time = true
         break
@@ -308,8 +420,9 @@ local function sweep(keys, args)
   local next_due = -1
   local overdue = 0
   if head[1] ~= nil then
-    next_due = tonumber(head[2])
-    if next_due <= now then overdue = redis.call('ZCOUNT', keys[1], '-inf', now) end
+    local score = tonumber(head[2])
+    if score <= now then overdue = redis.call('ZCOUNT', keys[1], '-inf', now) end
+    next_due = clamp_ms(score)
   end
   local pending = redis.call('ZCARD', keys[1])
   -- The clock when the reply leaves, not when the sweep began: a relay arms its timer from it
@@ -338,6 +451,7 @@ local function dead_letter(keys, args)
     dead[#dead + 1] = 'missing_entry'
     dead[#dead + 1] = '1'
   end
+  -- The XADD is the first write: if Redis refuses it, nothing was written and the entry stays pending.
   redis.call('XADD', keys[2], '*', unpack(dead))
   redis.call('XACK', keys[1], group, entry_id)
   return 1
