@@ -40,6 +40,8 @@ ConsumerConfig consumer_config_from(const Settings& s) {
   apply_connection_settings(s, c.redis, c.ns);
   c.stream = s.text("stream").empty() ? KeyLayout(c.ns).default_stream() : s.text("stream");
   c.dead_stream = s.text("dead_stream").empty() ? c.stream + ":dead" : s.text("dead_stream");
+  if (auto err = stream_name_error(c.stream, c.ns)) throw ConfigError(s.source("stream") + ": " + *err);
+  if (auto err = stream_name_error(c.dead_stream, c.ns)) throw ConfigError(s.source("dead_stream") + ": " + *err);
   c.group = s.text("group");
   if (c.group.empty()) throw ConfigError(s.source("group") + ": group must not be empty");
   c.consumer = s.text("consumer").empty() ? default_instance_name() : s.text("consumer");

@@ -67,14 +67,34 @@ void ExpiryListener::on_keyevent(const Reply& msg) {
   }
   if (kind != "pmessage" || msg.elements.size() != 4) return;
   ++stats_.events_received;
+  const std::string& key = msg.elements[3].str;
   auto db = db_from_expired_channel(msg.elements[2].str);
-  if (!db || *db != config_.redis.db) {
+  auto id = keys_.id_from_trigger_key(key);
+  if (!db || !id) {
     ++stats_.events_ignored;
     return;
   }
-  auto id = keys_.id_from_trigger_key(msg.elements[3].str);
-  if (!id) {
+  if (*db != config_.redis.db) {
+    // A trigger key of our namespace in another database: producers and this relay disagree on
+    // the database, and those tasks would never fire from here.
     ++stats_.events_ignored;
+    ++stats_.events_other_db;
+    if (auto dropped = other_db_log_.allow(Clock::now())) {
+      spdlog::warn("trigger key {} expired in database {}, but this relay serves database {}: producers and relays "
+                   "must use the same database (ignored; {} more such events since the last line)",
+                   key, *db, config_.redis.db, *dropped);
+    }
+    return;
+  }
+  if (auto err = task_id_error(*id)) {
+    // No producer using the library writes such a key, and the library would refuse the claim.
+    ++stats_.events_ignored;
+    ++stats_.events_invalid_id;
+    if (auto dropped = invalid_id_log_.allow(Clock::now())) {
+      spdlog::warn("expired trigger key {} holds no valid task id ({}); not claimed ({} more such events since the "
+                   "last line)",
+                   key, *err, *dropped);
+    }
     return;
   }
   if (on_trigger_) on_trigger_(*id);

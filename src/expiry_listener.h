@@ -9,6 +9,7 @@
 
 #include "event_loop.h"
 #include "key_layout.h"
+#include "log_limiter.h"
 #include "redis_connection.h"
 #include "relay_config.h"
 #include "relay_stats.h"
@@ -55,6 +56,8 @@ class ExpiryListener {
   bool subscribed_ = false;
   bool probe_outstanding_ = false;  // a probe was published and has not come back yet
   Clock::time_point probe_sent_at_;
+  LogLimiter invalid_id_log_{std::chrono::seconds(10)};  // expired trigger keys with invalid ids
+  LogLimiter other_db_log_{std::chrono::seconds(10)};    // our trigger keys expiring in another db
   std::function<void(std::string_view)> on_trigger_;
   std::function<void(long long)> on_wake_;
   std::function<void()> on_subscribed_;

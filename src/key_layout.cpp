@@ -2,6 +2,7 @@
 #include "key_layout.h"
 
 #include <cctype>
+#include <cstdio>
 
 #include "utf8.h"
 
@@ -26,7 +27,37 @@ std::optional<std::string> task_id_error(std::string_view id) {
     if (c < 0x20 || c == 0x7F) return "task id contains a control character";
     const size_t n = utf8_sequence_length(id, i);
     if (n == 0) return "task id is not valid UTF-8";
+    const char32_t cp = utf8_code_point(id, i, n);
+    if (is_forbidden_in_id(cp)) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "%04X", static_cast<unsigned>(cp));
+      return std::string("task id contains the invisible or line-breaking character U+") + hex;
+    }
     i += n;
+  }
+  return std::nullopt;
+}
+
+bool is_forbidden_in_id(char32_t cp) {
+  return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF ||
+         cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+bool in_task_key_space(std::string_view key, std::string_view ns) {
+  if (key.size() <= ns.size() + 2 || key.compare(0, ns.size(), ns) != 0 || key.compare(ns.size(), 2, ":{") != 0) {
+    return false;
+  }
+  size_t i = ns.size() + 2;
+  const size_t digits = i;
+  while (i < key.size() && std::isdigit(static_cast<unsigned char>(key[i]))) ++i;
+  return i > digits && key.compare(i, 2, "}:") == 0;
+}
+
+std::optional<std::string> stream_name_error(std::string_view stream, std::string_view ns) {
+  if (stream.empty()) return "stream name must not be empty";
+  if (in_task_key_space(stream, ns)) {
+    return "stream " + std::string(stream) + " lies inside the task key space " + std::string(ns) +
+           ":{B}: of namespace " + std::string(ns) + " (a schedule there would delete it); choose another name";
   }
   return std::nullopt;
 }

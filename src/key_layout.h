@@ -17,8 +17,21 @@ constexpr size_t kMaxNamespaceBytes = 64;
 std::optional<std::string> namespace_error(std::string_view ns);
 
 // Returns an error message if `id` is not a valid task id: 1..256 bytes of valid UTF-8
-// without control characters (so ids are safe in keys, JSON, logs and channel messages).
+// without control characters or the other code points of is_forbidden_in_id (so ids are safe
+// in keys, JSON, logs and channel messages). The Lua library applies the same rule.
 std::optional<std::string> task_id_error(std::string_view id);
+
+// Code points no id may hold: C0 and C1 controls, DEL, the line and paragraph separators
+// U+2028/U+2029, the byte order mark U+FEFF, and the bidirectional controls U+200E/U+200F,
+// U+202A-U+202E, U+2066-U+2069 (each can break or disguise a log line).
+bool is_forbidden_in_id(char32_t cp);
+
+// True if `key` lies in namespace ns's bucket key space "NS:{<digits>}:...", which belongs to
+// the library: a stream there could be deleted by a schedule of the task whose key it shadows.
+bool in_task_key_space(std::string_view key, std::string_view ns);
+// An error message if `stream` cannot be a stream name for namespace `ns` (empty, or inside
+// its task key space).
+std::optional<std::string> stream_name_error(std::string_view stream, std::string_view ns);
 
 class KeyLayout {
  public:

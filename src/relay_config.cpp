@@ -82,6 +82,7 @@ RelayConfig relay_config_from(const Settings& s) {
   RelayConfig c;
   apply_connection_settings(s, c.redis, c.ns);
   c.stream = s.text("stream").empty() ? KeyLayout(c.ns).default_stream() : s.text("stream");
+  if (auto err = stream_name_error(c.stream, c.ns)) throw ConfigError(s.source("stream") + ": " + *err);
   c.group = s.text("group");
   if (c.group.empty()) throw ConfigError(s.source("group") + ": group must not be empty");
   c.sweep_interval = std::chrono::milliseconds(s.integer("sweep_interval_ms"));

@@ -28,4 +28,11 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return len;
 }
 
+char32_t utf8_code_point(std::string_view s, size_t i, size_t len) {
+  static constexpr unsigned char kLeadMask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+  char32_t cp = static_cast<unsigned char>(s[i]) & kLeadMask[len];
+  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return cp;
+}
+
 }  // namespace expiry

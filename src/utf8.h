@@ -10,4 +10,7 @@ namespace expiry {
 // (overlong forms, surrogates and code points above U+10FFFF are invalid).
 size_t utf8_sequence_length(std::string_view s, size_t i);
 
+// The code point of the valid sequence of length `len` at s[i] (see utf8_sequence_length).
+char32_t utf8_code_point(std::string_view s, size_t i, size_t len);
+
 }  // namespace expiry

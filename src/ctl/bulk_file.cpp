@@ -152,10 +152,16 @@ std::optional<BulkLine> BulkReader::next() {
   return std::nullopt;
 }
 
-BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors) {
+BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors, std::string_view ns) {
   BulkValidation result;
   BulkReader reader(in);
   while (auto line = reader.next()) {
+    if (line->kind == BulkLine::Kind::Task && !ns.empty() && !line->request.stream.empty()) {
+      if (auto err = stream_name_error(line->request.stream, ns)) {
+        line->kind = BulkLine::Kind::Invalid;
+        line->error = *err;
+      }
+    }
     if (line->kind == BulkLine::Kind::Task) {
       ++result.tasks;
     } else {

@@ -57,6 +57,7 @@ struct BulkValidation {
 };
 
 // Reads `in` to its end and validates every line. Never throws for bad content.
-BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors = kMaxBulkErrors);
+// With a namespace `ns`, a task whose stream lies in its task key space is invalid too.
+BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors = kMaxBulkErrors, std::string_view ns = {});
 
 }  // namespace expiry

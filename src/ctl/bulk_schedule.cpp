@@ -74,7 +74,7 @@ long long elapsed_ms(std::chrono::steady_clock::time_point since) {
 int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
   const std::string name = path == "-" ? "stdin" : path;
   auto input = open_input(path);
-  const BulkValidation validation = validate_bulk_stream(*input);
+  const BulkValidation validation = validate_bulk_stream(*input, kMaxBulkErrors, target.ns);
   if (input->bad()) throw ConfigError("cannot read " + name);
   if (!validation.ok()) {
     for (const auto& e : validation.errors) std::cerr << e << "\n";

@@ -66,6 +66,9 @@ std::string json_dump(const nlohmann::json& j) {
 
 int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
   const ScheduleRequest request = request_from(options);
+  if (!request.stream.empty()) {
+    if (auto err = stream_name_error(request.stream, target.ns)) throw ConfigError(*err);
+  }
   SyncConnection conn(target.redis);
   const Reply reply = conn.fcall(schedule_request_argv(KeyLayout(target.ns), request));
   expect_ok(reply, "FCALL expiry_schedule");
