@@ -32,6 +32,18 @@ std::vector<std::string> schedule_argv(const KeyLayout& keys, std::string_view i
   return argv;
 }
 
+std::vector<std::string> reschedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode, long long ms) {
+  return {"FCALL",
+          "expiry_reschedule",
+          "3",
+          keys.schedule_key(),
+          keys.trigger_key(id),
+          keys.shadow_key(id),
+          std::string(id),
+          mode == ScheduleMode::Delay ? "delay" : "at",
+          std::to_string(ms)};
+}
+
 std::vector<std::string> cancel_argv(const KeyLayout& keys, std::string_view id) {
   return {"FCALL", "expiry_cancel", "3", keys.schedule_key(), keys.trigger_key(id), keys.shadow_key(id),
           std::string(id)};
@@ -62,9 +74,25 @@ bool is_int(const Reply& r) { return r.type == Reply::Type::Integer; }
 }  // namespace
 
 std::optional<ScheduleResult> decode_schedule(const Reply& reply) {
+  // Two elements from a library before previous_payload_bytes and now_ms were added.
+  if (reply.type != Reply::Type::Array || (reply.elements.size() != 2 && reply.elements.size() != 4)) {
+    return std::nullopt;
+  }
+  for (const auto& e : reply.elements) {
+    if (!is_int(e)) return std::nullopt;
+  }
+  ScheduleResult r{reply.elements[0].integer, reply.elements[1].integer == 1};
+  if (reply.elements.size() == 4) {
+    r.previous_payload_bytes = reply.elements[2].integer;
+    r.now_ms = reply.elements[3].integer;
+  }
+  return r;
+}
+
+std::optional<RescheduleResult> decode_reschedule(const Reply& reply) {
   if (reply.type != Reply::Type::Array || reply.elements.size() != 2) return std::nullopt;
   if (!is_int(reply.elements[0]) || !is_int(reply.elements[1])) return std::nullopt;
-  return ScheduleResult{reply.elements[0].integer, reply.elements[1].integer == 1};
+  return RescheduleResult{reply.elements[0].integer, reply.elements[1].integer};
 }
 
 std::optional<ClaimResult> decode_claim(const Reply& reply) {

@@ -25,6 +25,7 @@ enum class ScheduleMode { Delay, At };
 
 std::vector<std::string> schedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode,
                                        long long ms, std::string_view payload, std::string_view stream = {});
+std::vector<std::string> reschedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode, long long ms);
 std::vector<std::string> cancel_argv(const KeyLayout& keys, std::string_view id);
 std::vector<std::string> claim_argv(const KeyLayout& keys, std::string_view id, std::string_view via,
                                     std::string_view stream, std::string_view group);
@@ -34,6 +35,12 @@ std::vector<std::string> sweep_argv(const KeyLayout& keys, std::string_view stre
 struct ScheduleResult {
   long long due_ms = 0;
   bool replaced = false;
+  long long previous_payload_bytes = -1;  // the replaced task's payload size; -1: nothing replaced
+  long long now_ms = 0;                   // the Redis clock at the call (0 from an older library)
+};
+struct RescheduleResult {
+  long long due_ms = 0;
+  long long now_ms = 0;
 };
 struct ClaimResult {
   enum class Outcome { Forwarded, NotPending, NotDue } outcome = Outcome::NotPending;
@@ -54,6 +61,7 @@ struct SweepResult {
 
 // Decoders return nullopt for replies of an unexpected shape (errors included).
 std::optional<ScheduleResult> decode_schedule(const Reply& reply);
+std::optional<RescheduleResult> decode_reschedule(const Reply& reply);
 std::optional<ClaimResult> decode_claim(const Reply& reply);
 std::optional<SweepResult> decode_sweep(const Reply& reply);
 

@@ -77,8 +77,12 @@ bool Relay::ready(std::string& why) const {
     why = "stopping";
     return false;
   }
-  if (!commands_.ready() || !prepared_) {
-    why = "command connection not ready";
+  if (!commands_.ready()) {
+    why = "command connection not connected";
+    return false;
+  }
+  if (!prepared_) {
+    why = "command connection connected, startup checks not passed yet (see the log)";
     return false;
   }
   if (!listener_.subscribed()) {
@@ -103,7 +107,7 @@ void Relay::on_handshake_error(const Reply& reply) {
 void Relay::prepare_redis() {
   prepared_ = false;
   prepare_retry_.cancel();
-  auto left = std::make_shared<int>(3);
+  auto left = std::make_shared<int>(4);
   auto step_done = [this, left] {
     if (--*left == 0 && !stopping_) on_prepared();
   };
@@ -124,6 +128,11 @@ void Relay::prepare_redis() {
   commands_.command({"CONFIG", "GET", "notify-keyspace-events"}, [this, step_done](const Reply& r) {
     if (r.is_io_error()) return;
     check_notifications(r);
+    step_done();
+  });
+  commands_.command({"CONFIG", "GET", "maxmemory-policy"}, [this, step_done](const Reply& r) {
+    if (r.is_io_error()) return;
+    check_eviction(r);
     step_done();
   });
   commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, "0", "MKSTREAM"},
@@ -150,12 +159,15 @@ void Relay::retry_prepare(const std::string& why) {
 }
 
 void Relay::check_notifications(const Reply& reply) {
+  // `problem` states the fact; what follows from it depends on require_notifications.
   std::string problem;
+  std::string fix;
   if (reply.failed()) {
-    problem = "cannot read notify-keyspace-events (" + reply.str +
-              "); if expired events are off, tasks fire from the sweep only";
-    if (reply.str.rfind("NOPERM", 0) == 0 && !config_.require_notifications) {
-      spdlog::info("{} (CONFIG GET is not granted, as docs/security.md recommends)", problem);
+    problem = "cannot read notify-keyspace-events (" + reply.str + ")";
+    if (classify(reply) == RedisErrorKind::NoPermission && !config_.require_notifications) {
+      spdlog::info("{}: CONFIG GET is not granted, as docs/security.md recommends; if expired events are off, "
+                   "tasks fire from the sweep only",
+                   problem);
       return;
     }
   } else if (reply.type == Reply::Type::Array && reply.elements.size() == 2) {
@@ -163,18 +175,41 @@ void Relay::check_notifications(const Reply& reply) {
     const bool keyevent = flags.find('E') != std::string::npos;
     const bool expired = flags.find('x') != std::string::npos || flags.find('A') != std::string::npos;
     if (!keyevent || !expired) {
-      problem = "notify-keyspace-events is '" + flags +
-                "', without E and x: no expired events will arrive, tasks fire from the sweep only. "
-                "Fix: CONFIG SET notify-keyspace-events Ex (or see redis.conf)";
+      problem = "notify-keyspace-events is '" + flags + "', without E and x: no expired events will arrive";
+      fix = " Fix: CONFIG SET notify-keyspace-events Ex (or see redis.conf)";
     }
   } else {
     problem = "unexpected CONFIG GET reply " + reply.describe();
   }
   if (problem.empty()) return;
   if (config_.require_notifications) {
-    fail(problem + " (require_notifications is set)");
+    fail(problem + "; require_notifications is set, so the relay exits." + fix);
   } else {
-    spdlog::warn("{}", problem);
+    spdlog::warn("{}; tasks fire from the sweep only.{}", problem, fix);
+  }
+}
+
+void Relay::check_eviction(const Reply& reply) {
+  std::string problem;
+  if (reply.failed()) {
+    if (classify(reply) == RedisErrorKind::NoPermission && !config_.require_noeviction) {
+      spdlog::info("cannot read maxmemory-policy (CONFIG GET is not granted); it must be noeviction, or Redis may "
+                   "evict pending tasks");
+      return;
+    }
+    problem = "cannot read maxmemory-policy (" + reply.str + ")";
+  } else if (reply.type == Reply::Type::Array && reply.elements.size() == 2) {
+    const std::string& policy = reply.elements[1].str;
+    if (policy == "noeviction") return;
+    problem = "maxmemory-policy is '" + policy + "': a full Redis may evict pending tasks and lose them";
+  } else {
+    problem = "unexpected CONFIG GET reply " + reply.describe();
+  }
+  const std::string fix = " Fix: CONFIG SET maxmemory-policy noeviction (or see redis.conf)";
+  if (config_.require_noeviction) {
+    fail(problem + "; require_noeviction is set, so the relay exits." + fix);
+  } else {
+    spdlog::warn("{}.{}", problem, fix);
   }
 }
 

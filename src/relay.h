@@ -45,6 +45,8 @@ class Relay {
  private:
   void prepare_redis();
   void check_notifications(const Reply& reply);
+  // Warns (or fails, with require_noeviction) unless maxmemory-policy is noeviction.
+  void check_eviction(const Reply& reply);
   // A startup check failed for a reason that may pass (LOADING, READONLY, OOM ...): log, and
   // run the checks again after a backoff delay.
   void retry_prepare(const std::string& why);

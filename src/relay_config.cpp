@@ -36,6 +36,8 @@ std::vector<OptionSpec> relay_option_specs() {
        "1000", 1, 1000000},
       {"require_notifications", OptionKind::Boolean,
        "exit if notify-keyspace-events lacks E and x (default: warn and rely on the sweep)", "false"},
+      {"require_noeviction", OptionKind::Boolean,
+       "exit unless maxmemory-policy is noeviction (default: warn; eviction can lose pending tasks)", "false"},
       {"event_claims", OptionKind::Boolean, "claim a task when its trigger's expired event arrives", "true"},
       {"next_due_timer", OptionKind::Boolean,
        "arm the sweep for the earliest due task; off leaves tasks to events and the periodic sweep "
@@ -103,6 +105,7 @@ RelayConfig relay_config_from(const Settings& s) {
   }
   c.max_inflight_claims = static_cast<int>(s.integer("max_inflight_claims"));
   c.require_notifications = s.boolean("require_notifications");
+  c.require_noeviction = s.boolean("require_noeviction");
   c.event_claims = s.boolean("event_claims");
   c.next_due_timer = s.boolean("next_due_timer");
   c.metrics_port = static_cast<int>(s.integer("metrics_port"));

@@ -24,6 +24,12 @@ struct ScheduleOptions {
   std::optional<std::string> stream;
 };
 
+struct RescheduleOptions {
+  std::string id;
+  std::optional<long long> delay_ms;
+  std::optional<long long> at_ms;
+};
+
 struct StatsOptions {
   bool json = false;
   std::string stream;  // empty: NAMESPACE:stream
@@ -41,6 +47,8 @@ struct TailOptions {
 int run_schedule(const CtlTarget& target, const ScheduleOptions& options);
 // Validates every line of `path` ("-": stdin) first; writes nothing unless all are valid.
 int run_bulk_schedule(const CtlTarget& target, const std::string& path);
+// Moves a pending task, keeping its payload and stream; kExitNotPending when it is not pending.
+int run_reschedule(const CtlTarget& target, const RescheduleOptions& options);
 int run_cancel(const CtlTarget& target, const std::string& id, bool strict);
 int run_show(const CtlTarget& target, const std::string& id, bool json);
 int run_stats(const CtlTarget& target, const StatsOptions& options);

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
                "EXPIRY_RELAY_PASSWORD_FILE, EXPIRY_RELAY_NAMESPACE or in the --config JSON file (the relay's\n"
                "config file works: its other keys are ignored). Precedence: flag > env > file > default.\n"
                "Exit codes: 0 ok, 1 Redis or connection error, 2 usage or input error (nothing was written),\n"
-               "3 task not pending (show, cancel --strict).",
+               "3 task not pending (show, reschedule, cancel --strict).",
                "expiry-ctl"};
   app.require_subcommand(0, 1);
   GlobalOptions global;
@@ -43,6 +43,16 @@ int main(int argc, char** argv) {
   delay_opt->excludes(at_opt);
   payload_opt->excludes(payload_file_opt);
   for (auto* o : {id_opt, delay_opt, at_opt, payload_opt, payload_file_opt, stream_opt}) file_opt->excludes(o);
+
+  RescheduleOptions reschedule_opts;
+  long long re_delay_ms = 0, re_at_ms = 0;
+  auto* reschedule = app.add_subcommand(
+      "reschedule", "Move a pending task to a new due time, keeping its payload and stream (exit 3 if not pending).");
+  add_global_options(*reschedule, global);
+  reschedule->add_option("id", reschedule_opts.id, "task id")->required();
+  auto* re_delay_opt = reschedule->add_option("--delay-ms", re_delay_ms, "due this many milliseconds from now");
+  auto* re_at_opt = reschedule->add_option("--at-ms", re_at_ms, "due at this time, in milliseconds since the Unix epoch");
+  re_delay_opt->excludes(re_at_opt);
 
   std::string cancel_id;
   bool strict = false;
@@ -103,6 +113,11 @@ int main(int argc, char** argv) {
       if (*payload_opt) schedule_opts.payload = payload;
       if (*stream_opt) schedule_opts.stream = stream;
       return run_schedule(target, schedule_opts);
+    }
+    if (*reschedule) {
+      if (*re_delay_opt) reschedule_opts.delay_ms = re_delay_ms;
+      if (*re_at_opt) reschedule_opts.at_ms = re_at_ms;
+      return run_reschedule(target, reschedule_opts);
     }
     if (*cancel) return run_cancel(target, cancel_id, strict);
     if (*show) return run_show(target, show_id, show_json);

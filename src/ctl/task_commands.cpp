@@ -76,6 +76,45 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
   if (!result) throw ReplyError("FCALL expiry_schedule: unexpected reply " + reply.describe());
   std::cout << "scheduled " << escape_text(request.id) << " due_ms=" << result->due_ms
             << (result->replaced ? " (replaced an existing task)" : "") << "\n";
+  if (result->replaced && request.payload.empty() && result->previous_payload_bytes > 0) {
+    std::cerr << "expiry-ctl: warning: replaced the payload of " << escape_text(request.id) << " ("
+              << result->previous_payload_bytes << " bytes) with an empty one; to move a task and keep its payload, "
+              << "use 'expiry-ctl reschedule'\n";
+  }
+  if (options.at_ms && result->now_ms > 0 && result->due_ms <= result->now_ms) {
+    std::cerr << "expiry-ctl: warning: --at-ms " << result->due_ms << " lies " << (result->now_ms - result->due_ms)
+              << " ms in the past (Redis clock): the task is due at once\n";
+  }
+  return kExitOk;
+}
+
+int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {
+  check_id(options.id);
+  if (options.delay_ms.has_value() == options.at_ms.has_value()) {
+    throw ConfigError("reschedule needs exactly one of --delay-ms or --at-ms");
+  }
+  const ScheduleMode mode = options.delay_ms ? ScheduleMode::Delay : ScheduleMode::At;
+  const long long ms = options.delay_ms ? *options.delay_ms : *options.at_ms;
+  if (ms < (mode == ScheduleMode::At ? 1 : 0) || ms > kMaxTimeMs) {
+    throw ConfigError(std::string(mode == ScheduleMode::At ? "--at-ms" : "--delay-ms") + " must be between " +
+                      (mode == ScheduleMode::At ? "1" : "0") + " and " + std::to_string(kMaxTimeMs));
+  }
+  SyncConnection conn(target.redis);
+  const Reply reply = conn.fcall(reschedule_argv(KeyLayout(target.ns), options.id, mode, ms));
+  if (reply.type == Reply::Type::Error && reply.str.find("is not pending") != std::string::npos) {
+    std::cerr << "expiry-ctl: task " << escape_text(options.id)
+              << " is not pending (already fired, cancelled or never scheduled); nothing was changed\n";
+    return kExitNotPending;
+  }
+  expect_ok(reply, "FCALL expiry_reschedule");
+  const auto result = decode_reschedule(reply);
+  if (!result) throw ReplyError("FCALL expiry_reschedule: unexpected reply " + reply.describe());
+  std::cout << "rescheduled " << escape_text(options.id) << " due_ms=" << result->due_ms
+            << " (payload and stream kept)\n";
+  if (options.at_ms && result->due_ms <= result->now_ms) {
+    std::cerr << "expiry-ctl: warning: --at-ms " << result->due_ms << " lies " << (result->now_ms - result->due_ms)
+              << " ms in the past (Redis clock): the task is due at once\n";
+  }
   return kExitOk;
 }
 

@@ -299,8 +299,24 @@ local function forward(ctx, id, due)
   return entry_id, clamp_ms(ctx.now - due)
 end
 
+-- The due time of a schedule or reschedule: 'delay' counts from `now`, 'at' is absolute.
+local function due_from(mode, value, now)
+  if mode == 'delay' then return now + parse_ms(value, 'delay') end
+  if mode == 'at' then return parse_ms(value, 'due time') end
+  fail("mode must be 'delay' or 'at'")
+end
+
+-- The trigger key's TTL for a task due at `due`.
+local function trigger_ttl(due, now)
+  local ttl = due - now
+  if ttl < 0 then ttl = 0 end
+  return ms_string(ttl + TRIGGER_GRACE_MS)
+end
+
 -- expiry_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
--- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1)}.
+-- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1), previous_payload_bytes
+-- (-1 when nothing was replaced), now_ms}: a producer can warn when it replaced a payload with
+-- an empty one, or scheduled a task already due.
 local function schedule(keys, args)
   local id, mode, value, payload, stream = args[1], args[2], args[3], args[4], args[5]
   check_id(id)
@@ -312,13 +328,11 @@ local function schedule(keys, args)
   end
   if #payload > MAX_PAYLOAD_BYTES then fail('payload larger than 65536 bytes') end
   local now = now_ms()
-  local due
-  if mode == 'delay' then
-    due = now + parse_ms(value, 'delay')
-  elseif mode == 'at' then
-    due = parse_ms(value, 'due time')
-  else
-    fail("mode must be 'delay' or 'at'")
+  local due = due_from(mode, value, now)
+  local previous = -1
+  if redis.call('ZSCORE', keys[1], id) then
+    local ok, n = pcall(redis.call, 'HSTRLEN', keys[3], 'payload')
+    previous = ok and n or 0
   end
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
   require_permission('ZADD', keys[1], '0', id)
@@ -334,14 +348,44 @@ local function schedule(keys, args)
   else
     redis.call('HSET', keys[3], 'payload', payload, 'due_ms', ms_string(due), 'created_ms', ms_string(now))
   end
-  local ttl = due - now
-  if ttl < 0 then ttl = 0 end
-  ttl = ttl + TRIGGER_GRACE_MS
-  redis.call('SET', keys[2], '1', 'PX', ms_string(ttl))
+  redis.call('SET', keys[2], '1', 'PX', trigger_ttl(due, now))
   if head[1] == nil or due < tonumber(head[2]) then
     redis.call('PUBLISH', prefix .. 'wake', ms_string(due))
   end
-  return {due, added == 0 and 1 or 0}
+  return {due, added == 0 and 1 or 0, previous, now}
+end
+
+-- expiry_reschedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms
+-- Moves a pending task to a new due time, keeping its payload and stream (created_ms becomes
+-- now: the time it was last scheduled). Fails, writing nothing, when the task is not pending.
+-- Returns {due_ms, now_ms}.
+local function reschedule(keys, args)
+  local id, mode, value = args[1], args[2], args[3]
+  check_id(id)
+  local prefix = check_task_keys(keys, id)
+  local now = now_ms()
+  local due = due_from(mode, value, now)
+  if not redis.call('ZSCORE', keys[1], id) then
+    fail('task ' .. id .. ' is not pending (already fired, cancelled or never scheduled); nothing was changed')
+  end
+  local shadow_type = key_type(keys[3])
+  if shadow_type ~= 'hash' and shadow_type ~= 'none' then
+    fail('shadow key ' .. keys[3] .. ' holds a ' .. shadow_type .. ', not a hash; nothing was changed')
+  end
+  local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
+  require_permission('ZADD', keys[1], 'XX', '0', id)
+  require_permission('HSET', keys[3], 'due_ms', '0')
+  require_permission('SET', keys[2], '1')
+  require_permission('PUBLISH', prefix .. 'wake', '0')
+  redis.call('ZADD', keys[1], 'XX', due, id)
+  if shadow_type == 'hash' then
+    redis.call('HSET', keys[3], 'due_ms', ms_string(due), 'created_ms', ms_string(now))
+  end
+  redis.call('SET', keys[2], '1', 'PX', trigger_ttl(due, now))
+  if head[1] == id or due < tonumber(head[2]) then
+    redis.call('PUBLISH', prefix .. 'wake', ms_string(due))
+  end
+  return {due, now}
 end
 
 -- expiry_cancel KEYS: schedule, trigger, shadow  ARGV: id
@@ -463,6 +507,7 @@ local function version()
 end
 
 redis.register_function('expiry_schedule', schedule)
+redis.register_function('expiry_reschedule', reschedule)
 redis.register_function('expiry_cancel', cancel)
 redis.register_function('expiry_claim', claim)
 redis.register_function('expiry_sweep', sweep)
