@@ -1,0 +1,126 @@
+// What a new user stumbled on in the first hour (reschedule erased the payload, a past --at-ms
+// went unnoticed, eviction was not checked): each case runs the real binaries against a
+// private redis-server and checks the outcome in Redis.
+#include "relay_harness.h"
+
+namespace expiry::test {
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string output;
+};
+
+Run run_ctl(const RedisServer& server, std::vector<std::string> args) {
+  args.insert(args.begin() + 1, {"--redis-url", server.url()});
+  ChildProcess child(EXPIRY_CTL_BIN, args);
+  auto rc = child.wait_exit(60s);
+  if (!rc) {
+    child.kill_hard();
+    ADD_FAILURE() << "expiry-ctl did not exit: " << child.output();
+    return {};
+  }
+  return {*rc, child.output()};
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class FirstHourTest : public ::testing::Test {
+ protected:
+  RedisServer server_;
+  SyncRedis redis_{server_.host(), server_.port()};
+  const KeyLayout keys_{"expiry"};
+};
+
+TEST_F(FirstHourTest, RescheduleMovesAPendingTaskAndKeepsItsPayloadAndStream) {
+  auto s = run_ctl(server_, {"schedule", "order:42", "--delay-ms", "600000", "--payload", "{\"order_id\":\"42\"}",
+                             "--stream", "orders:timeouts"});
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  const long long before = redis_.integer({"PTTL", keys_.trigger_key("order:42")});
+  auto r = run_ctl(server_, {"reschedule", "order:42", "--delay-ms", "200"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "rescheduled order:42")) << r.output;
+  EXPECT_EQ(redis_.command({"HGET", keys_.shadow_key("order:42"), "payload"}).str, "{\"order_id\":\"42\"}");
+  EXPECT_EQ(redis_.command({"HGET", keys_.shadow_key("order:42"), "stream"}).str, "orders:timeouts");
+  EXPECT_LT(redis_.integer({"PTTL", keys_.trigger_key("order:42")}), before) << "the trigger moved with the task";
+  // A relay forwards it at the new time, with its payload, to its own stream.
+  auto relay = start_relay(server_, "r1");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "orders:timeouts") == 1; }, 10s)) << relay->output();
+  auto e = redis_.xrange_all("orders:timeouts").at(0);
+  EXPECT_EQ(e.at("payload"), "{\"order_id\":\"42\"}");
+  EXPECT_LT(std::stoll(e.at("fired_ms")) - std::stoll(e.at("due_ms")), 1000);
+  // Not pending any more: exit 3, and nothing is written.
+  auto again = run_ctl(server_, {"reschedule", "order:42", "--delay-ms", "200"});
+  EXPECT_EQ(again.exit_code, 3) << again.output;
+  EXPECT_TRUE(has(again.output, "not pending")) << again.output;
+  EXPECT_EQ(redis_.integer({"EXISTS", keys_.shadow_key("order:42"), keys_.trigger_key("order:42")}), 0);
+  EXPECT_EQ(zcard(redis_), 0);
+  EXPECT_EQ(run_ctl(server_, {"reschedule", "order:42"}).exit_code, 2) << "one of --delay-ms or --at-ms is needed";
+}
+
+TEST_F(FirstHourTest, ScheduleWarnsWhenItErasesAPayloadOrTheDueTimeIsPast) {
+  ASSERT_EQ(run_ctl(server_, {"schedule", "a", "--delay-ms", "600000", "--payload", "keep me"}).exit_code, 0);
+  auto erase = run_ctl(server_, {"schedule", "a", "--delay-ms", "600000"});
+  ASSERT_EQ(erase.exit_code, 0) << erase.output;
+  EXPECT_TRUE(has(erase.output, "warning: replaced the payload of a (7 bytes) with an empty one")) << erase.output;
+  EXPECT_TRUE(has(erase.output, "expiry-ctl reschedule")) << erase.output;
+  // Replacing an empty payload with an empty one is not worth a warning.
+  auto quiet = run_ctl(server_, {"schedule", "a", "--delay-ms", "600000"});
+  EXPECT_FALSE(has(quiet.output, "warning")) << quiet.output;
+  auto past = run_ctl(server_, {"schedule", "b", "--at-ms", "1000", "--payload", "p"});
+  ASSERT_EQ(past.exit_code, 0) << past.output;
+  EXPECT_TRUE(has(past.output, "warning: --at-ms 1000 lies")) << past.output;
+  EXPECT_TRUE(has(past.output, "due at once")) << past.output;
+  auto future = run_ctl(server_, {"schedule", "c", "--delay-ms", "1000", "--payload", "p"});
+  EXPECT_FALSE(has(future.output, "warning")) << future.output;
+}
+
+TEST(FirstHour, EvictionPolicyOtherThanNoevictionWarnsOrExitsWithRequireNoeviction) {
+  RedisServer::Options opts;
+  opts.extra_config_lines = {"maxmemory-policy allkeys-lru"};
+  RedisServer server(opts);
+  SyncRedis redis(server.host(), server.port());
+  auto relay = start_relay(server, "r1");
+  wait_relay_ready(redis, "r1", *relay);
+  ASSERT_TRUE(wait_until([&] { return has(relay->output(), "maxmemory-policy is 'allkeys-lru'"); }, 10s))
+      << relay->output();
+  EXPECT_TRUE(has(relay->output(), "CONFIG SET maxmemory-policy noeviction")) << relay->output();
+  EXPECT_TRUE(relay->running());
+  EXPECT_EQ(relay->terminate(), 0);
+
+  auto strict = start_relay(server, "r2", {"--require-noeviction"});
+  auto rc = strict->wait_exit(10s);
+  ASSERT_TRUE(rc.has_value()) << strict->output();
+  EXPECT_EQ(*rc, 2);
+  EXPECT_TRUE(has(strict->output(), "require_noeviction is set")) << strict->output();
+}
+
+TEST_F(FirstHourTest, NoevictionGivesNoWarning) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
+  schedule_all(redis_, {{"x", 50, "p"}});
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 10s));
+  EXPECT_FALSE(has(relay->output(), "maxmemory-policy")) << relay->output();
+}
+
+TEST_F(FirstHourTest, TasksScheduledAlreadyDueStayOutOfTheLatenessHistogram) {
+  const int port = free_port();
+  auto relay = start_relay(server_, "r1", {"--metrics-port", std::to_string(port)});
+  wait_relay_ready(redis_, "r1", *relay);
+  redis_.command(load_library_argv());
+  ASSERT_FALSE(redis_.command(schedule_argv(keys_, "past", ScheduleMode::At, 1, "p")).is_error());
+  schedule_all(redis_, {{"future", 100, "p"}});
+  std::string text;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        text = http_get(port, "/metrics").body;
+        return metric_value(text, "expiry_relay_tasks_scheduled_already_due_total") == 1 &&
+               metric_value(text, "expiry_relay_lateness_seconds_count") == 1;
+      },
+      10s))
+      << text;
+  EXPECT_LT(metric_value(text, "expiry_relay_lateness_seconds_sum"), 5.0) << "a task due in 1970 broke the sum";
+}
+
+}  // namespace
+}  // namespace expiry::test
