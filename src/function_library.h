@@ -35,8 +35,7 @@ std::vector<std::string> sweep_argv(const KeyLayout& keys, std::string_view stre
 struct ScheduleResult {
   long long due_ms = 0;
   bool replaced = false;
-  long long previous_payload_bytes = -1;  // the replaced task's payload size; -1: nothing replaced
-  long long now_ms = 0;                   // the Redis clock at the call (0 from an older library)
+  long long now_ms = 0;  // the Redis clock at the call (0 from an older library)
 };
 struct RescheduleResult {
   long long due_ms = 0;

@@ -76,10 +76,10 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
   if (!result) throw ReplyError("FCALL expiry_schedule: unexpected reply " + reply.describe());
   std::cout << "scheduled " << escape_text(request.id) << " due_ms=" << result->due_ms
             << (result->replaced ? " (replaced an existing task)" : "") << "\n";
-  if (result->replaced && request.payload.empty() && result->previous_payload_bytes > 0) {
-    std::cerr << "expiry-ctl: warning: replaced the payload of " << escape_text(request.id) << " ("
-              << result->previous_payload_bytes << " bytes) with an empty one; to move a task and keep its payload, "
-              << "use 'expiry-ctl reschedule'\n";
+  if (result->replaced && request.payload.empty()) {
+    std::cerr << "expiry-ctl: warning: replaced the pending task " << escape_text(request.id)
+              << " whole, and its payload is now empty; to move a task and keep its payload, use "
+              << "'expiry-ctl reschedule'\n";
   }
   if (options.at_ms && result->now_ms > 0 && result->due_ms <= result->now_ms) {
     std::cerr << "expiry-ctl: warning: --at-ms " << result->due_ms << " lies " << (result->now_ms - result->due_ms)

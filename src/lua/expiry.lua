@@ -314,9 +314,9 @@ local function trigger_ttl(due, now)
 end
 
 -- expiry_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
--- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1), previous_payload_bytes
--- (-1 when nothing was replaced), now_ms}: a producer can warn when it replaced a payload with
--- an empty one, or scheduled a task already due.
+-- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1), now_ms}: a producer
+-- can warn when it replaced a task, or scheduled one already due. (Only the commands producers
+-- already need: docs/security.md.)
 local function schedule(keys, args)
   local id, mode, value, payload, stream = args[1], args[2], args[3], args[4], args[5]
   check_id(id)
@@ -329,11 +329,6 @@ local function schedule(keys, args)
   if #payload > MAX_PAYLOAD_BYTES then fail('payload larger than 65536 bytes') end
   local now = now_ms()
   local due = due_from(mode, value, now)
-  local previous = -1
-  if redis.call('ZSCORE', keys[1], id) then
-    local ok, n = pcall(redis.call, 'HSTRLEN', keys[3], 'payload')
-    previous = ok and n or 0
-  end
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
   require_permission('ZADD', keys[1], '0', id)
   require_permission('DEL', keys[3])
@@ -352,7 +347,7 @@ local function schedule(keys, args)
   if head[1] == nil or due < tonumber(head[2]) then
     redis.call('PUBLISH', prefix .. 'wake', ms_string(due))
   end
-  return {due, added == 0 and 1 or 0, previous, now}
+  return {due, added == 0 and 1 or 0, now}
 end
 
 -- expiry_reschedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms

@@ -62,11 +62,14 @@ TEST_F(FirstHourTest, ScheduleWarnsWhenItErasesAPayloadOrTheDueTimeIsPast) {
   ASSERT_EQ(run_ctl(server_, {"schedule", "a", "--delay-ms", "600000", "--payload", "keep me"}).exit_code, 0);
   auto erase = run_ctl(server_, {"schedule", "a", "--delay-ms", "600000"});
   ASSERT_EQ(erase.exit_code, 0) << erase.output;
-  EXPECT_TRUE(has(erase.output, "warning: replaced the payload of a (7 bytes) with an empty one")) << erase.output;
+  EXPECT_TRUE(has(erase.output, "warning: replaced the pending task a whole, and its payload is now empty"))
+      << erase.output;
   EXPECT_TRUE(has(erase.output, "expiry-ctl reschedule")) << erase.output;
-  // Replacing an empty payload with an empty one is not worth a warning.
-  auto quiet = run_ctl(server_, {"schedule", "a", "--delay-ms", "600000"});
-  EXPECT_FALSE(has(quiet.output, "warning")) << quiet.output;
+  // A new task without a payload, or a replacement with one, is not worth a warning.
+  auto fresh = run_ctl(server_, {"schedule", "fresh", "--delay-ms", "600000"});
+  EXPECT_FALSE(has(fresh.output, "warning")) << fresh.output;
+  auto with_payload = run_ctl(server_, {"schedule", "a", "--delay-ms", "600000", "--payload", "new"});
+  EXPECT_FALSE(has(with_payload.output, "warning")) << with_payload.output;
   auto past = run_ctl(server_, {"schedule", "b", "--at-ms", "1000", "--payload", "p"});
   ASSERT_EQ(past.exit_code, 0) << past.output;
   EXPECT_TRUE(has(past.output, "warning: --at-ms 1000 lies")) << past.output;
