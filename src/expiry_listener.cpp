@@ -74,13 +74,15 @@ void ExpiryListener::on_keyevent(const Reply& msg) {
     ++stats_.events_ignored;
     return;
   }
+  // Keys are logged with {:?} (quoted, controls, invisible code points and invalid UTF-8
+  // escaped): they come from outside and may hold a line break.
   if (*db != config_.redis.db) {
     // A trigger key of our namespace in another database: producers and this relay disagree on
     // the database, and those tasks would never fire from here.
     ++stats_.events_ignored;
     ++stats_.events_other_db;
     if (auto dropped = other_db_log_.allow(Clock::now())) {
-      spdlog::warn("trigger key {} expired in database {}, but this relay serves database {}: producers and relays "
+      spdlog::warn("trigger key {:?} expired in database {}, but this relay serves database {}: producers and relays "
                    "must use the same database (ignored; {} more such events since the last line)",
                    key, *db, config_.redis.db, *dropped);
     }
@@ -91,7 +93,7 @@ void ExpiryListener::on_keyevent(const Reply& msg) {
     ++stats_.events_ignored;
     ++stats_.events_invalid_id;
     if (auto dropped = invalid_id_log_.allow(Clock::now())) {
-      spdlog::warn("expired trigger key {} holds no valid task id ({}); not claimed ({} more such events since the "
+      spdlog::warn("expired trigger key {:?} holds no valid task id ({}); not claimed ({} more such events since the "
                    "last line)",
                    key, *err, *dropped);
     }

@@ -2,7 +2,9 @@
 // (src/key_layout.h).
 #include "key_layout.h"
 
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -269,6 +271,126 @@ TEST(TaskIdError, RejectsInvalidUtf8) {
     ASSERT_TRUE(err.has_value()) << "id bytes: " << ::testing::PrintToString(id);
     EXPECT_NE(err->find("UTF-8"), std::string::npos) << *err;
   }
+}
+
+
+// A code point as UTF-8 bytes (valid scalar values only).
+std::string utf8(char32_t cp) {
+  std::string out;
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return out;
+}
+
+std::string hex(char32_t cp) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
+  return buf;
+}
+
+TEST(TaskIdError, Utf8HelperOfThisTestMatchesKnownEncodings) {
+  EXPECT_EQ(utf8(0x85), "\xC2\x85");
+  EXPECT_EQ(utf8(0x2028), "\xE2\x80\xA8");
+  EXPECT_EQ(utf8(0xFEFF), "\xEF\xBB\xBF");
+  EXPECT_EQ(utf8(0x1F600), "\xF0\x9F\x98\x80");
+}
+
+TEST(TaskIdError, RejectsInvisibleAndLineBreakingCodePoints) {
+  std::vector<char32_t> forbidden = {0x85, 0x2028, 0x2029, 0xFEFF, 0x200E, 0x200F};
+  for (char32_t cp = 0x80; cp <= 0x9F; ++cp) forbidden.push_back(cp);    // C1 controls, NEL among them
+  for (char32_t cp = 0x202A; cp <= 0x202E; ++cp) forbidden.push_back(cp);  // LRE RLE PDF LRO RLO
+  for (char32_t cp = 0x2066; cp <= 0x2069; ++cp) forbidden.push_back(cp);  // LRI RLI FSI PDI
+  for (char32_t cp : forbidden) {
+    EXPECT_TRUE(is_forbidden_in_id(cp)) << hex(cp);
+    for (const std::string& id : {utf8(cp), "order" + utf8(cp) + "42", "a" + utf8(cp)}) {
+      auto err = task_id_error(id);
+      ASSERT_TRUE(err.has_value()) << hex(cp) << " in " << ::testing::PrintToString(id);
+      EXPECT_NE(err->find(hex(cp)), std::string::npos) << *err;
+    }
+  }
+}
+
+TEST(TaskIdError, AcceptsTheNeighboursOfForbiddenCodePoints) {
+  for (char32_t cp : {
+           char32_t{0x7E},    // ~, last printable ASCII
+           char32_t{0xA0},    // no-break space, first after the C1 controls
+           char32_t{0xA1},    // inverted exclamation mark
+           char32_t{0x200D},  // zero width joiner (emoji sequences need it)
+           char32_t{0x2010},  // hyphen
+           char32_t{0x2027},  // hyphenation point, just below U+2028
+           char32_t{0x202F},  // narrow no-break space, just above U+202E
+           char32_t{0x2030},  // per mille
+           char32_t{0x2065},  // just below U+2066 (unassigned)
+           char32_t{0x206A},  // just above U+2069
+           char32_t{0xFEFE},  // just below U+FEFF
+           char32_t{0xFF01},  // fullwidth exclamation mark
+           char32_t{0x1F600}, // grinning face
+       }) {
+    EXPECT_FALSE(is_forbidden_in_id(cp)) << hex(cp);
+    const std::string id = "id-" + utf8(cp) + "-1";
+    EXPECT_FALSE(task_id_error(id).has_value()) << hex(cp) << ": " << task_id_error(id).value_or("");
+  }
+  // An emoji ZWJ sequence (family: man, woman, girl) and a flag (regional indicators).
+  EXPECT_FALSE(task_id_error(utf8(0x1F468) + utf8(0x200D) + utf8(0x1F469) + utf8(0x200D) + utf8(0x1F467)));
+  EXPECT_FALSE(task_id_error(utf8(0x1F1E9) + utf8(0x1F1EA)));
+}
+
+TEST(TaskIdError, ControlCheckComesBeforeTheCodePointCheck) {
+  // An id with both a C0 control and a forbidden code point is reported for the control.
+  auto err = task_id_error("a\n" + utf8(0x2028));
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->find("control"), std::string::npos) << *err;
+}
+
+// ---------------------------------------------------------------- task key space
+
+TEST(TaskKeySpace, KeysOfAnyBucketOfTheNamespaceAreInside) {
+  for (const char* key : {"expiry:{0}:task:b", "expiry:{12}:x", "expiry:{0}:schedule", "expiry:{0}:t:a",
+                          "expiry:{0}:wake", "expiry:{99999}:", "expiry:{007}:task:b"}) {
+    EXPECT_TRUE(in_task_key_space(key, "expiry")) << key;
+    auto err = stream_name_error(key, "expiry");
+    ASSERT_TRUE(err.has_value()) << key;
+    EXPECT_NE(err->find("task key space"), std::string::npos) << *err;
+    EXPECT_NE(err->find(key), std::string::npos) << *err;
+  }
+}
+
+TEST(TaskKeySpace, OtherKeysAreOutside) {
+  for (const char* key : {"expiry:stream", "expiry:stream:dead", "expiry:{x}:t", "expiry:{}:t", "expiry:{1a}:t",
+                          "expiry:{0}", "expiry:{0}t", "expiry:{0", "other:{0}:task:b", "expiry{0}:task",
+                          "expiry2:{0}:task:b", "xexpiry:{0}:task:b", "pre:expiry:{0}:task:b", "Expiry:{0}:task:b",
+                          "orders:stream", "expiry", "expiry:", "expiry:{"}) {
+    EXPECT_FALSE(in_task_key_space(key, "expiry")) << key;
+    EXPECT_FALSE(stream_name_error(key, "expiry").has_value()) << key << ": " << stream_name_error(key, "expiry").value_or("");
+  }
+}
+
+TEST(TaskKeySpace, DependsOnTheNamespace) {
+  EXPECT_TRUE(in_task_key_space("billing.v2:{0}:task:x", "billing.v2"));
+  EXPECT_FALSE(in_task_key_space("billing.v2:{0}:task:x", "expiry"));
+  EXPECT_FALSE(in_task_key_space("expiry:{0}:task:x", "billing.v2"));
+  // A namespace "expiry:{0}" cannot exist (namespace_error), but a stream of namespace "a" named
+  // after the keys of namespace "a.b" is outside a's key space.
+  EXPECT_FALSE(in_task_key_space("a.b:{0}:task:x", "a"));
+}
+
+TEST(TaskKeySpace, EmptyStreamNameIsAnError) {
+  auto err = stream_name_error("", "expiry");
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->find("empty"), std::string::npos) << *err;
 }
 
 }  // namespace
