@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     setup_logging("expiry-relay", config.log_format, config.log_level);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // ConfigError; anything else is reported the same way, never an abort
     std::cerr << "expiry-relay: configuration error: " << e.what() << "\n";
     return 2;
   }

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
       std::cout << "configuration OK\n" << settings.describe();
       return 0;
     }
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // ConfigError; anything else is reported the same way, never an abort
     std::cerr << "order-canceller: configuration error: " << e.what() << "\n";
     return 2;
   }

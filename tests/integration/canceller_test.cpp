@@ -1,6 +1,9 @@
 // order-canceller against a real redis-server: idempotent cancels, paid orders left alone,
 // reclaim of entries a crashed consumer left pending, dead-lettering of poison entries.
+#include <unistd.h>
+
 #include <csignal>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -216,6 +219,34 @@ TEST_F(CancellerTest, MetricsCountOutcomes) {
   EXPECT_EQ(metric_value(text, R"(order_canceller_outcomes_total{outcome="missing_order"})"), 1);
   EXPECT_TRUE(wait_until([&] { return metric_value(http_get(port, "/metrics").body, "order_canceller_entries_acked_total") == 3; }, 5s));
   EXPECT_EQ(metric_value(text, "order_canceller_ready"), 1);
+}
+
+// A config or password file that is a directory, or whose read fails: exit 2 naming the file,
+// never an uncaught exception (abort, exit 134). No Redis is needed: nothing connects.
+TEST(CancellerBadConfig, ConfigOrPasswordFileThatCannotBeReadExitsTwo) {
+  std::string dir = ::testing::TempDir() + "canceller_bad_files_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::pair<std::string, std::string>> env;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--config", dir}, {}, "config file " + dir + " is a directory"},
+      {{}, {{"ORDER_CANCELLER_CONFIG", dir}}, "config file " + dir + " is a directory"},
+      {{"--password-file", dir}, {}, "password file " + dir + " is a directory"},
+      {{"--config", "/proc/self/mem"}, {}, "cannot read config file /proc/self/mem: Input/output error"},
+      {{"--password-file", "/proc/self/mem"}, {}, "cannot read password file /proc/self/mem: Input/output error"},
+  };
+  for (const auto& c : cases) {
+    ChildProcess p(ORDER_CANCELLER_BIN, c.args, c.env);
+    auto code = p.wait_exit(10s);
+    ASSERT_TRUE(code.has_value()) << p.output();
+    EXPECT_EQ(*code, 2) << c.message << ": " << p.output();
+    EXPECT_NE(p.output().find("order-canceller: configuration error: " + c.message), std::string::npos)
+        << p.output();
+  }
+  rmdir(dir.c_str());
 }
 
 TEST(OrderKey, ComesFromThePayloadOrTheTaskId) {

@@ -420,6 +420,35 @@ TEST_F(CtlTest, EnvAndSharedConfigFile) {
   EXPECT_TRUE(contains(bad.output, "unknown key 'namepsace'")) << bad.output;
 }
 
+// A config or password file that is a directory, or whose read fails, is an input error
+// (exit 2 naming the file), never an uncaught exception reported as a Redis error (exit 1).
+TEST_F(CtlTest, ConfigOrPasswordFileThatCannotBeReadExits2) {
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::pair<std::string, std::string>> env;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"stats", "--config", dir_}, {}, "config file " + dir_ + " is a directory"},
+      {{"--config", dir_, "stats"}, {}, "config file " + dir_ + " is a directory"},
+      {{"stats"}, {{"EXPIRY_RELAY_CONFIG", dir_}}, "config file " + dir_ + " is a directory"},
+      {{"stats", "--password-file", dir_}, {}, "password file " + dir_ + " is a directory"},
+      {{"stats"}, {{"EXPIRY_RELAY_PASSWORD_FILE", dir_}}, "password file " + dir_ + " is a directory"},
+      {{"schedule", "a", "--delay-ms", "1", "--config", "/proc/self/mem"}, {},
+       "cannot read config file /proc/self/mem: Input/output error"},
+      {{"cancel", "a", "--password-file", "/proc/self/mem"}, {},
+       "cannot read password file /proc/self/mem: Input/output error"},
+  };
+  for (const auto& c : cases) {
+    auto args = c.args;
+    args.push_back(url_flag());
+    const CtlRun run = run_ctl(args, c.env);
+    EXPECT_EQ(run.exit_code, 2) << c.message << ": " << run.output;
+    EXPECT_TRUE(contains(run.output, "expiry-ctl: " + c.message)) << run.output;
+  }
+  EXPECT_EQ(dbsize(), 0);
+}
+
 // ---------------------------------------------------------------- stats, functions, tail
 
 TEST_F(CtlTest, StatsJsonCountsPendingAndOverdue) {

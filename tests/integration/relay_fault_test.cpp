@@ -196,6 +196,36 @@ TEST(RelayBadInput, BadSettingsExitTwoWithAClearMessage) {
   }
 }
 
+// A config or password file that is a directory, or whose read fails, is a configuration error
+// (exit 2 naming the file), never an uncaught exception (abort, exit 134), from flags or env.
+TEST(RelayBadInput, ConfigOrPasswordFileThatCannotBeReadExitsTwo) {
+  std::string dir = ::testing::TempDir() + "relay_bad_files_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::vector<BadStart> cases = {
+      {{"--config", dir}, "config file " + dir + " is a directory"},
+      {{"--password-file", dir}, "password file " + dir + " is a directory"},
+      {{"--config", "/proc/self/mem"}, "cannot read config file /proc/self/mem: Input/output error"},
+      {{"--password-file", "/proc/self/mem"}, "cannot read password file /proc/self/mem: Input/output error"},
+  };
+  for (const auto& c : cases) {
+    for (bool check_only : {false, true}) {
+      auto args = c.args;
+      if (check_only) args.push_back("--check-config");
+      ChildProcess p(EXPIRY_RELAY_BIN, args);
+      auto code = p.wait_exit(10s);
+      ASSERT_TRUE(code.has_value()) << p.output();
+      EXPECT_EQ(*code, 2) << c.args[0] << " " << c.args[1] << ": " << p.output();
+      EXPECT_NE(p.output().find("expiry-relay: configuration error: " + c.expected_message), std::string::npos)
+          << p.output();
+    }
+  }
+  ChildProcess from_env(EXPIRY_RELAY_BIN, {}, {{"EXPIRY_RELAY_CONFIG", dir}});
+  ASSERT_EQ(from_env.wait_exit(10s), std::optional<int>(2)) << from_env.output();
+  EXPECT_NE(from_env.output().find("config file " + dir + " is a directory"), std::string::npos)
+      << from_env.output();
+  rmdir(dir.c_str());
+}
+
 TEST(RelayBadInput, CheckConfigValidatesWithoutConnecting) {
   ChildProcess ok(EXPIRY_RELAY_BIN, {"--check-config", "--redis-url", "redis://app:s3cret@10.255.255.1:6390/2"},
                   {{"EXPIRY_RELAY_NAMESPACE", "orders"}});
