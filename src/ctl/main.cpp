@@ -7,6 +7,7 @@
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_settings.h"
 #include "errors.h"
+#include "text_escape.h"
 
 int main(int argc, char** argv) {
   using namespace expiry;
@@ -110,10 +111,10 @@ int main(int argc, char** argv) {
     if (*load) return run_load_functions(target);
     if (*tail) return run_tail(target, tail_opts);
   } catch (const ConfigError& e) {
-    std::cerr << "expiry-ctl: " << e.what() << "\n";
+    std::cerr << "expiry-ctl: " << escape_text(e.what()) << "\n";
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << "expiry-ctl: " << e.what() << "\n";
+    std::cerr << "expiry-ctl: " << escape_text(e.what()) << "\n";
     return kExitRedisError;
   }
   return kExitUsage;

@@ -4,6 +4,8 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <regex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -183,6 +185,46 @@ TEST_F(CancellerTest, PoisonEntriesAreDeadLetteredAfterMaxDeliveries) {
   EXPECT_EQ(dead[0]["payload"], R"({"order_id":"poison"})");
   EXPECT_EQ(status_of("fine"), "cancelled");
   EXPECT_EQ(canceller->terminate(), 0);
+}
+
+// Ids and payloads come from whoever can write the stream. Entries whose id, payload or order
+// id hold line breaks are logged with them escaped: every line of the log is one the
+// canceller wrote, none is forged.
+TEST_F(CancellerTest, LogLinesCannotBeForgedByEntryIdsOrPayloads) {
+  const std::string forged_line = "2030-01-01T00:00:00.000 error order-canceller: FORGED";
+  auto canceller = start_canceller(
+      "c1", {"--max-deliveries", "2", "--min-idle-ms", "200", "--reclaim-interval-ms", "100"});
+  // The id is the order key: the order is missing, and the warning names the key.
+  redis_.command({"XADD", "expiry:stream", "*", "id", "order:x\n" + forged_line + "-ID", "payload",
+                  "not json\n" + forged_line + "-PAYLOAD", "due_ms", "1"});
+  // The order id from the payload, with CR LF.
+  redis_.command({"XADD", "expiry:stream", "*", "id", "order:y", "payload",
+                  nlohmann::json{{"order_id", "y\r\n" + forged_line + "-ORDER"}}.dump(), "due_ms", "1"});
+  // No order id at all: retried (logged each delivery), then dead-lettered.
+  redis_.command({"XADD", "expiry:stream", "*", "id", "refund:1\n" + forged_line + "-POISON", "payload",
+                  "\n" + forged_line + "-P2", "due_ms", "1"});
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "expiry:stream:dead") == 1 && group_pending() == 0; }, 20s))
+      << canceller->output();
+  EXPECT_EQ(canceller->terminate(), 0);
+  const std::string log = canceller->output();
+  EXPECT_NE(log.find("timeout for order:x\\n" + forged_line + "-ID but the order does not exist"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("timeout for order:y\\r\\n" + forged_line + "-ORDER but the order does not exist"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("no order id in task refund:1\\n" + forged_line + "-POISON"), std::string::npos) << log;
+  const std::regex own_line(
+      R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} (trace|debug|info|warning|error|critical) order-canceller: .*$)");
+  std::istringstream lines(log);
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    ++count;
+    EXPECT_TRUE(std::regex_match(line, own_line)) << "not a line of the canceller: " << line;
+    EXPECT_NE(line.rfind(forged_line, 0), 0u) << "forged line: " << line;
+    EXPECT_EQ(line.find('\r'), std::string::npos) << line;
+  }
+  EXPECT_GT(count, 3);
 }
 
 TEST_F(CancellerTest, EndToEndWithTheRelay) {
