@@ -227,6 +227,91 @@ TEST_F(CancellerTest, LogLinesCannotBeForgedByEntryIdsOrPayloads) {
   EXPECT_GT(count, 3);
 }
 
+// XGROUP DESTROY while the canceller runs: the group is created again at $, so nothing handled
+// before is handled again (no poison entry dead-lettered twice), new entries are handled, and
+// the event is logged as an error with the XGROUP SETID to replay, and counted.
+TEST_F(CancellerTest, DestroyedGroupIsRecreatedAtTheEndAndOldEntriesAreNotHandledAgain) {
+  const int port = free_port();
+  redis_.command({"SET", "order:poison", "not a hash"});  // order_cancel fails with WRONGTYPE
+  auto canceller = start_canceller("c1", {"--max-deliveries", "2", "--min-idle-ms", "200", "--reclaim-interval-ms",
+                                          "100", "--metrics-port", std::to_string(port)});
+  for (int i = 0; i < 5; ++i) create_order("old" + std::to_string(i));
+  for (int i = 0; i < 5; ++i) add_task("old" + std::to_string(i));
+  const std::string poison_id = add_task("poison");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "expiry:stream:dead") == 1 && group_pending() == 0; }, 20s))
+      << canceller->output();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(status_of("old" + std::to_string(i)), "cancelled");
+  auto metric = [&](const std::string& series) { return metric_value(http_get(port, "/metrics").body, series); };
+  EXPECT_EQ(metric("order_canceller_entries_read_total"), 6);
+  EXPECT_EQ(metric("order_canceller_group_recreated_total"), 0);
+
+  ASSERT_EQ(redis_.integer({"XGROUP", "DESTROY", "expiry:stream", "workers"}), 1);
+  // The canceller notices (its blocked read or next read answers NOGROUP) and creates it again.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto g = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
+        return !g.is_error() && g.elements.size() == 1;
+      },
+      10s))
+      << canceller->output();
+  ASSERT_TRUE(wait_until([&] { return metric("order_canceller_group_recreated_total") == 1; }, 10s))
+      << canceller->output();
+  // At $: its last delivered id is the newest entry, the poison one.
+  auto groups = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
+  std::map<std::string, std::string> group;
+  const auto& kv = groups.elements.at(0).elements;
+  for (size_t i = 0; i + 1 < kv.size(); i += 2) group[kv[i].str] = kv[i + 1].str;
+  EXPECT_EQ(group["last-delivered-id"], poison_id);
+
+  for (int i = 0; i < 3; ++i) create_order("new" + std::to_string(i));
+  for (int i = 0; i < 3; ++i) add_task("new" + std::to_string(i));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return status_of("new0") == "cancelled" && status_of("new1") == "cancelled" &&
+               status_of("new2") == "cancelled" && group_pending() == 0;
+      },
+      10s))
+      << canceller->output();
+  // Entries are read in stream order: had the six old ones been delivered again, they would
+  // have been read before the three new ones.
+  EXPECT_EQ(metric("order_canceller_entries_read_total"), 9);
+  EXPECT_EQ(metric(R"(order_canceller_outcomes_total{outcome="already_cancelled"})"), 0);
+  EXPECT_EQ(metric("order_canceller_entries_dead_lettered_total"), 1);
+  EXPECT_EQ(xlen(redis_, "expiry:stream:dead"), 1);  // the poison entry is not pending: never dead-lettered again
+
+  EXPECT_EQ(canceller->terminate(), 0);
+  const std::string log = canceller->output();
+  EXPECT_NE(log.find("consumer group workers on expiry:stream was destroyed; created it again at $"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("XGROUP SETID expiry:stream workers " + poison_id), std::string::npos) << log;
+  EXPECT_NE(log.find("cancelled=8 skipped_paid=0 already_cancelled=0"), std::string::npos) << log;
+  EXPECT_NE(log.find("group_recreated=1"), std::string::npos) << log;
+}
+
+// At first start the group may not exist: it is created at 0 and the whole stream is handled.
+TEST(CancellerFirstStart, CreatesAMissingGroupAtZeroAndHandlesTheWholeStream) {
+  RedisServer server;
+  SyncRedis redis(server.host(), server.port());
+  redis.command({"FUNCTION", "LOAD", "REPLACE", orders_library_source()});
+  for (const char* id : {"a", "b"}) {
+    redis.command({"HSET", std::string("order:") + id, "status", "pending"});
+    redis.command({"XADD", "expiry:stream", "*", "id", std::string("order:") + id, "payload", "", "due_ms", "1"});
+  }
+  ChildProcess canceller(ORDER_CANCELLER_BIN, {"--redis-url", server.url(), "--consumer", "c1", "--block-ms", "200",
+                                               "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000"});
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return redis.command({"HGET", "order:a", "status"}).str == "cancelled" &&
+               redis.command({"HGET", "order:b", "status"}).str == "cancelled";
+      },
+      10s))
+      << canceller.output();
+  EXPECT_EQ(canceller.terminate(), 0);
+  EXPECT_EQ(canceller.output().find("was destroyed"), std::string::npos) << canceller.output();
+  EXPECT_NE(canceller.output().find("group_recreated=0"), std::string::npos) << canceller.output();
+}
+
 TEST_F(CancellerTest, EndToEndWithTheRelay) {
   auto relay = start_relay(server_, "r1");
   auto canceller = start_canceller("c1");
