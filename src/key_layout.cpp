@@ -68,18 +68,35 @@ KeyLayout::KeyLayout(std::string ns, int bucket)
       schedule_key_(prefix_ + "schedule") {}
 
 std::optional<std::string_view> KeyLayout::id_from_trigger_key(std::string_view key) const {
-  // NS ":{" digits "}:t:" id
+  auto ref = parse_task_key(key);
+  if (!ref || ref->kind != TaskKeyKind::Trigger) return std::nullopt;
+  return ref->id;
+}
+
+std::optional<TaskKeyRef> KeyLayout::parse_task_key(std::string_view key) const {
+  // NS ":{" digits "}:" ("t:" | "task:") id
   if (key.size() <= ns_.size() + 2 || key.compare(0, ns_.size(), ns_) != 0) return std::nullopt;
   size_t i = ns_.size();
   if (key.compare(i, 2, ":{") != 0) return std::nullopt;
   i += 2;
   const size_t digits_start = i;
-  while (i < key.size() && std::isdigit(static_cast<unsigned char>(key[i]))) ++i;
+  TaskKeyRef ref;
+  while (i < key.size() && std::isdigit(static_cast<unsigned char>(key[i])) && i - digits_start < 6) {
+    ref.bucket = ref.bucket * 10 + (key[i++] - '0');
+  }
   if (i == digits_start || i - digits_start > 5) return std::nullopt;
-  if (key.compare(i, 4, "}:t:") != 0) return std::nullopt;
-  i += 4;
+  if (key.compare(i, 4, "}:t:") == 0) {
+    ref.kind = TaskKeyKind::Trigger;
+    i += 4;
+  } else if (key.compare(i, 7, "}:task:") == 0) {
+    ref.kind = TaskKeyKind::Shadow;
+    i += 7;
+  } else {
+    return std::nullopt;
+  }
   if (i >= key.size()) return std::nullopt;
-  return key.substr(i);
+  ref.id = key.substr(i);
+  return ref;
 }
 
 std::optional<int> db_from_expired_channel(std::string_view channel) {

@@ -33,6 +33,15 @@ bool in_task_key_space(std::string_view key, std::string_view ns);
 // its task key space).
 std::optional<std::string> stream_name_error(std::string_view stream, std::string_view ns);
 
+// The two per-task keys: NS:{B}:t:<id> (trigger) and NS:{B}:task:<id> (shadow hash).
+enum class TaskKeyKind { Trigger, Shadow };
+
+struct TaskKeyRef {
+  int bucket = 0;
+  TaskKeyKind kind = TaskKeyKind::Trigger;
+  std::string_view id;  // points into the parsed key
+};
+
 class KeyLayout {
  public:
   explicit KeyLayout(std::string ns, int bucket = 0);
@@ -49,6 +58,12 @@ class KeyLayout {
 
   // The task id of a trigger key of this namespace (any bucket), or nullopt for other keys.
   std::optional<std::string_view> id_from_trigger_key(std::string_view key) const;
+  // The bucket, kind and id of a trigger key or shadow hash of this namespace (any bucket), or
+  // nullopt for other keys (the schedule, other namespaces, malformed buckets, empty ids).
+  std::optional<TaskKeyRef> parse_task_key(std::string_view key) const;
+  // A SCAN MATCH pattern that covers the trigger keys and shadow hashes of every bucket
+  // ("NS:{*}:t*"; it matches more, so filter with parse_task_key).
+  std::string task_keys_pattern() const { return ns_ + ":{*}:t*"; }
 
  private:
   std::string ns_;

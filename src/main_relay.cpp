@@ -14,6 +14,7 @@
 #include "relay.h"
 #include "relay_config.h"
 #include "settings.h"
+#include "text_escape.h"
 
 int main(int argc, char** argv) {
   using namespace expiry;
@@ -38,8 +39,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     setup_logging("expiry-relay", config.log_format, config.log_level);
-  } catch (const Error& e) {
-    std::cerr << "expiry-relay: configuration error: " << e.what() << "\n";
+  } catch (const std::exception& e) {  // ConfigError; anything else is reported the same way, never an abort
+    std::cerr << "expiry-relay: configuration error: " << escape_text(e.what()) << "\n";
     return 2;
   }
 
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
           loop, config.metrics_bind, config.metrics_port, [&] { return relay.metrics().render(); },
           [&](std::string& why) { return relay.ready(why); });
     } catch (const Error& e) {
-      std::cerr << "expiry-relay: " << e.what() << "\n";
+      std::cerr << "expiry-relay: " << escape_text(e.what()) << "\n";
       return 2;
     }
   }

@@ -135,10 +135,15 @@ void Relay::prepare_redis() {
     check_eviction(r);
     step_done();
   });
-  commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, "0", "MKSTREAM"},
-                    [this, step_done](const Reply& r) {
+  // At first start the group is created at 0, so entries forwarded before it existed are
+  // handled. Missing at a later reconnect, it was destroyed: created again at $, so consumers do
+  // not handle (or dead-letter) the whole stream again (as StreamConsumer does).
+  const bool seen = group_seen_;
+  commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, seen ? "$" : "0", "MKSTREAM"},
+                    [this, step_done, seen](const Reply& r) {
                       if (r.is_io_error()) return;
-                      if (r.failed() && r.str.rfind("BUSYGROUP", 0) != 0) {
+                      const bool existed = r.failed() && r.str.rfind("BUSYGROUP", 0) == 0;
+                      if (r.failed() && !existed) {
                         if (r.str.rfind("NOPERM", 0) == 0) {
                           fail("the Redis user may not create the consumer group (see docs/security.md): " + r.str);
                         } else {
@@ -147,6 +152,14 @@ void Relay::prepare_redis() {
                         }
                         return;
                       }
+                      if (seen && !existed) {
+                        ++stats_.group_recreated;
+                        spdlog::error("consumer group {} on {} was missing (destroyed); created it again at $: "
+                                      "entries already in the stream are not handled again. To replay them: "
+                                      "XGROUP SETID {} {} <id to resume after> (0: the whole stream)",
+                                      config_.group, config_.stream, config_.stream, config_.group);
+                      }
+                      group_seen_ = true;
                       step_done();
                     });
 }

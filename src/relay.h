@@ -69,6 +69,7 @@ class Relay {
   uint32_t prepare_failures_ = 0;
   bool prepared_ = false;   // the current command connection passed prepare_redis()
   bool ever_prepared_ = false;
+  bool group_seen_ = false;  // the group existed (or was created) once: missing at a reconnect, it was destroyed
   bool stopping_ = false;
   int exit_code_ = 0;
   Clock::time_point drain_deadline_;

@@ -1,11 +1,11 @@
 // The relay's option table and its validation.
 #include "relay_config.h"
 
-#include <fstream>
 #include <unistd.h>
 
 #include "errors.h"
 #include "key_layout.h"
+#include "text_file.h"
 
 namespace expiry {
 
@@ -60,10 +60,8 @@ std::string default_instance_name() {
 }
 
 std::string read_password_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError("cannot read password file " + path);
-  std::string line;
-  std::getline(in, line);
+  const std::string text = read_text_file(path, "password file");
+  std::string line = text.substr(0, text.find('\n'));
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line.empty()) throw ConfigError("password file " + path + " is empty");
   return line;

@@ -49,7 +49,8 @@ void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::str
 // "<hostname>-<pid>", the default name of a relay or consumer instance.
 std::string default_instance_name();
 
-// Reads a password file: its first line, without the newline. Throws ConfigError.
+// Reads a password file: its first line, without the newline. Throws ConfigError when the file
+// cannot be read (missing, a directory, permission denied, I/O error) or the line is empty.
 std::string read_password_file(const std::string& path);
 
 }  // namespace expiry

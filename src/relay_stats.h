@@ -28,6 +28,7 @@ struct RelayStats {
   uint64_t sweep_time_us = 0;        // summed round-trip time of sweep calls
   uint64_t wakeups = 0;              // new-earliest-task notices received
   uint64_t health_probe_failures = 0;
+  uint64_t group_recreated = 0;      // the group was missing at a reconnect after this relay had seen it
   // Gauges, as of the last sweep.
   int64_t pending = 0;               // tasks in the schedule
   int64_t overdue = 0;               // of which due and not yet forwarded

@@ -4,13 +4,13 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "errors.h"
+#include "text_file.h"
 
 namespace expiry {
 namespace {
@@ -146,10 +146,9 @@ Settings load_settings(const std::vector<OptionSpec>& specs, const std::map<std:
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError("cannot read config file " + path);
+  const std::string text = read_text_file(path, "config file");
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, out_of_range (e.g. 1e400)
     throw ConfigError("config file " + path + " is not valid JSON: " + e.what());
   }

@@ -68,7 +68,8 @@ std::string env_name(const std::string& prefix, const std::string& option_name);
 Settings load_settings(const std::vector<OptionSpec>& specs, const std::map<std::string, std::string>& flags,
                        std::string config_path, const std::string& env_prefix);
 
-// Reads and parses a JSON config file; throws ConfigError with the file name and position.
+// Reads and parses a JSON config file; throws ConfigError with the file name and position, and
+// for a file that cannot be read (missing, a directory, permission denied, I/O error).
 nlohmann::json read_json_file(const std::string& path);
 
 // The process environment as an EnvLookup.

@@ -77,18 +77,49 @@ void StreamConsumer::start() {
 }
 
 void StreamConsumer::ensure_group() {
-  commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, "0", "MKSTREAM"}, [this](const Reply& r) {
-    if (r.is_io_error()) return;
-    if (r.failed() && r.str.rfind("BUSYGROUP", 0) != 0) {
+  if (group_create_in_flight_) return;
+  group_create_in_flight_ = true;
+  // First start: at 0, so entries forwarded before any consumer ran are handled. After this
+  // consumer had the group, a missing group was destroyed: at $, so nothing it (or the group's
+  // other consumers) handled or dead-lettered is handled again.
+  const bool had_group = ever_ready_;
+  const std::string start_id = had_group ? "$" : "0";
+  auto on_created = [this, had_group](const Reply& r) {
+    group_create_in_flight_ = false;
+    if (r.is_io_error()) return;  // the connection's next on_ready calls ensure_group again
+    const bool existed = r.failed() && r.str.rfind("BUSYGROUP", 0) == 0;
+    if (r.failed() && !existed) {
       ++stats_.errors;
       spdlog::error("cannot create group {} on {}: {}; retrying in 500 ms", config_.group, config_.stream, r.str);
       group_retry_timer_.arm(std::chrono::milliseconds(500));
       return;
     }
+    if (had_group && !existed) {
+      ++stats_.group_recreated;
+      const std::string resume = last_read_id_.empty() ? "0" : last_read_id_;
+      spdlog::error(
+          "consumer group {} on {} was destroyed; created it again at $: entries already in the stream are NOT "
+          "handled again (none twice, no poison entry dead-lettered twice). Skipped too: entries added after this "
+          "consumer's last read ({}) before the group was created again, and entries left unacknowledged. To replay "
+          "from there: XGROUP SETID {} {} {} (XGROUP SETID {} {} 0 replays the whole stream, handled entries "
+          "included)",
+          config_.group, config_.stream, resume, config_.stream, config_.group, resume, config_.stream,
+          config_.group);
+    }
     group_ready_ = true;
     ever_ready_ = true;
     read_next();
-  });
+  };
+  commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, start_id, "MKSTREAM"}, on_created);
+}
+
+// A command answered NOGROUP: the group (or the whole stream) is gone. Created again by
+// ensure_group, at $ once this consumer has had it.
+void StreamConsumer::on_group_missing(const char* command) {
+  if (!group_ready_ && group_create_in_flight_) return;
+  spdlog::error("{}: consumer group {} on {} no longer exists (NOGROUP)", command, config_.group, config_.stream);
+  group_ready_ = false;
+  ensure_group();
 }
 
 void StreamConsumer::read_next() {
@@ -105,10 +136,10 @@ void StreamConsumer::on_read(const Reply& reply) {
   if (reply.failed()) {
     if (!reply.is_io_error()) {
       ++stats_.errors;
-      spdlog::error("XREADGROUP failed: {}", reply.str);
       if (reply.str.rfind("NOGROUP", 0) == 0) {
-        group_ready_ = false;
-        ensure_group();
+        on_group_missing("XREADGROUP");
+      } else {
+        spdlog::error("XREADGROUP failed: {}", reply.str);
       }
       retry_timer_.arm(std::chrono::milliseconds(500));
     }
@@ -125,6 +156,7 @@ void StreamConsumer::on_read(const Reply& reply) {
     }
   }
   stats_.read += entries.size();
+  if (!entries.empty()) last_read_id_ = entries.back().entry_id;
   if (entries.empty()) {
     if (stopping_) {
       maybe_finish_stop();
@@ -191,7 +223,13 @@ void StreamConsumer::reclaim_tick() {
 void StreamConsumer::on_pending(const Reply& reply) {
   if (reply.failed() || reply.type != Reply::Type::Array || reply.elements.empty() || stopping_) {
     reclaim_in_flight_ = false;
-    if (reply.failed() && !reply.is_io_error()) spdlog::error("XPENDING failed: {}", reply.str);
+    if (reply.failed() && !reply.is_io_error()) {
+      if (reply.str.rfind("NOGROUP", 0) == 0 && !stopping_) {
+        on_group_missing("XPENDING");
+      } else {
+        spdlog::error("XPENDING failed: {}", reply.str);
+      }
+    }
     return;
   }
   std::vector<std::string> claim = {"XCLAIM", config_.stream, config_.group, config_.consumer,
@@ -257,8 +295,9 @@ void StreamConsumer::maybe_finish_stop() {
   auto left = std::make_shared<int>(2);
   auto one_closed = [this, left] {
     if (--*left == 0) {
-      spdlog::info("stopped: read={} acked={} retried={} reclaimed={} dead_lettered={}", stats_.read, stats_.acked,
-                   stats_.retried, stats_.reclaimed, stats_.dead_lettered);
+      spdlog::info("stopped: read={} acked={} retried={} reclaimed={} dead_lettered={} group_recreated={}",
+                   stats_.read, stats_.acked, stats_.retried, stats_.reclaimed, stats_.dead_lettered,
+                   stats_.group_recreated);
       if (on_stopped_) on_stopped_();
     }
   };

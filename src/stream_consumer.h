@@ -1,6 +1,10 @@
 // A reusable consumer-group worker: XREADGROUP in batches on its own connection, a handler per
 // entry, XACK only after the handler reports its effect committed, XPENDING/XCLAIM of entries
 // idle too long (crashed consumers), and dead-lettering after max_deliveries.
+// The group is created at 0 when the consumer first starts (everything already in the stream
+// is handled). If it disappears later (XGROUP DESTROY: NOGROUP), it is created again at $, so
+// entries handled or dead-lettered before are not handled again; this is logged as an error
+// with the XGROUP SETID command that replays the rest, and counted (group_recreated).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +41,7 @@ struct ConsumerStats {
   uint64_t reclaimed = 0;
   uint64_t dead_lettered = 0;
   uint64_t errors = 0;
+  uint64_t group_recreated = 0;  // the group vanished after this consumer had it, and was created at $
 };
 
 class StreamConsumer {
@@ -69,6 +74,7 @@ class StreamConsumer {
 
  private:
   void ensure_group();
+  void on_group_missing(const char* command);
   void read_next();
   void on_read(const Reply& reply);
   void handle_batch(std::vector<StreamEntry> entries);
@@ -83,6 +89,7 @@ class StreamConsumer {
   Handler handler_;
   ConsumerStats stats_;
   bool group_ready_ = false;
+  bool group_create_in_flight_ = false;
   bool read_in_flight_ = false;
   bool reclaim_in_flight_ = false;
   size_t unsettled_ = 0;           // entries handed to the handler and not yet acked/released
@@ -90,7 +97,8 @@ class StreamConsumer {
   std::function<void()> on_stopped_;
   std::function<void()> on_commands_ready_;
   std::function<void(const std::string&)> on_fatal_;
-  bool ever_ready_ = false;
+  bool ever_ready_ = false;        // the group existed (or was created) once: a later NOGROUP means it was destroyed
+  std::string last_read_id_;       // newest entry id XREADGROUP returned; empty before the first
   int closed_ = 0;
   Timer reclaim_timer_;
   Timer retry_timer_;              // re-reads after an error

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ctl/text_escape.h"
+#include "text_escape.h"
 
 namespace expiry {
 namespace {

@@ -14,10 +14,10 @@
 #include "ctl/bulk_file.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/sync_connection.h"
-#include "ctl/text_escape.h"
 #include "errors.h"
 #include "function_library.h"
 #include "key_layout.h"
+#include "text_escape.h"
 
 namespace expiry {
 namespace {

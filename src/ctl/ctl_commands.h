@@ -14,6 +14,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitRedisError = 1;  // connection failures and error replies
 constexpr int kExitUsage = 2;       // usage, configuration and input errors; nothing was written
 constexpr int kExitNotPending = 3;  // show, cancel --strict: the task is not pending
+constexpr int kExitOrphansFound = 1;  // check without --repair: orphaned keys were found
 
 struct ScheduleOptions {
   std::string id;
@@ -36,6 +37,12 @@ struct StatsOptions {
   std::string group = "workers";
 };
 
+struct CheckOptions {
+  bool repair = false;  // delete the orphans found (each re-checked atomically)
+  bool json = false;
+  int examples = 10;    // orphan keys listed in the report
+};
+
 struct TailOptions {
   std::string stream;        // empty: NAMESPACE:stream
   long long count = 0;       // stop after this many entries; 0: no limit
@@ -53,6 +60,10 @@ int run_cancel(const CtlTarget& target, const std::string& id, bool strict);
 int run_show(const CtlTarget& target, const std::string& id, bool json);
 int run_stats(const CtlTarget& target, const StatsOptions& options);
 int run_load_functions(const CtlTarget& target);
+// Scans the namespace for trigger keys and shadow hashes whose id is not scheduled (orphans),
+// reports them and, with --repair, deletes them. kExitOk when there are none or they were
+// deleted, kExitOrphansFound when some were found and not deleted.
+int run_check(const CtlTarget& target, const CheckOptions& options);
 // Prints one line per entry (entry_format.h) until `count` entries, `timeout_ms` of quiet, or
 // stdout is closed.
 int run_tail(const CtlTarget& target, const TailOptions& options);

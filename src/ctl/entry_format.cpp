@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "ctl/redis_values.h"
-#include "ctl/text_escape.h"
+#include "text_escape.h"
 
 namespace expiry {
 

@@ -7,6 +7,7 @@
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_settings.h"
 #include "errors.h"
+#include "text_escape.h"
 
 int main(int argc, char** argv) {
   using namespace expiry;
@@ -14,8 +15,9 @@ int main(int argc, char** argv) {
                "The connection options work on every command, and can also be set as EXPIRY_RELAY_REDIS_URL,\n"
                "EXPIRY_RELAY_PASSWORD_FILE, EXPIRY_RELAY_NAMESPACE or in the --config JSON file (the relay's\n"
                "config file works: its other keys are ignored). Precedence: flag > env > file > default.\n"
-               "Exit codes: 0 ok, 1 Redis or connection error, 2 usage or input error (nothing was written),\n"
-               "3 task not pending (show, reschedule, cancel --strict).",
+               "Exit codes: 0 ok, 1 Redis or connection error (check: orphans found and not deleted),\n"
+               "2 usage or input error (nothing was written), 3 task not pending (show, reschedule,\n"
+               "cancel --strict).",
                "expiry-ctl"};
   app.require_subcommand(0, 1);
   GlobalOptions global;
@@ -79,6 +81,20 @@ int main(int argc, char** argv) {
       "load-functions", "Load (or replace) the expiry_v1 Redis Function library and print its name.");
   add_global_options(*load, global);
 
+  CheckOptions check_opts;
+  auto* check = app.add_subcommand(
+      "check",
+      "Find trigger keys and shadow hashes whose id is not in the schedule (orphans, e.g. after the schedule\n"
+      "key was deleted from outside), with a bounded SCAN. Exit 0 when there are none, 1 when some were found\n"
+      "and not deleted. --repair deletes them, each after checking again, atomically, that its id is still not\n"
+      "scheduled (a task scheduled meanwhile keeps its keys); exit 0 once done.");
+  add_global_options(*check, global);
+  check->add_flag("--repair", check_opts.repair, "delete the orphans found");
+  check->add_flag("--json", check_opts.json, "print one JSON object");
+  check->add_option("--examples", check_opts.examples, "orphan keys to list")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+
   TailOptions tail_opts;
   auto* tail = app.add_subcommand("tail", "Print stream entries as they arrive (plain XREAD, not a consumer group).");
   add_global_options(*tail, global);
@@ -123,12 +139,13 @@ int main(int argc, char** argv) {
     if (*show) return run_show(target, show_id, show_json);
     if (*stats) return run_stats(target, stats_opts);
     if (*load) return run_load_functions(target);
+    if (*check) return run_check(target, check_opts);
     if (*tail) return run_tail(target, tail_opts);
   } catch (const ConfigError& e) {
-    std::cerr << "expiry-ctl: " << e.what() << "\n";
+    std::cerr << "expiry-ctl: " << escape_text(e.what()) << "\n";
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << "expiry-ctl: " << e.what() << "\n";
+    std::cerr << "expiry-ctl: " << escape_text(e.what()) << "\n";
     return kExitRedisError;
   }
   return kExitUsage;

@@ -6,9 +6,9 @@
 #include "ctl/ctl_commands.h"
 #include "ctl/redis_values.h"
 #include "ctl/sync_connection.h"
-#include "ctl/text_escape.h"
 #include "errors.h"
 #include "key_layout.h"
+#include "text_escape.h"
 
 namespace expiry {
 namespace {

@@ -9,10 +9,10 @@
 #include "ctl/redis_values.h"
 #include "ctl/schedule_request.h"
 #include "ctl/sync_connection.h"
-#include "ctl/text_escape.h"
 #include "errors.h"
 #include "function_library.h"
 #include "key_layout.h"
+#include "text_escape.h"
 
 namespace expiry {
 namespace {

@@ -90,6 +90,10 @@ void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, c
        {{{}, n(c.dead_lettered)}}},
       {K::Counter, "order_canceller_errors_total", "Redis errors (XACK, XCLAIM, XPENDING, group setup).",
        {{{}, n(c.errors)}}},
+      {K::Counter, "order_canceller_group_recreated_total",
+       "Times the consumer group had been destroyed and was created again at $ (entries already in the stream "
+       "are not handled again; see the error log for XGROUP SETID).",
+       {{{}, n(c.group_recreated)}}},
       {K::Gauge, "order_canceller_ready", "1 if both connections are up and the group exists.",
        {{{}, [&consumer] { return consumer.ready() ? 1.0 : 0.0; }}}},
   };

@@ -15,6 +15,7 @@
 #include "order_canceller.h"
 #include "settings.h"
 #include "stream_consumer.h"
+#include "text_escape.h"
 
 int main(int argc, char** argv) {
   using namespace expiry;
@@ -38,8 +39,8 @@ int main(int argc, char** argv) {
       std::cout << "configuration OK\n" << settings.describe();
       return 0;
     }
-  } catch (const Error& e) {
-    std::cerr << "order-canceller: configuration error: " << e.what() << "\n";
+  } catch (const std::exception& e) {  // ConfigError; anything else is reported the same way, never an abort
+    std::cerr << "order-canceller: configuration error: " << escape_text(e.what()) << "\n";
     return 2;
   }
 
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
             return false;
           });
     } catch (const Error& e) {
-      std::cerr << "order-canceller: " << e.what() << "\n";
+      std::cerr << "order-canceller: " << escape_text(e.what()) << "\n";
       return 2;
     }
   }

@@ -12,6 +12,7 @@
 #include "order_sim.h"
 #include "relay_config.h"
 #include "settings.h"
+#include "text_escape.h"
 
 int main(int argc, char** argv) {
   using namespace expiry;
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
     config.run_id = settings.text("run_id").empty() ? "sim-" + std::to_string(getpid()) : settings.text("run_id");
     config.seed = static_cast<uint32_t>(settings.integer("seed"));
   } catch (const Error& e) {
-    std::cerr << "order-sim: configuration error: " << e.what() << "\n";
+    std::cerr << "order-sim: configuration error: " << escape_text(e.what()) << "\n";
     return 2;
   }
 
@@ -65,7 +66,7 @@ int main(int argc, char** argv) {
     if (!json_path.empty()) std::ofstream(json_path) << summary.json() << "\n";
     return summary.ok() ? 0 : 1;
   } catch (const Error& e) {
-    std::cerr << "order-sim: " << e.what() << "\n";
+    std::cerr << "order-sim: " << escape_text(e.what()) << "\n";
     return 1;
   }
 }

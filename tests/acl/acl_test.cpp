@@ -63,7 +63,7 @@ const AclUser kOperator{
     " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:stream &expiry:{0}:wake"
     " +fcall|expiry_schedule +fcall|expiry_cancel +fcall|expiry_version +function|load"
     " +time +zrange +zadd +zrem +del +hset +set +publish"
-    " +zscore +hgetall +pttl +zcard +zcount +xlen +xinfo|groups +xrevrange +xread"};
+    " +zscore +hgetall +pttl +zcard +zcount +xlen +xinfo|groups +xrevrange +xread +scan +exists +multi +exec +eval"};
 
 const AclUser kCanceller{
     "order-canceller",
@@ -740,12 +740,17 @@ TEST_P(CtlAcl, OperatorRunsEveryCommand) {
       {{"tail", "--from", "0", "--count", "1"}, "id=old"},
       {{"tail", "--count", "1", "--timeout-ms", "200"}, ""},
       {{"cancel", "order:1"}, "cancelled order:1"},
+      {{"check"}, "no orphans"},
   };
   for (const auto& [args, expected] : runs) {
     auto run = run_ctl(launch, args);
     EXPECT_EQ(run.exit_code, 0) << args[0] << ": " << run.output;
     EXPECT_TRUE(contains(run.output, expected)) << args[0] << ": " << run.output;
   }
+  admin_.command({"DEL", "expiry:{0}:schedule"});  // leaves two tasks' keys behind
+  auto repair = run_ctl(launch, {"check", "--repair"});
+  EXPECT_EQ(repair.exit_code, 0) << repair.output;
+  EXPECT_TRUE(contains(repair.output, "deleted 4 orphaned keys")) << repair.output;
   expect_no_denials_except({});
 }
 

@@ -19,7 +19,7 @@ inline void require(bool ok, std::string_view what, std::string_view detail = {}
 bool tolerate_known_finding(std::string_view id);
 
 // True if `s` is valid UTF-8, judged by nlohmann::json's strict dump: an oracle independent
-// of the project's own UTF-8 checks (key_layout.cpp, ctl/text_escape.cpp).
+// of the project's own UTF-8 checks (key_layout.cpp, text_escape.cpp).
 bool json_accepts_utf8(std::string_view s);
 
 }  // namespace expiry::fuzz

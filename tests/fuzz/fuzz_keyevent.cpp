@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "ctl/text_escape.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
 #include "key_layout.h"
+#include "text_escape.h"
 
 namespace expiry::fuzz {
 namespace {

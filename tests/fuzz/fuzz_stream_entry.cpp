@@ -12,13 +12,13 @@
 
 #include "ctl/entry_format.h"
 #include "ctl/redis_values.h"
-#include "ctl/text_escape.h"
 #include "function_library.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
 #include "order_canceller.h"
 #include "resp_decoder.h"
 #include "stream_consumer.h"
+#include "text_escape.h"
 
 namespace expiry::fuzz {
 namespace {

@@ -1,6 +1,11 @@
 // order-canceller against a real redis-server: idempotent cancels, paid orders left alone,
 // reclaim of entries a crashed consumer left pending, dead-lettering of poison entries.
+#include <unistd.h>
+
 #include <csignal>
+#include <cstdlib>
+#include <regex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -182,6 +187,131 @@ TEST_F(CancellerTest, PoisonEntriesAreDeadLetteredAfterMaxDeliveries) {
   EXPECT_EQ(canceller->terminate(), 0);
 }
 
+// Ids and payloads come from whoever can write the stream. Entries whose id, payload or order
+// id hold line breaks are logged with them escaped: every line of the log is one the
+// canceller wrote, none is forged.
+TEST_F(CancellerTest, LogLinesCannotBeForgedByEntryIdsOrPayloads) {
+  const std::string forged_line = "2030-01-01T00:00:00.000 error order-canceller: FORGED";
+  auto canceller = start_canceller(
+      "c1", {"--max-deliveries", "2", "--min-idle-ms", "200", "--reclaim-interval-ms", "100"});
+  // The id is the order key: the order is missing, and the warning names the key.
+  redis_.command({"XADD", "expiry:stream", "*", "id", "order:x\n" + forged_line + "-ID", "payload",
+                  "not json\n" + forged_line + "-PAYLOAD", "due_ms", "1"});
+  // The order id from the payload, with CR LF.
+  redis_.command({"XADD", "expiry:stream", "*", "id", "order:y", "payload",
+                  nlohmann::json{{"order_id", "y\r\n" + forged_line + "-ORDER"}}.dump(), "due_ms", "1"});
+  // No order id at all: retried (logged each delivery), then dead-lettered.
+  redis_.command({"XADD", "expiry:stream", "*", "id", "refund:1\n" + forged_line + "-POISON", "payload",
+                  "\n" + forged_line + "-P2", "due_ms", "1"});
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "expiry:stream:dead") == 1 && group_pending() == 0; }, 20s))
+      << canceller->output();
+  EXPECT_EQ(canceller->terminate(), 0);
+  const std::string log = canceller->output();
+  EXPECT_NE(log.find("timeout for order:x\\n" + forged_line + "-ID but the order does not exist"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("timeout for order:y\\r\\n" + forged_line + "-ORDER but the order does not exist"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("no order id in task refund:1\\n" + forged_line + "-POISON"), std::string::npos) << log;
+  const std::regex own_line(
+      R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} (trace|debug|info|warning|error|critical) order-canceller: .*$)");
+  std::istringstream lines(log);
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    ++count;
+    EXPECT_TRUE(std::regex_match(line, own_line)) << "not a line of the canceller: " << line;
+    EXPECT_NE(line.rfind(forged_line, 0), 0u) << "forged line: " << line;
+    EXPECT_EQ(line.find('\r'), std::string::npos) << line;
+  }
+  EXPECT_GT(count, 3);
+}
+
+// XGROUP DESTROY while the canceller runs: the group is created again at $, so nothing handled
+// before is handled again (no poison entry dead-lettered twice), new entries are handled, and
+// the event is logged as an error with the XGROUP SETID to replay, and counted.
+TEST_F(CancellerTest, DestroyedGroupIsRecreatedAtTheEndAndOldEntriesAreNotHandledAgain) {
+  const int port = free_port();
+  redis_.command({"SET", "order:poison", "not a hash"});  // order_cancel fails with WRONGTYPE
+  auto canceller = start_canceller("c1", {"--max-deliveries", "2", "--min-idle-ms", "200", "--reclaim-interval-ms",
+                                          "100", "--metrics-port", std::to_string(port)});
+  for (int i = 0; i < 5; ++i) create_order("old" + std::to_string(i));
+  for (int i = 0; i < 5; ++i) add_task("old" + std::to_string(i));
+  const std::string poison_id = add_task("poison");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "expiry:stream:dead") == 1 && group_pending() == 0; }, 20s))
+      << canceller->output();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(status_of("old" + std::to_string(i)), "cancelled");
+  auto metric = [&](const std::string& series) { return metric_value(http_get(port, "/metrics").body, series); };
+  EXPECT_EQ(metric("order_canceller_entries_read_total"), 6);
+  EXPECT_EQ(metric("order_canceller_group_recreated_total"), 0);
+
+  ASSERT_EQ(redis_.integer({"XGROUP", "DESTROY", "expiry:stream", "workers"}), 1);
+  // The canceller notices (its blocked read or next read answers NOGROUP) and creates it again.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto g = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
+        return !g.is_error() && g.elements.size() == 1;
+      },
+      10s))
+      << canceller->output();
+  ASSERT_TRUE(wait_until([&] { return metric("order_canceller_group_recreated_total") == 1; }, 10s))
+      << canceller->output();
+  // At $: its last delivered id is the newest entry, the poison one.
+  auto groups = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
+  std::map<std::string, std::string> group;
+  const auto& kv = groups.elements.at(0).elements;
+  for (size_t i = 0; i + 1 < kv.size(); i += 2) group[kv[i].str] = kv[i + 1].str;
+  EXPECT_EQ(group["last-delivered-id"], poison_id);
+
+  for (int i = 0; i < 3; ++i) create_order("new" + std::to_string(i));
+  for (int i = 0; i < 3; ++i) add_task("new" + std::to_string(i));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return status_of("new0") == "cancelled" && status_of("new1") == "cancelled" &&
+               status_of("new2") == "cancelled" && group_pending() == 0;
+      },
+      10s))
+      << canceller->output();
+  // Entries are read in stream order: had the six old ones been delivered again, they would
+  // have been read before the three new ones.
+  EXPECT_EQ(metric("order_canceller_entries_read_total"), 9);
+  EXPECT_EQ(metric(R"(order_canceller_outcomes_total{outcome="already_cancelled"})"), 0);
+  EXPECT_EQ(metric("order_canceller_entries_dead_lettered_total"), 1);
+  EXPECT_EQ(xlen(redis_, "expiry:stream:dead"), 1);  // the poison entry is not pending: never dead-lettered again
+
+  EXPECT_EQ(canceller->terminate(), 0);
+  const std::string log = canceller->output();
+  EXPECT_NE(log.find("consumer group workers on expiry:stream was destroyed; created it again at $"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("XGROUP SETID expiry:stream workers " + poison_id), std::string::npos) << log;
+  EXPECT_NE(log.find("cancelled=8 skipped_paid=0 already_cancelled=0"), std::string::npos) << log;
+  EXPECT_NE(log.find("group_recreated=1"), std::string::npos) << log;
+}
+
+// At first start the group may not exist: it is created at 0 and the whole stream is handled.
+TEST(CancellerFirstStart, CreatesAMissingGroupAtZeroAndHandlesTheWholeStream) {
+  RedisServer server;
+  SyncRedis redis(server.host(), server.port());
+  redis.command({"FUNCTION", "LOAD", "REPLACE", orders_library_source()});
+  for (const char* id : {"a", "b"}) {
+    redis.command({"HSET", std::string("order:") + id, "status", "pending"});
+    redis.command({"XADD", "expiry:stream", "*", "id", std::string("order:") + id, "payload", "", "due_ms", "1"});
+  }
+  ChildProcess canceller(ORDER_CANCELLER_BIN, {"--redis-url", server.url(), "--consumer", "c1", "--block-ms", "200",
+                                               "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000"});
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return redis.command({"HGET", "order:a", "status"}).str == "cancelled" &&
+               redis.command({"HGET", "order:b", "status"}).str == "cancelled";
+      },
+      10s))
+      << canceller.output();
+  EXPECT_EQ(canceller.terminate(), 0);
+  EXPECT_EQ(canceller.output().find("was destroyed"), std::string::npos) << canceller.output();
+  EXPECT_NE(canceller.output().find("group_recreated=0"), std::string::npos) << canceller.output();
+}
+
 TEST_F(CancellerTest, EndToEndWithTheRelay) {
   auto relay = start_relay(server_, "r1");
   auto canceller = start_canceller("c1");
@@ -216,6 +346,34 @@ TEST_F(CancellerTest, MetricsCountOutcomes) {
   EXPECT_EQ(metric_value(text, R"(order_canceller_outcomes_total{outcome="missing_order"})"), 1);
   EXPECT_TRUE(wait_until([&] { return metric_value(http_get(port, "/metrics").body, "order_canceller_entries_acked_total") == 3; }, 5s));
   EXPECT_EQ(metric_value(text, "order_canceller_ready"), 1);
+}
+
+// A config or password file that is a directory, or whose read fails: exit 2 naming the file,
+// never an uncaught exception (abort, exit 134). No Redis is needed: nothing connects.
+TEST(CancellerBadConfig, ConfigOrPasswordFileThatCannotBeReadExitsTwo) {
+  std::string dir = ::testing::TempDir() + "canceller_bad_files_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::pair<std::string, std::string>> env;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--config", dir}, {}, "config file " + dir + " is a directory"},
+      {{}, {{"ORDER_CANCELLER_CONFIG", dir}}, "config file " + dir + " is a directory"},
+      {{"--password-file", dir}, {}, "password file " + dir + " is a directory"},
+      {{"--config", "/proc/self/mem"}, {}, "cannot read config file /proc/self/mem: Input/output error"},
+      {{"--password-file", "/proc/self/mem"}, {}, "cannot read password file /proc/self/mem: Input/output error"},
+  };
+  for (const auto& c : cases) {
+    ChildProcess p(ORDER_CANCELLER_BIN, c.args, c.env);
+    auto code = p.wait_exit(10s);
+    ASSERT_TRUE(code.has_value()) << p.output();
+    EXPECT_EQ(*code, 2) << c.message << ": " << p.output();
+    EXPECT_NE(p.output().find("order-canceller: configuration error: " + c.message), std::string::npos)
+        << p.output();
+  }
+  rmdir(dir.c_str());
 }
 
 TEST(OrderKey, ComesFromThePayloadOrTheTaskId) {

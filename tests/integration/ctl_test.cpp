@@ -14,6 +14,7 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -418,6 +419,173 @@ TEST_F(CtlTest, EnvAndSharedConfigFile) {
   const CtlRun bad = ctl({"stats", "--config", typo});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_TRUE(contains(bad.output, "unknown key 'namepsace'")) << bad.output;
+}
+
+// A config or password file that is a directory, or whose read fails, is an input error
+// (exit 2 naming the file), never an uncaught exception reported as a Redis error (exit 1).
+TEST_F(CtlTest, ConfigOrPasswordFileThatCannotBeReadExits2) {
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::pair<std::string, std::string>> env;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"stats", "--config", dir_}, {}, "config file " + dir_ + " is a directory"},
+      {{"--config", dir_, "stats"}, {}, "config file " + dir_ + " is a directory"},
+      {{"stats"}, {{"EXPIRY_RELAY_CONFIG", dir_}}, "config file " + dir_ + " is a directory"},
+      {{"stats", "--password-file", dir_}, {}, "password file " + dir_ + " is a directory"},
+      {{"stats"}, {{"EXPIRY_RELAY_PASSWORD_FILE", dir_}}, "password file " + dir_ + " is a directory"},
+      {{"schedule", "a", "--delay-ms", "1", "--config", "/proc/self/mem"}, {},
+       "cannot read config file /proc/self/mem: Input/output error"},
+      {{"cancel", "a", "--password-file", "/proc/self/mem"}, {},
+       "cannot read password file /proc/self/mem: Input/output error"},
+  };
+  for (const auto& c : cases) {
+    auto args = c.args;
+    args.push_back(url_flag());
+    const CtlRun run = run_ctl(args, c.env);
+    EXPECT_EQ(run.exit_code, 2) << c.message << ": " << run.output;
+    EXPECT_TRUE(contains(run.output, "expiry-ctl: " + c.message)) << run.output;
+  }
+  EXPECT_EQ(dbsize(), 0);
+}
+
+// ---------------------------------------------------------------- check: orphaned keys
+
+// The first line of `output` that starts with '{', parsed (stderr lines are interleaved).
+nlohmann::json json_line(const std::string& output) {
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line[0] == '{') return nlohmann::json::parse(line);
+  }
+  ADD_FAILURE() << "no JSON line in: " << output;
+  return nlohmann::json::object();
+}
+
+std::string id_lines(const std::string& prefix, int n) {
+  std::string text;
+  for (int i = 0; i < n; ++i) {
+    text += nlohmann::json{{"id", prefix + std::to_string(i)}, {"delay_ms", 3600000}, {"payload", "p"}}.dump() + "\n";
+  }
+  return text;
+}
+
+// The schedule ZSET deleted from outside leaves every task's shadow hash and trigger key
+// behind. check reports them (exit 1), --repair deletes exactly those whose id is still not
+// scheduled, and a task scheduled in between keeps its keys.
+TEST_F(CtlTest, CheckReportsAndRepairsOrphansOfADeletedSchedule) {
+  ASSERT_EQ(ctl({"schedule", "--file", write_file("tasks.jsonl", id_lines("o-", 30))}).exit_code, 0);
+  CtlRun clean = ctl({"check"});
+  EXPECT_EQ(clean.exit_code, 0) << clean.output;
+  EXPECT_TRUE(contains(clean.output, "examined 60 task keys of namespace expiry\nno orphans")) << clean.output;
+
+  ASSERT_EQ(redis_.integer({"DEL", kSchedule}), 1);
+  // Keys the check must never touch: not ours, though SCAN's pattern matches the first.
+  redis_.command({"SET", "expiry:{0}:tomato", "x"});
+  redis_.command({"HSET", "other:{0}:task:o-1", "payload", "p"});
+
+  const CtlRun found = ctl({"check"});
+  EXPECT_EQ(found.exit_code, 1) << found.output;
+  EXPECT_TRUE(contains(found.output, "orphans: 60 (30 shadow hashes, 30 trigger keys) whose id is not in the schedule"))
+      << found.output;
+  EXPECT_TRUE(contains(found.output, "  ... and 50 more\n")) << found.output;
+  EXPECT_TRUE(contains(found.output, "60 orphaned keys found and not deleted; run 'expiry-ctl check --repair'"))
+      << found.output;
+  EXPECT_EQ(dbsize(), 62);  // reporting deletes nothing
+
+  const CtlRun json = ctl({"check", "--json", "--examples", "3"});
+  EXPECT_EQ(json.exit_code, 1) << json.output;
+  const auto j = json_line(json.output);
+  EXPECT_EQ(j["namespace"], "expiry");
+  EXPECT_EQ(j["examined"], 60);
+  EXPECT_EQ(j["orphans"], 60);
+  EXPECT_EQ(j["orphan_shadow_hashes"], 30);
+  EXPECT_EQ(j["orphan_trigger_keys"], 30);
+  EXPECT_EQ(j["repair"], false);
+  EXPECT_EQ(j["clean"], false);
+  EXPECT_TRUE(j["deleted"].is_null());
+  ASSERT_EQ(j["examples"].size(), 3u);
+  const auto& example = j["examples"][0];
+  EXPECT_EQ(example["key"].get<std::string>(),
+            (example["kind"] == "shadow" ? shadow : trigger)(example["id"].get<std::string>()));
+
+  // Meanwhile a new task, and one of the orphans' ids scheduled again.
+  ASSERT_EQ(ctl({"schedule", "new-1", "--delay-ms", "3600000"}).exit_code, 0);
+  ASSERT_EQ(ctl({"schedule", "o-7", "--delay-ms", "3600000", "--payload", "again"}).exit_code, 0);
+
+  const CtlRun repaired = ctl({"check", "--repair", "--json"});
+  EXPECT_EQ(repaired.exit_code, 0) << repaired.output;
+  const auto r = json_line(repaired.output);
+  EXPECT_EQ(r["orphans"], 58);
+  EXPECT_EQ(r["deleted"], 58);
+  EXPECT_EQ(r["kept_scheduled"], 0);
+  EXPECT_EQ(r["clean"], true);
+  // Exactly the orphans are gone: the schedule, the two tasks' four keys and the two foreign keys remain.
+  EXPECT_EQ(zcard(), 2);
+  EXPECT_EQ(redis_.integer({"EXISTS", trigger("new-1"), shadow("new-1"), trigger("o-7"), shadow("o-7")}), 4);
+  EXPECT_EQ(hget(shadow("o-7"), "payload"), "again");
+  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:tomato", "other:{0}:task:o-1"}), 2);
+  EXPECT_EQ(dbsize(), 1 + 4 + 2);
+
+  const CtlRun again = ctl({"check"});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_TRUE(contains(again.output, "examined 4 task keys of namespace expiry\nno orphans")) << again.output;
+}
+
+// --repair checks each orphan again in the same atomic step as the delete: tasks scheduled
+// again while it runs keep their keys, and every id left unscheduled loses both.
+TEST_F(CtlTest, CheckRepairNeverDeletesATaskScheduledWhileItRuns) {
+  const int kTasks = 5000;
+  ASSERT_EQ(ctl({"schedule", "--file", write_file("tasks.jsonl", id_lines("r-", kTasks))}).exit_code, 0);
+  ASSERT_EQ(redis_.integer({"DEL", kSchedule}), 1);
+  ChildProcess repair(EXPIRY_CTL_BIN, {"check", "--repair", "--json", url_flag()});
+  // Schedule every other id again, from the end (the scan's order is the hash table's, not ours).
+  for (int start = kTasks - 1; start >= 0; start -= 500) {
+    std::vector<std::vector<std::string>> cmds;
+    for (int i = start; i > start - 500 && i >= 0; --i) {
+      if (i % 2 != 0) continue;
+      const std::string id = "r-" + std::to_string(i);
+      cmds.push_back({"FCALL", "expiry_schedule", "3", kSchedule, trigger(id), shadow(id), id, "delay", "3600000", "q"});
+    }
+    std::vector<SyncRedis::Reply> replies;
+    redis_.pipeline(cmds, &replies);
+    for (const auto& reply : replies) ASSERT_FALSE(reply.is_error()) << reply.to_string();
+  }
+  auto rc = repair.wait_exit(60s);
+  ASSERT_TRUE(rc.has_value()) << repair.output();
+  EXPECT_EQ(*rc, 0) << repair.output();
+  const auto report = json_line(repair.output());
+  RecordProperty("orphans_deleted", static_cast<int>(report["deleted"].get<long long>()));
+  RecordProperty("kept_scheduled_meanwhile", static_cast<int>(report["kept_scheduled"].get<long long>()));
+  EXPECT_EQ(report["deleted"].get<long long>() + report["kept_scheduled"].get<long long>() +
+                report["already_gone"].get<long long>(),
+            report["orphans"].get<long long>());
+  EXPECT_EQ(zcard(), kTasks / 2);
+  std::vector<std::vector<std::string>> cmds;
+  for (int i = 0; i < kTasks; ++i) {
+    const std::string id = "r-" + std::to_string(i);
+    cmds.push_back({"EXISTS", trigger(id), shadow(id)});
+  }
+  std::vector<SyncRedis::Reply> exists;
+  redis_.pipeline(cmds, &exists);
+  int wrong = 0;
+  for (int i = 0; i < kTasks; ++i) {
+    const long long want = i % 2 == 0 ? 2 : 0;  // scheduled: both keys; not: neither
+    if (exists[i].integer != want && ++wrong <= 5) ADD_FAILURE() << "r-" << i << ": " << exists[i].integer << " keys";
+  }
+  EXPECT_EQ(wrong, 0);
+  const CtlRun after = ctl({"check"});
+  EXPECT_EQ(after.exit_code, 0) << after.output;
+}
+
+TEST_F(CtlTest, CheckUsageErrorsExit2) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"check", "--examples", "-1"},
+                                                                {"check", "--examples", "many"},
+                                                                {"check", "--repiar"}}) {
+    const CtlRun run = ctl(args);
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+  }
 }
 
 // ---------------------------------------------------------------- stats, functions, tail

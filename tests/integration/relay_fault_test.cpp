@@ -94,6 +94,43 @@ TEST_F(RelayFaultTest, ReconnectsAfterCommandConnectionIsKilled) {
   expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
 }
 
+// The group destroyed while the relay runs, then the relay reconnects: the group is created
+// again at $ (not 0), so consumers do not handle the whole stream again; logged and counted.
+TEST_F(RelayFaultTest, DestroyedGroupIsRecreatedAtTheEndOnReconnect) {
+  const int port = free_port();
+  auto relay = start_relay(server_, "r1", {"--metrics-port", std::to_string(port)});
+  wait_relay_ready(redis_, "r1", *relay);
+  auto tasks = numbered("g-", 20, 0, 0);
+  schedule_all(redis_, tasks);
+  ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) == 20; }, 10s)) << relay->output();
+  const auto entries = redis_.xrange_all("expiry:stream");
+  const std::string last_id = entries.back().at("_entry_id");
+
+  ASSERT_EQ(redis_.integer({"XGROUP", "DESTROY", "expiry:stream", "workers"}), 1);
+  redis_.command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+  auto last_delivered = [&]() -> std::string {
+    auto g = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
+    if (g.is_error() || g.elements.size() != 1) return "";
+    const auto& kv = g.elements[0].elements;
+    for (size_t i = 0; i + 1 < kv.size(); i += 2) {
+      if (kv[i].str == "last-delivered-id") return kv[i + 1].str;
+    }
+    return "";
+  };
+  ASSERT_TRUE(wait_until([&] { return !last_delivered().empty(); }, 10s)) << relay->output();
+  EXPECT_EQ(last_delivered(), last_id);
+  ASSERT_TRUE(wait_until(
+      [&] { return metric_value(http_get(port, "/metrics").body, "expiry_relay_group_recreated_total") == 1; }, 10s))
+      << http_get(port, "/metrics").body;
+  EXPECT_NE(relay->output().find("consumer group workers on expiry:stream was missing (destroyed); created it again "
+                                 "at $"),
+            std::string::npos)
+      << relay->output();
+  // Still forwarding.
+  schedule_all(redis_, {{"after", 0, "p"}});
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 21; }, 10s)) << relay->output();
+}
+
 TEST_F(RelayFaultTest, ReloadsTheLibraryAfterFunctionFlush) {
   auto relay = start_relay(server_, "r1");
   wait_relay_ready(redis_, "r1", *relay);
@@ -194,6 +231,36 @@ TEST(RelayBadInput, BadSettingsExitTwoWithAClearMessage) {
     EXPECT_NE(p.output().find(c.expected_message), std::string::npos)
         << "args: " << c.args.back() << "\noutput: " << p.output();
   }
+}
+
+// A config or password file that is a directory, or whose read fails, is a configuration error
+// (exit 2 naming the file), never an uncaught exception (abort, exit 134), from flags or env.
+TEST(RelayBadInput, ConfigOrPasswordFileThatCannotBeReadExitsTwo) {
+  std::string dir = ::testing::TempDir() + "relay_bad_files_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::vector<BadStart> cases = {
+      {{"--config", dir}, "config file " + dir + " is a directory"},
+      {{"--password-file", dir}, "password file " + dir + " is a directory"},
+      {{"--config", "/proc/self/mem"}, "cannot read config file /proc/self/mem: Input/output error"},
+      {{"--password-file", "/proc/self/mem"}, "cannot read password file /proc/self/mem: Input/output error"},
+  };
+  for (const auto& c : cases) {
+    for (bool check_only : {false, true}) {
+      auto args = c.args;
+      if (check_only) args.push_back("--check-config");
+      ChildProcess p(EXPIRY_RELAY_BIN, args);
+      auto code = p.wait_exit(10s);
+      ASSERT_TRUE(code.has_value()) << p.output();
+      EXPECT_EQ(*code, 2) << c.args[0] << " " << c.args[1] << ": " << p.output();
+      EXPECT_NE(p.output().find("expiry-relay: configuration error: " + c.expected_message), std::string::npos)
+          << p.output();
+    }
+  }
+  ChildProcess from_env(EXPIRY_RELAY_BIN, {}, {{"EXPIRY_RELAY_CONFIG", dir}});
+  ASSERT_EQ(from_env.wait_exit(10s), std::optional<int>(2)) << from_env.output();
+  EXPECT_NE(from_env.output().find("config file " + dir + " is a directory"), std::string::npos)
+      << from_env.output();
+  rmdir(dir.c_str());
 }
 
 TEST(RelayBadInput, CheckConfigValidatesWithoutConnecting) {

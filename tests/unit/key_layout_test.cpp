@@ -139,6 +139,49 @@ TEST(KeyLayout, TruncatedKeysAreRejected) {
   }
 }
 
+// ---------------------------------------------------------------- task keys (expiry-ctl check)
+
+TEST(KeyLayout, ParseTaskKeyTellsTriggersFromShadowHashes) {
+  KeyLayout keys("expiry");
+  const std::string trigger = keys.trigger_key("a:b {c}");  // the id points into the key
+  auto t = keys.parse_task_key(trigger);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->kind, TaskKeyKind::Trigger);
+  EXPECT_EQ(t->bucket, 0);
+  EXPECT_EQ(t->id, "a:b {c}");
+  const std::string shadow = keys.shadow_key("t:x");
+  auto s = keys.parse_task_key(shadow);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->kind, TaskKeyKind::Shadow);
+  EXPECT_EQ(s->id, "t:x");
+  // The trigger key of the id "ask:x" is not the shadow hash of "x".
+  auto tricky = keys.parse_task_key("expiry:{0}:t:ask:x");
+  ASSERT_TRUE(tricky);
+  EXPECT_EQ(tricky->kind, TaskKeyKind::Trigger);
+  EXPECT_EQ(tricky->id, "ask:x");
+  auto other_bucket = keys.parse_task_key("expiry:{42}:task:y");
+  ASSERT_TRUE(other_bucket);
+  EXPECT_EQ(other_bucket->bucket, 42);
+  EXPECT_EQ(KeyLayout("expiry", other_bucket->bucket).shadow_key(other_bucket->id), "expiry:{42}:task:y");
+}
+
+TEST(KeyLayout, ParseTaskKeyRejectsOtherKeys) {
+  KeyLayout keys("expiry");
+  for (const std::string& k :
+       {keys.schedule_key(), keys.wake_channel(), keys.default_stream(), std::string("expiry:{0}:task:"),
+        std::string("expiry:{0}:t:"), std::string("expiry:{0}:tomato"), std::string("expiry:{0}:tasks:x"),
+        std::string("expiry:{0}:ta:x"), std::string("other:{0}:task:x"), std::string("expiry2:{0}:task:x"),
+        std::string("expiry:{123456}:task:x"), std::string("expiry:{99999999999999999999}:t:x"),
+        std::string("expiry:{a}:task:x"), std::string("expiry:{}:t:x")}) {
+    EXPECT_FALSE(keys.parse_task_key(k)) << k;
+  }
+}
+
+TEST(KeyLayout, TaskKeysPatternCoversBothKinds) {
+  EXPECT_EQ(KeyLayout("expiry").task_keys_pattern(), "expiry:{*}:t*");
+  EXPECT_EQ(KeyLayout("jobs.v2").task_keys_pattern(), "jobs.v2:{*}:t*");
+}
+
 // ---------------------------------------------------------------- expired channel parsing
 
 TEST(ExpiredChannel, ParsesDbNumber) {

@@ -314,6 +314,20 @@ TEST(RelayConfig, MissingPasswordFileIsAnError) {
   EXPECT_THROW(read_password_file(missing), ConfigError);
 }
 
+TEST(RelayConfig, UnreadablePasswordFileIsAConfigErrorNamingIt) {
+  char dir_tmpl[] = "/tmp/expiry_relay_config_test_dir_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_tmpl), nullptr);
+  const std::string dir = dir_tmpl;
+  std::string msg = config_error({{"password_file", dir}});
+  EXPECT_EQ(msg, "password file " + dir + " is a directory");
+  rmdir(dir.c_str());
+  msg = config_error({{"password_file", "/proc/self/mem"}});
+  EXPECT_EQ(msg, "cannot read password file /proc/self/mem: Input/output error");
+  TempFile f("pw\n");
+  msg = config_error({{"password_file", f.path() + "/x"}});
+  EXPECT_EQ(msg, "cannot read password file " + f.path() + "/x: Not a directory");
+}
+
 TEST(RelayConfig, ReadPasswordFileTakesTheFirstLine) {
   TempFile lf("s3cret\nignored\n");
   EXPECT_EQ(read_password_file(lf.path()), "s3cret");

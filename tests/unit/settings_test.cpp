@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -425,6 +426,36 @@ TEST(Settings, ReadJsonFileErrorsNameTheFile) {
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_TRUE(contains(e.what(), missing)) << e.what();
+  }
+}
+
+
+// A directory, a path through a file, a file whose read fails (EIO) and, when not running as
+// root, a file without read permission: a ConfigError naming the file, never another exception.
+TEST(Settings, ReadJsonFileRejectsDirectoriesAndUnreadableFiles) {
+  auto error_of = [](const std::string& path) -> std::string {
+    try {
+      read_json_file(path);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  char dir_tmpl[] = "/tmp/expiry_settings_test_dir_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_tmpl), nullptr);
+  const std::string dir = dir_tmpl;
+  EXPECT_EQ(error_of(dir), "config file " + dir + " is a directory");
+  EXPECT_EQ(error_of(dir + "/"), "config file " + dir + "/ is a directory");
+  rmdir(dir.c_str());
+
+  TempFile f(R"({"name": "n"})");
+  EXPECT_EQ(error_of(f.path() + "/x"), "cannot read config file " + f.path() + "/x: Not a directory");
+  EXPECT_EQ(error_of("/proc/self/mem"), "cannot read config file /proc/self/mem: Input/output error");
+  EXPECT_TRUE(contains(error_of(f.path() + ".missing"), "cannot read config file " + f.path() +
+                                                            ".missing: No such file or directory"));
+  if (geteuid() != 0) {  // root reads a mode-000 file anyway
+    ASSERT_EQ(chmod(f.path().c_str(), 0), 0);
+    EXPECT_EQ(error_of(f.path()), "cannot read config file " + f.path() + ": Permission denied");
   }
 }
 

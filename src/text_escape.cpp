@@ -1,5 +1,5 @@
 // One-line rendering of arbitrary bytes; see text_escape.h.
-#include "ctl/text_escape.h"
+#include "text_escape.h"
 
 #include "utf8.h"
 

@@ -1,4 +1,5 @@
-// Rendering of arbitrary bytes (ids, payloads, field values) on one readable line.
+// Rendering of arbitrary bytes (ids, payloads, field values, log messages) on one readable line.
+// Pure; shared by the text log format (logging.cpp) and expiry-ctl's output.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,221 @@
+// check: finds trigger keys and shadow hashes whose id is not in the schedule (orphans, e.g.
+// after the schedule ZSET was deleted from outside), and with --repair deletes them.
+//
+// The walk is SCAN MATCH NS:{*}:t* COUNT 1000, so each call does bounded work in Redis. For
+// each key found, one MULTI/EXEC of ZSCORE (is the id scheduled?) and EXISTS (is the key still
+// there?) reads both at one instant, so a task claimed or cancelled while we look is not
+// reported. --repair deletes an orphan with a small EVAL script that checks ZSCORE again in the
+// same atomic step: a task scheduled after the report keeps its keys.
+#include <chrono>
+#include <iostream>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "ctl/ctl_commands.h"
+#include "ctl/sync_connection.h"
+#include "errors.h"
+#include "key_layout.h"
+#include "text_escape.h"
+
+namespace expiry {
+namespace {
+
+constexpr const char* kScanCount = "1000";  // keys Redis looks at per SCAN call
+constexpr auto kProgressEvery = std::chrono::seconds(2);
+
+// KEYS[1] = NS:{B}:schedule, KEYS[2] = a trigger key or shadow hash of ARGV[1].
+// Returns -1 (the id is scheduled: kept), else the DEL count (1 deleted, 0 already gone).
+constexpr const char* kDeleteOrphanScript =
+    "if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return -1 end\n"
+    "return redis.call('DEL', KEYS[2])\n";
+
+struct Orphan {
+  std::string key;
+  std::string id;
+  TaskKeyKind kind;
+};
+
+struct CheckReport {
+  uint64_t examined = 0;         // task keys SCAN returned (a key can come back twice)
+  uint64_t orphan_shadows = 0;
+  uint64_t orphan_triggers = 0;
+  std::vector<Orphan> examples;  // the first --examples orphans
+  uint64_t deleted = 0;          // --repair
+  uint64_t kept_scheduled = 0;   // --repair: scheduled again between the report and the delete
+  uint64_t already_gone = 0;     // --repair: claimed, cancelled or expired in between
+
+  uint64_t orphans() const { return orphan_shadows + orphan_triggers; }
+};
+
+const char* kind_name(TaskKeyKind kind) { return kind == TaskKeyKind::Shadow ? "shadow hash" : "trigger key"; }
+
+// Throws ReplyError for an error reply, naming the command.
+void expect_no_error(const Reply& r, const std::string& what) {
+  if (r.type == Reply::Type::Error) expect_ok(r, what);
+}
+
+class OrphanChecker {
+ public:
+  OrphanChecker(SyncConnection& conn, const KeyLayout& keys, const CheckOptions& options)
+      : conn_(conn), keys_(keys), options_(options) {}
+
+  CheckReport run() {
+    const auto start = std::chrono::steady_clock::now();
+    auto last_progress = start;
+    std::string cursor = "0";
+    do {
+      const Reply page = conn_.checked({"SCAN", cursor, "MATCH", keys_.task_keys_pattern(), "COUNT", kScanCount});
+      if (page.type != Reply::Type::Array || page.elements.size() != 2 ||
+          page.elements[1].type != Reply::Type::Array) {
+        throw ReplyError("SCAN: unexpected reply " + page.describe());
+      }
+      cursor = page.elements[0].str;
+      check_page(page.elements[1].elements);
+      if (std::chrono::steady_clock::now() - last_progress >= kProgressEvery) {
+        last_progress = std::chrono::steady_clock::now();
+        std::cerr << "progress: " << report_.examined << " task keys examined, " << report_.orphans()
+                  << " orphans\n";
+      }
+    } while (cursor != "0");
+    return report_;
+  }
+
+ private:
+  struct Candidate {
+    std::string key;
+    std::string id;
+    TaskKeyKind kind;
+    std::string schedule_key;
+  };
+
+  void check_page(const std::vector<Reply>& found) {
+    std::vector<Candidate> candidates;
+    for (const Reply& k : found) {
+      auto ref = keys_.parse_task_key(k.str);
+      if (!ref) continue;  // matched NS:{*}:t* but is not one of ours
+      candidates.push_back({k.str, std::string(ref->id), ref->kind, KeyLayout(keys_.ns(), ref->bucket).schedule_key()});
+    }
+    report_.examined += candidates.size();
+    if (candidates.empty()) return;
+    for (const auto& c : candidates) {
+      conn_.append({"MULTI"});
+      conn_.append({"ZSCORE", c.schedule_key, c.id});
+      conn_.append({"EXISTS", c.key});
+      conn_.append({"EXEC"});
+    }
+    std::vector<const Candidate*> orphans;
+    for (const auto& c : candidates) {
+      const Reply multi = conn_.read_reply();
+      const Reply zscore = conn_.read_reply();
+      const Reply exists = conn_.read_reply();
+      const Reply exec = conn_.read_reply();
+      expect_no_error(multi, "MULTI");
+      expect_no_error(zscore, "ZSCORE");
+      expect_no_error(exists, "EXISTS");
+      expect_no_error(exec, "EXEC");
+      if (exec.type != Reply::Type::Array || exec.elements.size() != 2) {
+        throw ReplyError("EXEC: unexpected reply " + exec.describe());
+      }
+      expect_no_error(exec.elements[0], "ZSCORE " + c.schedule_key);
+      expect_no_error(exec.elements[1], "EXISTS");
+      const bool scheduled = exec.elements[0].type != Reply::Type::Nil;
+      const bool present = exec.elements[1].type == Reply::Type::Integer && exec.elements[1].integer == 1;
+      if (scheduled || !present) continue;
+      if (!seen_.insert(c.key).second) continue;  // SCAN may return a key twice
+      (c.kind == TaskKeyKind::Shadow ? report_.orphan_shadows : report_.orphan_triggers) += 1;
+      if (report_.examples.size() < static_cast<size_t>(options_.examples)) {
+        report_.examples.push_back({c.key, c.id, c.kind});
+      }
+      orphans.push_back(&c);
+    }
+    if (options_.repair) repair(orphans);
+  }
+
+  void repair(const std::vector<const Candidate*>& orphans) {
+    for (const Candidate* c : orphans) conn_.append({"EVAL", kDeleteOrphanScript, "2", c->schedule_key, c->key, c->id});
+    for (size_t i = 0; i < orphans.size(); ++i) {
+      const Reply r = conn_.read_reply();
+      expect_no_error(r, "EVAL (delete an orphan)");
+      if (r.type != Reply::Type::Integer) throw ReplyError("EVAL: unexpected reply " + r.describe());
+      if (r.integer < 0) {
+        ++report_.kept_scheduled;
+      } else if (r.integer == 0) {
+        ++report_.already_gone;
+      } else {
+        ++report_.deleted;
+      }
+    }
+  }
+
+  SyncConnection& conn_;
+  const KeyLayout& keys_;
+  const CheckOptions& options_;
+  CheckReport report_;
+  std::unordered_set<std::string> seen_;  // orphan keys counted so far
+};
+
+std::string json_dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void print_json(const CtlTarget& target, const CheckOptions& options, const CheckReport& r) {
+  nlohmann::json examples = nlohmann::json::array();
+  for (const auto& o : r.examples) {
+    examples.push_back({{"key", o.key}, {"id", o.id}, {"kind", o.kind == TaskKeyKind::Shadow ? "shadow" : "trigger"}});
+  }
+  nlohmann::json out = {{"namespace", target.ns},
+                        {"examined", r.examined},
+                        {"orphans", r.orphans()},
+                        {"orphan_shadow_hashes", r.orphan_shadows},
+                        {"orphan_trigger_keys", r.orphan_triggers},
+                        {"examples", examples},
+                        {"repair", options.repair},
+                        {"deleted", nullptr},
+                        {"kept_scheduled", nullptr},
+                        {"already_gone", nullptr},
+                        {"clean", r.orphans() == 0 || options.repair}};
+  if (options.repair) {
+    out["deleted"] = r.deleted;
+    out["kept_scheduled"] = r.kept_scheduled;
+    out["already_gone"] = r.already_gone;
+  }
+  std::cout << json_dump(out) << "\n";
+}
+
+void print_text(const CtlTarget& target, const CheckOptions& options, const CheckReport& r) {
+  std::cout << "examined " << r.examined << " task keys of namespace " << target.ns << "\n";
+  if (r.orphans() == 0) {
+    std::cout << "no orphans: every trigger key and shadow hash belongs to a scheduled task\n";
+    return;
+  }
+  std::cout << "orphans: " << r.orphans() << " (" << r.orphan_shadows << " shadow hashes, " << r.orphan_triggers
+            << " trigger keys) whose id is not in the schedule\n";
+  for (const auto& o : r.examples) std::cout << "  " << kind_name(o.kind) << " " << escape_text(o.key) << "\n";
+  if (r.orphans() > r.examples.size()) std::cout << "  ... and " << (r.orphans() - r.examples.size()) << " more\n";
+  if (options.repair) {
+    std::cout << "deleted " << r.deleted << " orphaned keys (" << r.kept_scheduled
+              << " kept: scheduled again meanwhile; " << r.already_gone << " already gone)\n";
+  }
+}
+
+}  // namespace
+
+int run_check(const CtlTarget& target, const CheckOptions& options) {
+  if (options.examples < 0) throw ConfigError("--examples must not be negative");
+  const KeyLayout keys(target.ns);
+  SyncConnection conn(target.redis);
+  OrphanChecker checker(conn, keys, options);
+  const CheckReport report = checker.run();
+  if (options.json) {
+    print_json(target, options, report);
+  } else {
+    print_text(target, options, report);
+  }
+  if (report.orphans() == 0 || options.repair) return kExitOk;
+  std::cerr << "expiry-ctl: " << report.orphans()
+            << " orphaned keys found and not deleted; run 'expiry-ctl check --repair' to delete them\n";
+  return kExitOrphansFound;
+}
+
+}  // namespace expiry
