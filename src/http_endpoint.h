@@ -41,13 +41,17 @@ struct HttpLimits {
 // propagates into libevent. Both run on the loop, once per request; they need no locks.
 //
 // Connections (HTTP/1.0 and 1.1):
-// - One request per connection: every answer says "Connection: close", and the connection is
-//   closed once it is sent (no keep-alive, no pipelining; a request body is never read).
+// - One request per connection: every answer says "Connection: close" (no keep-alive, no
+//   pipelining; a request body is never read). Once the answer is sent we shut down our side
+//   and drop what the client still sends until it closes, for at most 1 s (closing with
+//   unread input would send RST, which can destroy the answer before the client reads it).
 // - Request line and headers up to 8 KiB (else 431), Content-Length up to 1 KiB (else 413; no
 //   route takes a body), a malformed head is 400. These are answered without calling us.
 // - At most HttpLimits::max_connections at once. At the cap the listener is disabled, so new
 //   clients wait in the kernel's accept queue (or their connect times out) and are accepted
-//   as connections close: no busy loop, no log line per refused client.
+//   as connections close: no busy loop, no log line per refused client. While clients hold
+//   every slot, scrapes and probes wait with them: the cap protects the loop and the Redis
+//   connections' descriptors, not HTTP availability.
 // - Each connection is closed request_deadline after it was accepted, answered or not.
 // - When accept() fails (EMFILE, ENFILE, ENOBUFS ...) the listener is disabled and re-enabled
 //   from a timer, 50 ms doubling to 1 s while it keeps failing; one warning per back-off
@@ -59,10 +63,11 @@ class HttpEndpoint {
   static constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
   // Descriptors HTTP clients can never take: max_connections is clamped to the soft
   // RLIMIT_NOFILE (read at construction) minus this, and to at least 1. Besides HTTP, the
-  // relay uses about 12 (stdio, epoll, timerfd, signal pipe, the listener, two Redis
-  // connections, one more while a connection is reopened); the rest covers DNS lookups,
-  // log files and libraries. The mains raise the soft limit to the hard one first
-  // (raise_fd_limit), so the clamp only matters when the hard limit is low.
+  // relay holds 10 (stdio, epoll, timerfd, libevent's pipe pair, the listener, two Redis
+  // connections; measured in http_fd_limit_test), one more while a connection is reopened;
+  // the rest is headroom for DNS lookups, log files and libraries. The mains raise the soft
+  // limit to the hard one first (raise_fd_limit), so the clamp only matters when the hard
+  // limit is low.
   static constexpr int kReservedFds = 32;
 
   using RenderMetrics = std::function<std::string()>;
