@@ -482,6 +482,11 @@ TEST_F(HttpEndpointTest, AtTheDescriptorLimitAcceptBacksOffWithoutSpinningOrFloo
   Socket client = connect_client();  // queued by the kernel; our accept() will fail
   send_all(client, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
 
+  // One line through the captured logger before descriptors run out: UBSan's first check of a
+  // virtual call (the log formatter's) opens a pipe, and reports a false "invalid vptr" at EMFILE.
+  spdlog::info("taking every descriptor below a soft limit of 64");
+  const int lines_before = log.lines();
+
   std::chrono::microseconds cpu{};
   {
     // Lower the soft limit, then take every descriptor left under it.
@@ -501,11 +506,11 @@ TEST_F(HttpEndpointTest, AtTheDescriptorLimitAcceptBacksOffWithoutSpinningOrFloo
   EXPECT_GE(endpoint_->accept_failures(), 2u);
   EXPECT_LE(endpoint_->accept_failures(), 10u);
   std::cout << "[ measured ] at the descriptor limit for 1 s: " << endpoint_->accept_failures()
-            << " failed accepts, " << cpu.count() << " us of loop CPU, " << log.lines() << " log lines, "
+            << " failed accepts, " << cpu.count() << " us of loop CPU, " << log.lines() - lines_before << " log lines, "
             << libevent_log.count() << " libevent log lines\n";
   EXPECT_LT(cpu.count(), 200000) << "microseconds of loop CPU in 1 s";
   const std::string text = log.text();
-  EXPECT_LE(log.lines(), 2) << text;
+  EXPECT_LE(log.lines() - lines_before, 2) << text;
   EXPECT_EQ(libevent_log.count(), 0);
   EXPECT_NE(text.find("HTTP accept failed: Too many open files"), std::string::npos) << text;
 
