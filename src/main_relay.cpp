@@ -9,6 +9,7 @@
 
 #include "errors.h"
 #include "event_loop.h"
+#include "fd_limit.h"
 #include "http_endpoint.h"
 #include "logging.h"
 #include "relay.h"
@@ -45,6 +46,9 @@ int main(int argc, char** argv) {
   }
 
   std::signal(SIGPIPE, SIG_IGN);
+  // Every descriptor the hard limit allows, so that Redis reconnects never run short (HTTP
+  // clients are capped well below the limit: see HttpEndpoint::kReservedFds).
+  raise_fd_limit();
   EventLoop loop;
   Relay relay(loop, config);
   auto stop = [&] { relay.stop([&] { loop.stop(); }); };

@@ -9,6 +9,7 @@
 #include "consumer_config.h"
 #include "errors.h"
 #include "event_loop.h"
+#include "fd_limit.h"
 #include "http_endpoint.h"
 #include "metrics.h"
 #include "logging.h"
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
   }
 
   std::signal(SIGPIPE, SIG_IGN);
+  // As in the relay: HTTP clients are capped well below the limit, Redis keeps the rest.
+  raise_fd_limit();
   EventLoop loop;
   std::unique_ptr<OrderCanceller> canceller;
   StreamConsumer consumer(loop, config, [&](const StreamEntry& e, StreamConsumer::Done done) {

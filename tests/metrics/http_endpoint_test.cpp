@@ -1,12 +1,18 @@
 // HttpEndpoint over real loopback TCP: the test sends raw HTTP/1.1 and drives the service's
-// event loop itself (EVLOOP_NONBLOCK), so there is one thread and every wait has a deadline.
+// event loop itself, so there is one thread and every wait has a deadline. The limits tests
+// (connection cap, whole-request deadline, accept back-off at the descriptor limit) use
+// small limits so that they run in a few seconds.
 #include "http_endpoint.h"
 
 #include <arpa/inet.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,10 +21,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "errors.h"
 #include "event_loop.h"
@@ -41,16 +50,84 @@ struct HttpResult {
 class Socket {
  public:
   explicit Socket(int fd) : fd_(fd) {}
-  ~Socket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
+  ~Socket() { reset(); }
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
+  Socket(Socket&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   int get() const { return fd_; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
 
  private:
   int fd_;
 };
+
+// Sets the soft RLIMIT_NOFILE for the scope, then restores the limit it found.
+class SoftFdLimit {
+ public:
+  explicit SoftFdLimit(rlim_t soft) {
+    ok_ = ::getrlimit(RLIMIT_NOFILE, &saved_) == 0;
+    rlimit lowered = saved_;
+    lowered.rlim_cur = soft;
+    ok_ = ok_ && ::setrlimit(RLIMIT_NOFILE, &lowered) == 0;
+  }
+  ~SoftFdLimit() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+  SoftFdLimit(const SoftFdLimit&) = delete;
+  SoftFdLimit& operator=(const SoftFdLimit&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  rlimit saved_{};
+  bool ok_ = false;
+};
+
+// Sends spdlog's default logger to a string for the scope.
+class CapturedLog {
+ public:
+  CapturedLog() : saved_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>("captured", std::make_shared<spdlog::sinks::ostream_sink_st>(text_));
+    logger->set_level(spdlog::level::debug);
+    spdlog::set_default_logger(logger);
+  }
+  ~CapturedLog() { spdlog::set_default_logger(saved_); }
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+  std::string text() const { return text_.str(); }
+  int lines() const {
+    const std::string t = text();
+    return static_cast<int>(std::count(t.begin(), t.end(), '\n'));
+  }
+
+ private:
+  std::ostringstream text_;  // declared first: outlives the logger writing to it
+  std::shared_ptr<spdlog::logger> saved_;
+};
+
+// Counts libevent's own log messages for the scope (libevent writes them to stderr otherwise).
+class LibeventLogCounter {
+ public:
+  LibeventLogCounter() {
+    count_ = 0;
+    event_set_log_callback([](int, const char*) { ++count_; });
+  }
+  ~LibeventLogCounter() { event_set_log_callback(nullptr); }
+  LibeventLogCounter(const LibeventLogCounter&) = delete;
+  LibeventLogCounter& operator=(const LibeventLogCounter&) = delete;
+  int count() const { return count_; }
+
+ private:
+  static inline int count_ = 0;
+};
+
+// CPU time (user + system) this thread has used: the event loop runs on it.
+std::chrono::microseconds thread_cpu_time() {
+  rusage usage{};
+  ::getrusage(RUSAGE_THREAD, &usage);
+  return std::chrono::seconds(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         std::chrono::microseconds(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
 
 HttpResult parse_response(const std::string& raw) {
   HttpResult result;
@@ -93,43 +170,82 @@ class HttpEndpointTest : public ::testing::Test {
         });
   }
 
-  // Sends `request` as is and runs the loop until the server closes the connection
-  // (every request here says "Connection: close") or the deadline passes.
-  HttpResult exchange(const std::string& request) {
+  // Replaces the endpoint by one with these limits.
+  void restart_endpoint(HttpLimits limits) {
+    endpoint_.reset();
+    endpoint_ = std::make_unique<HttpEndpoint>(
+        loop_, "127.0.0.1", 0, [this] { return metrics_text_; }, [](std::string&) { return true; }, limits);
+  }
+
+  // A client connected to the endpoint. connect() completes in the kernel's accept queue;
+  // the server sees the connection when the loop runs.
+  Socket connect_client() {
     Socket client(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    EXPECT_GE(client.get(), 0);
+    EXPECT_GE(client.get(), 0) << std::strerror(errno);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(endpoint_->port()));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    // Completes in the kernel's accept queue; the server sees it when the loop runs.
     if (::connect(client.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
       ADD_FAILURE() << "connect: " << std::strerror(errno);
-      return {};
     }
-    // Requests are far smaller than the socket buffer, so this blocking send never waits.
-    if (::send(client.get(), request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+    return client;
+  }
+
+  // Requests are far smaller than the socket buffer, so this blocking send never waits.
+  static void send_all(const Socket& client, const std::string& data) {
+    if (::send(client.get(), data.data(), data.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(data.size())) {
       ADD_FAILURE() << "send: " << std::strerror(errno);
-      return {};
     }
-    std::string raw;
-    bool closed = false;
-    const auto deadline = std::chrono::steady_clock::now() + kExchangeDeadline;
-    while (!closed && std::chrono::steady_clock::now() < deadline) {
-      event_base_loop(loop_.raw(), EVLOOP_NONBLOCK);
-      pollfd pfd{client.get(), POLLIN, 0};
-      if (::poll(&pfd, 1, 1 /* ms */) <= 0) continue;
+  }
+
+  // Runs the loop for `duration` (blocking in epoll: no busy wait).
+  void run_loop_for(std::chrono::microseconds duration) {
+    timeval tv{static_cast<time_t>(duration.count() / 1000000), static_cast<suseconds_t>(duration.count() % 1000000)};
+    event_base_loopexit(loop_.raw(), &tv);
+    event_base_loop(loop_.raw(), 0);
+  }
+
+  // Runs the loop in 5 ms slices until pred() holds or `deadline` passes; returns pred().
+  template <class Pred>
+  bool run_loop_until(Pred pred, std::chrono::milliseconds deadline) {
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    while (!pred()) {
+      if (std::chrono::steady_clock::now() >= end) return pred();
+      run_loop_for(5ms);
+    }
+    return true;
+  }
+
+  // Reads from `client` without blocking; appends to `raw`. True once the server has closed
+  // the connection (EOF, or a reset).
+  static bool drain(const Socket& client, std::string& raw) {
+    for (;;) {
       char buf[4096];
-      const ssize_t n = ::recv(client.get(), buf, sizeof buf, 0);
+      const ssize_t n = ::recv(client.get(), buf, sizeof buf, MSG_DONTWAIT);
       if (n > 0) {
         raw.append(buf, static_cast<size_t>(n));
-      } else {
-        closed = true;  // EOF, or a reset after the answer
+        continue;
       }
+      return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
     }
+  }
+
+  // Runs the loop until the server closes `client` or `deadline` passes, and parses what came.
+  HttpResult read_answer(const Socket& client, std::chrono::milliseconds deadline = kExchangeDeadline) {
+    std::string raw;
+    const bool closed = run_loop_until([&] { return drain(client, raw); }, deadline);
     HttpResult result = parse_response(raw);
     result.complete = closed;
     return result;
+  }
+
+  // Sends `request` as is and runs the loop until the server closes the connection
+  // (it closes after every answer) or the deadline passes.
+  HttpResult exchange(const std::string& request) {
+    Socket client = connect_client();
+    send_all(client, request);
+    return read_answer(client);
   }
 
   HttpResult get(const std::string& target) {
@@ -257,6 +373,171 @@ TEST_F(HttpEndpointTest, OversizedBodyIsRefused) {
                           std::string(4096, 'a'));
   ASSERT_TRUE(r.complete);
   EXPECT_EQ(r.status, 413);
+}
+
+TEST_F(HttpEndpointTest, EveryAnswerClosesTheConnectionEvenWhenTheClientAsksToKeepItAlive) {
+  HttpResult r = exchange("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n");
+  ASSERT_TRUE(r.complete) << "the connection was left open";
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["connection"], "close");
+  EXPECT_EQ(r.body, "ok\n");
+}
+
+TEST_F(HttpEndpointTest, ARequestArrivingInPiecesIsAnswered) {
+  Socket client = connect_client();
+  for (const char* piece : {"GET /hea", "lthz HTTP/1.1\r", "\nHost: localhost\r\n", "\r", "\n"}) {
+    send_all(client, piece);
+    run_loop_for(20ms);
+  }
+  HttpResult r = read_answer(client);
+  ASSERT_TRUE(r.complete);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ok\n");
+}
+
+TEST_F(HttpEndpointTest, MalformedRequestsAre400WithoutCallingUs) {
+  metrics_throw_ = true;  // would turn into a 500 if the handler ran
+  for (const char* request : {"GET /metrics\r\n\r\n", "GET /metrics HTTP/9.9\r\n\r\n",
+                              "GET /metrics HTTP/1.1\r\nNo colon here\r\n\r\n"}) {
+    HttpResult r = exchange(request);
+    ASSERT_TRUE(r.complete) << request;
+    EXPECT_EQ(r.status, 400) << request;
+  }
+}
+
+TEST_F(HttpEndpointTest, AnswersAClientThatShutsDownItsSideAfterTheRequest) {
+  Socket client = connect_client();
+  send_all(client, "GET /healthz HTTP/1.0\r\n\r\n");
+  ASSERT_EQ(::shutdown(client.get(), SHUT_WR), 0);
+  HttpResult r = read_answer(client);
+  ASSERT_TRUE(r.complete);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(run_loop_until([&] { return endpoint_->open_connections() == 0; }, 5s));
+}
+
+TEST_F(HttpEndpointTest, ConnectionsBeyondTheCapWaitUntilOneCloses) {
+  constexpr int kCap = 4;
+  restart_endpoint({kCap, 30s});  // a deadline far beyond the test: only the cap is at work
+  ASSERT_EQ(endpoint_->max_connections(), kCap);
+  std::vector<Socket> idle;
+  for (int i = 0; i < kCap; ++i) idle.push_back(connect_client());
+  ASSERT_TRUE(run_loop_until([&] { return endpoint_->open_connections() == kCap; }, 5s));
+  EXPECT_FALSE(endpoint_->accepting());
+
+  // Two more clients: the kernel queues them (connect succeeds) but we do not accept them.
+  Socket waiting = connect_client();
+  Socket extra = connect_client();
+  send_all(waiting, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  std::string raw;
+  run_loop_for(300ms);  // an observation window: nothing may be served while at the cap
+  EXPECT_FALSE(drain(waiting, raw));
+  EXPECT_EQ(raw, "") << "served beyond the cap";
+  EXPECT_EQ(endpoint_->open_connections(), kCap);
+
+  idle[0].reset();  // one slot frees: the waiting client is accepted and answered
+  HttpResult r = read_answer(waiting);
+  ASSERT_TRUE(r.complete);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_LE(endpoint_->open_connections(), kCap);
+
+  idle.clear();
+  extra.reset();
+  waiting.reset();
+  ASSERT_TRUE(run_loop_until([&] { return endpoint_->open_connections() == 0 && endpoint_->accepting(); }, 5s));
+  EXPECT_EQ(get("/healthz").status, 200);
+}
+
+TEST_F(HttpEndpointTest, ASlowlorisClientIsClosedAtTheWholeRequestDeadline) {
+  constexpr auto kDeadline = 1000ms;
+  restart_endpoint({64, kDeadline});
+  const auto start = std::chrono::steady_clock::now();
+  Socket client = connect_client();
+  send_all(client, "GET /healthz HTTP/1.1\r\nX-Slow: ");
+  // One header byte every 200 ms: each read arrives well within any per-read timeout.
+  std::string raw;
+  bool closed = false;
+  auto next_byte = start;
+  while (!closed && std::chrono::steady_clock::now() - start < 5 * kDeadline) {
+    if (std::chrono::steady_clock::now() >= next_byte) {
+      ::send(client.get(), "a", 1, MSG_NOSIGNAL);  // fails once the server has closed: ignored
+      next_byte += 200ms;
+    }
+    run_loop_for(10ms);
+    closed = drain(client, raw);
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(closed) << "still open after " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                      << " ms";
+  EXPECT_GE(took, kDeadline - 50ms);  // not before the deadline (the loop accepted it after connect)
+  EXPECT_LT(took, 3 * kDeadline);
+  EXPECT_EQ(raw, "") << "a request that never completed got an answer";
+  EXPECT_TRUE(run_loop_until([&] { return endpoint_->open_connections() == 0; }, 5s));
+  EXPECT_EQ(get("/healthz").status, 200);
+}
+
+TEST_F(HttpEndpointTest, AtTheDescriptorLimitAcceptBacksOffWithoutSpinningOrFlooding) {
+  restart_endpoint({64, 30s});
+  CapturedLog log;
+  LibeventLogCounter libevent_log;
+  Socket client = connect_client();  // queued by the kernel; our accept() will fail
+  send_all(client, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
+
+  // One line through the captured logger before descriptors run out: UBSan's first check of a
+  // virtual call (the log formatter's) opens a pipe, and reports a false "invalid vptr" at EMFILE.
+  spdlog::info("taking every descriptor below a soft limit of 64");
+  const int lines_before = log.lines();
+
+  std::chrono::microseconds cpu{};
+  {
+    // Lower the soft limit, then take every descriptor left under it.
+    SoftFdLimit limit(64);
+    ASSERT_TRUE(limit.ok()) << std::strerror(errno);
+    std::vector<Socket> fillers;
+    for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 && fillers.size() < 64;) fillers.emplace_back(fd);
+    ASSERT_EQ(errno, EMFILE);
+
+    const auto cpu_before = thread_cpu_time();
+    run_loop_for(1s);
+    cpu = thread_cpu_time() - cpu_before;
+    // Leaving the scope closes the fillers and restores the limit.
+  }
+  // The back-off retries at 50, 100, 200, 400 and 800 ms: about 5 accept() calls in a second,
+  // where a listener without it calls accept() (and logs) in a busy loop.
+  EXPECT_GE(endpoint_->accept_failures(), 2u);
+  EXPECT_LE(endpoint_->accept_failures(), 10u);
+  std::cout << "[ measured ] at the descriptor limit for 1 s: " << endpoint_->accept_failures()
+            << " failed accepts, " << cpu.count() << " us of loop CPU, " << log.lines() - lines_before << " log lines, "
+            << libevent_log.count() << " libevent log lines\n";
+  EXPECT_LT(cpu.count(), 200000) << "microseconds of loop CPU in 1 s";
+  const std::string text = log.text();
+  EXPECT_LE(log.lines() - lines_before, 2) << text;
+  EXPECT_EQ(libevent_log.count(), 0);
+  EXPECT_NE(text.find("HTTP accept failed: Too many open files"), std::string::npos) << text;
+
+  // Descriptors are free again: within the next retry (at most 1 s) the client is answered.
+  HttpResult r = read_answer(client);
+  ASSERT_TRUE(r.complete);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(log.text().find("HTTP accepting connections again"), std::string::npos) << log.text();
+  EXPECT_EQ(get("/healthz").status, 200);
+}
+
+TEST_F(HttpEndpointTest, TheCapLeavesReservedDescriptorsUnderALowLimit) {
+  {
+    SoftFdLimit limit(HttpEndpoint::kReservedFds + 8);
+    ASSERT_TRUE(limit.ok());
+    restart_endpoint({64, 5s});
+    EXPECT_EQ(endpoint_->max_connections(), 8);
+  }
+  {
+    SoftFdLimit limit(HttpEndpoint::kReservedFds);  // never below one connection
+    ASSERT_TRUE(limit.ok());
+    restart_endpoint({64, 5s});
+    EXPECT_EQ(endpoint_->max_connections(), 1);
+  }
+  restart_endpoint({64, 5s});
+  EXPECT_EQ(endpoint_->max_connections(), 64);  // the test process's limit is far higher
+  EXPECT_EQ(get("/healthz").status, 200);
 }
 
 TEST_F(HttpEndpointTest, AnotherEndpointOnABusyPortThrowsIoError) {
