@@ -16,37 +16,31 @@ bool is_function_missing(const Reply& reply) {
   return reply.type == Reply::Type::Error && reply.str.find("Function not found") != std::string::npos;
 }
 
+namespace {
+// FCALL <function> 3 <schedule> <trigger> <shadow> <id>: the head of every per-task call.
+std::vector<std::string> task_call(const char* function, const KeyLayout& keys, std::string_view id) {
+  return {"FCALL", function, "3", keys.schedule_key(), keys.trigger_key(id), keys.shadow_key(id), std::string(id)};
+}
+
+const char* mode_word(ScheduleMode mode) { return mode == ScheduleMode::Delay ? "delay" : "at"; }
+}  // namespace
+
 std::vector<std::string> schedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode,
                                        long long ms, std::string_view payload, std::string_view stream) {
-  std::vector<std::string> argv{"FCALL",
-                                "expiry_schedule",
-                                "3",
-                                keys.schedule_key(),
-                                keys.trigger_key(id),
-                                keys.shadow_key(id),
-                                std::string(id),
-                                mode == ScheduleMode::Delay ? "delay" : "at",
-                                std::to_string(ms),
-                                std::string(payload)};
+  auto argv = task_call("expiry_schedule", keys, id);
+  argv.insert(argv.end(), {mode_word(mode), std::to_string(ms), std::string(payload)});
   if (!stream.empty()) argv.emplace_back(stream);
   return argv;
 }
 
 std::vector<std::string> reschedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode, long long ms) {
-  return {"FCALL",
-          "expiry_reschedule",
-          "3",
-          keys.schedule_key(),
-          keys.trigger_key(id),
-          keys.shadow_key(id),
-          std::string(id),
-          mode == ScheduleMode::Delay ? "delay" : "at",
-          std::to_string(ms)};
+  auto argv = task_call("expiry_reschedule", keys, id);
+  argv.insert(argv.end(), {mode_word(mode), std::to_string(ms)});
+  return argv;
 }
 
 std::vector<std::string> cancel_argv(const KeyLayout& keys, std::string_view id) {
-  return {"FCALL", "expiry_cancel", "3", keys.schedule_key(), keys.trigger_key(id), keys.shadow_key(id),
-          std::string(id)};
+  return task_call("expiry_cancel", keys, id);
 }
 
 std::vector<std::string> claim_argv(const KeyLayout& keys, std::string_view id, std::string_view via,

@@ -233,6 +233,15 @@ local function append(ctx, stream, entry)
   return entry_id
 end
 
+-- Appends task `id`'s entry to `stream` if it can take it: the entry id, or nil and why not.
+local function try_append(ctx, stream, id, entry)
+  local problem = stream_problem(ctx, stream, id)
+  if problem ~= nil then return nil, problem end
+  local entry_id, refused = append(ctx, stream, entry)
+  if entry_id == nil then return nil, 'Redis refused XADD (' .. refused .. ')' end
+  return entry_id
+end
+
 -- Claims one due task, keeping the claim invariant (top of file). A missing or wrong-typed
 -- shadow hash is forwarded with a missing_payload marker. A per-task stream that cannot take
 -- the entry (wrong type, task key space, no permission, or XADD refused, e.g. its ids are
@@ -262,15 +271,10 @@ local function forward(ctx, id, due)
     entry[#entry + 1] = 'missing_payload'
     entry[#entry + 1] = ok and 'absent' or 'wrongtype'
   end
-  local entry_id = nil
+  local entry_id, problem = nil, nil
   local stream = fields['stream']
   if stream ~= nil and stream ~= ctx.default_stream then
-    local problem = stream_problem(ctx, stream, id)
-    if problem == nil then
-      local refused
-      entry_id, refused = append(ctx, stream, entry)
-      if entry_id == nil then problem = 'Redis refused XADD (' .. refused .. ')' end
-    end
+    entry_id, problem = try_append(ctx, stream, id, entry)
     if entry_id == nil then
       entry[#entry + 1] = 'undeliverable_stream'
       entry[#entry + 1] = stream
@@ -279,15 +283,9 @@ local function forward(ctx, id, due)
     end
   end
   if entry_id == nil then
-    local stream = ctx.default_stream
-    local problem = stream_problem(ctx, stream, id)
-    if problem == nil then
-      local refused
-      entry_id, refused = append(ctx, stream, entry)
-      if entry_id == nil then problem = 'Redis refused XADD (' .. refused .. ')' end
-    end
+    entry_id, problem = try_append(ctx, ctx.default_stream, id, entry)
     if entry_id == nil then
-      fail('cannot forward task ' .. id .. ' to stream key ' .. stream .. ': ' .. problem ..
+      fail('cannot forward task ' .. id .. ' to stream key ' .. ctx.default_stream .. ': ' .. problem ..
            '; the task stays pending (nothing was written for it)')
     end
   end

@@ -284,6 +284,8 @@ TEST(RelayBadInput, WrongPasswordExitsTwoAndNeverLogsIt) {
   EXPECT_EQ(*code, 2);
   EXPECT_NE(relay.output().find("WRONGPASS"), std::string::npos) << relay.output();
   EXPECT_EQ(relay.output().find("battery-staple"), std::string::npos) << relay.output();
+  EXPECT_EQ(relay.output().find("retrying in"), std::string::npos) << "no retry line before the exit:\n"
+                                                                    << relay.output();
 }
 
 TEST(RelayBadInput, PasswordFromFileWorks) {
