@@ -208,7 +208,8 @@ HttpEndpoint::HttpEndpoint(EventLoop& loop, const std::string& bind_address, int
                  describe_address(bind_address, port_), limits.max_connections, max_connections_, limit_text,
                  kReservedFds);
   }
-  spdlog::info("HTTP on {}: at most {} connections, each closed {} ms after accept (descriptor limit {})",
+  spdlog::info("metrics on http://{}/metrics (and /healthz, /readyz): at most {} connections, each closed {} ms "
+               "after accept (descriptor limit {})",
                describe_address(bind_address, port_), max_connections_, request_deadline_.count(), limit_text);
 }
 
@@ -440,7 +441,11 @@ HttpEndpoint::Response HttpEndpoint::respond(const std::string& method, const st
     return {405, "Method Not Allowed", kTextContentType, "method not allowed\n", true};
   }
   if (path == "/metrics") return {200, "OK", kMetricsContentType, render_metrics_()};
-  if (path == "/healthz") return {200, "OK", kTextContentType, "ok\n"};
+  if (path == "/healthz") {
+    std::string why;
+    if (!healthy_ || healthy_(why)) return {200, "OK", kTextContentType, "ok\n"};
+    return {503, "Service Unavailable", kTextContentType, (why.empty() ? "unhealthy" : why) + "\n"};
+  }
   std::string why;
   if (ready_(why)) return {200, "OK", kTextContentType, "ready\n"};
   if (why.empty()) why = "not ready";

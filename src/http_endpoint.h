@@ -88,6 +88,10 @@ class HttpEndpoint {
   HttpEndpoint(HttpEndpoint&&) = delete;
   HttpEndpoint& operator=(HttpEndpoint&&) = delete;
 
+  // /healthz answers 503 with why when `healthy` says no (default: always 200 while the loop
+  // runs). Set before the loop runs.
+  void set_health_check(CheckReady healthy) { healthy_ = std::move(healthy); }
+
   // The port actually bound (the chosen one when constructed with port 0).
   int port() const { return port_; }
   // The connection cap in force (HttpLimits::max_connections after clamping).
@@ -142,6 +146,7 @@ class HttpEndpoint {
   bool warned_ever_ = false;
   RenderMetrics render_metrics_;
   CheckReady ready_;
+  CheckReady healthy_;  // optional; empty: /healthz is 200 while the loop answers
 };
 
 }  // namespace expiry

@@ -29,14 +29,17 @@ int main(int argc, char** argv) {
   bool check_only = false;
   app.add_option("--config", config_path, "JSON config file (env EXPIRY_RELAY_CONFIG)");
   app.add_flag("--check-config", check_only, "validate the settings, print them and exit");
-  CLI11_PARSE(app, argc, argv);
+  add_version_flag(app, "expiry-relay");
+  if (auto code = parse_command_line(app, argc, argv, "expiry-relay")) return *code;
 
   RelayConfig config;
   try {
     const auto settings = load_settings(specs, flags, config_path, "EXPIRY_RELAY");
     config = relay_config_from(settings);
     if (check_only) {
-      std::cout << "configuration OK\n" << settings.describe();
+      std::cout << "configuration OK\n"
+                << settings.describe(
+                       {{"redis_url", config.redis.redacted()}, {"stream", config.stream}, {"instance", config.instance}});
       return 0;
     }
     setup_logging("expiry-relay", config.log_format, config.log_level);
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
       http = std::make_unique<HttpEndpoint>(
           loop, config.metrics_bind, config.metrics_port, [&] { return relay.metrics().render(); },
           [&](std::string& why) { return relay.ready(why); });
+      http->set_health_check([&](std::string& why) { return relay.healthy(why); });
     } catch (const Error& e) {
       std::cerr << "expiry-relay: " << escape_text(e.what()) << "\n";
       return 2;

@@ -46,8 +46,11 @@ namespace {
 // the inner context's error in hiredis 0.14 (it is copied to ac->errstr later, if ever).
 std::string context_error(const redisAsyncContext* ac) {
   if (ac == nullptr) return "out of memory";
-  if (ac->err != 0 && ac->errstr != nullptr && ac->errstr[0] != '\0') return ac->errstr;
-  if (ac->c.err != 0 && ac->c.errstr[0] != '\0') return ac->c.errstr;
+  const char* hint = ac->err == REDIS_ERR_PROTOCOL || ac->c.err == REDIS_ERR_PROTOCOL
+                         ? " (the peer does not speak Redis: check the host and port of redis_url)"
+                         : "";
+  if (ac->err != 0 && ac->errstr != nullptr && ac->errstr[0] != '\0') return ac->errstr + std::string(hint);
+  if (ac->c.err != 0 && ac->c.errstr[0] != '\0') return ac->c.errstr + std::string(hint);
   return "connection closed by the server";
 }
 

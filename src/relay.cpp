@@ -41,7 +41,10 @@ Relay::Relay(EventLoop& loop, RelayConfig config)
         if (commands_.ready() && !stopping_) prepare_redis();
       }) {
   commands_.set_on_ready([this] { prepare_redis(); });
-  commands_.set_on_down([this](const std::string&) { prepared_ = false; });
+  commands_.set_on_down([this](const std::string&) {
+    prepared_ = false;
+    if (!unready_since_) unready_since_ = Clock::now();
+  });
   commands_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
   listener_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
   listener_.set_on_trigger([this](std::string_view id) {
@@ -60,11 +63,30 @@ Relay::Relay(EventLoop& loop, RelayConfig config)
     if (prepared_) reconciler_.sweep_now("resubscribed");
   });
   register_relay_metrics(metrics_, stats_, commands_, listener_.connection(), functions_);
+  // The same answers as /readyz and /healthz, so dashboards and probes agree.
+  metrics_.add({Metrics::Kind::Gauge, "expiry_relay_ready", "1 if /readyz answers 200.", {{{}, [this] {
+                  std::string why;
+                  return ready(why) ? 1.0 : 0.0;
+                }}}});
+  metrics_.add({Metrics::Kind::Gauge, "expiry_relay_healthy", "1 if /healthz answers 200.", {{{}, [this] {
+                  std::string why;
+                  return healthy(why) ? 1.0 : 0.0;
+                }}}});
   forwarder_.set_on_needs_sweep([this] { reconciler_.sweep_now("event claim deferred"); });
   forwarder_.set_on_not_due([this](long long due) { reconciler_.note_due(due); });
 }
 
+bool Relay::healthy(std::string& why) const {
+  if (!unready_since_ || config_.unhealthy_after.count() == 0) return true;
+  const auto for_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - *unready_since_);
+  if (for_ms <= config_.unhealthy_after) return true;
+  why = "no ready connection to Redis for " + std::to_string(for_ms.count() / 1000) + " s (unhealthy_after_ms=" +
+        std::to_string(config_.unhealthy_after.count()) + "); see the log";
+  return false;
+}
+
 void Relay::start() {
+  unready_since_ = Clock::now();
   spdlog::info("expiry-relay {} starting: redis={} namespace={} stream={} group={} sweep_interval={}ms",
                config_.instance, config_.redis.redacted(), config_.ns, config_.stream, config_.group,
                config_.sweep_interval.count());
@@ -228,6 +250,7 @@ void Relay::check_eviction(const Reply& reply) {
 
 void Relay::on_prepared() {
   prepared_ = true;
+  unready_since_.reset();
   prepare_failures_ = 0;
   ever_prepared_ = true;
   reconciler_.sweep_now("connected");

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "event_loop.h"
 #include "expiry_listener.h"
@@ -41,6 +42,10 @@ class Relay {
   const Metrics& metrics() const { return metrics_; }
   // Ready: the command connection passed the startup checks and the listener is subscribed.
   bool ready(std::string& why) const;
+  // Healthy unless the relay has gone longer than config.unhealthy_after without a ready
+  // command connection (since start or since the connection was lost): then a restart may
+  // help (a wrong route, a stale DNS answer), and /healthz says so.
+  bool healthy(std::string& why) const;
 
  private:
   void prepare_redis();
@@ -68,6 +73,7 @@ class Relay {
   Timer prepare_retry_;
   uint32_t prepare_failures_ = 0;
   bool prepared_ = false;   // the current command connection passed prepare_redis()
+  std::optional<Clock::time_point> unready_since_;  // since when the commands are not prepared
   bool ever_prepared_ = false;
   bool group_seen_ = false;  // the group existed (or was created) once: missing at a reconnect, it was destroyed
   bool stopping_ = false;

@@ -44,6 +44,9 @@ std::vector<OptionSpec> relay_option_specs() {
        "(used by the benchmark baselines)",
        "true"},
       {"metrics_port", OptionKind::Integer, "HTTP port for /metrics, /healthz, /readyz (0: off)", "0", 0, 65535},
+      {"unhealthy_after_ms", OptionKind::Integer,
+       "/healthz answers 503 after this long without a ready connection to Redis (0: never)", "60000", 0,
+       86400000},
       {"metrics_bind", OptionKind::String, "HTTP bind address", "127.0.0.1"},
       {"log_format", OptionKind::String, "text or json", "text"},
       {"log_level", OptionKind::String, "trace, debug, info, warn, error", "info"},
@@ -107,6 +110,7 @@ RelayConfig relay_config_from(const Settings& s) {
   c.event_claims = s.boolean("event_claims");
   c.next_due_timer = s.boolean("next_due_timer");
   c.metrics_port = static_cast<int>(s.integer("metrics_port"));
+  c.unhealthy_after = std::chrono::milliseconds(s.integer("unhealthy_after_ms"));
   c.metrics_bind = s.text("metrics_bind");
   c.log_format = s.text("log_format");
   if (c.log_format != "text" && c.log_format != "json") {

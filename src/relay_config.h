@@ -26,6 +26,7 @@ struct RelayConfig {
   int max_inflight_claims = 1000;  // event claims in flight; more events fall back to the sweep
   bool require_notifications = false;
   bool require_noeviction = false;   // maxmemory-policy other than noeviction is fatal
+  std::chrono::milliseconds unhealthy_after{60000};  // /healthz 503 after this long unready; 0: never
   bool event_claims = true;    // claim tasks on expired events (off: the sweep alone forwards)
   bool next_due_timer = true;  // arm the sweep for the earliest due task (off: periodic sweep only)
   int metrics_port = 0;              // HTTP /metrics, /healthz, /readyz; 0: off

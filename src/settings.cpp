@@ -4,12 +4,14 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "errors.h"
+#include "version.h"
 #include "text_file.h"
 
 namespace expiry {
@@ -127,9 +129,15 @@ int64_t Settings::integer(const std::string& name) const { return *parse_int(ent
 bool Settings::boolean(const std::string& name) const { return entry(name).value.text == "true"; }
 const std::string& Settings::source(const std::string& name) const { return entry(name).value.source; }
 
-std::string Settings::describe() const {
+std::string Settings::describe(const std::map<std::string, std::string>& shown) const {
   std::ostringstream out;
   for (const auto& [name, e] : entries_) {
+    auto it = shown.find(name);
+    if (it != shown.end()) {
+      const bool resolved = !e.spec.secret && it->second != e.value.text;
+      out << name << "=" << it->second << " (" << e.value.source << (resolved ? ", resolved" : "") << ")\n";
+      continue;
+    }
     const bool hide = e.spec.secret && !e.value.text.empty();
     out << name << "=" << (hide ? "***" : e.value.text) << " (" << e.value.source << ")\n";
   }
@@ -171,10 +179,26 @@ void add_flags(CLI::App& app, const std::vector<OptionSpec>& specs, std::map<std
              flag_name(name), [&flags, name](int64_t count) { flags[name] = count > 0 ? "true" : "false"; }, help)
           ->disable_flag_override(false);
     } else {
-      app.add_option_function<std::string>(
+      auto* option = app.add_option_function<std::string>(
           flag_name(name), [&flags, name](const std::string& v) { flags[name] = v; }, help);
+      if (spec.kind == OptionKind::Integer) option->type_name("INT");
     }
   }
+}
+
+void add_version_flag(CLI::App& app, const std::string& program) {
+  app.set_version_flag("--version", program + " " + EXPIRY_RELAY_VERSION);
+}
+
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const std::string& program) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
+    std::cerr << program << ": " << e.what() << "\nrun '" << program << " --help' for usage\n";
+    return 2;
+  }
+  return std::nullopt;
 }
 
 }  // namespace expiry

@@ -48,8 +48,10 @@ class Settings {
   int64_t integer(const std::string& name) const;
   bool boolean(const std::string& name) const;
   const std::string& source(const std::string& name) const;
-  // "name=value (source)" lines, secrets redacted.
-  std::string describe() const;
+  // "name=value (source)" lines, secrets redacted. `shown` replaces the value of an option by
+  // what the program made of it: a URL with only its password redacted, a default that was
+  // resolved (an empty stream becomes NAMESPACE:stream); such lines say "resolved".
+  std::string describe(const std::map<std::string, std::string>& shown = {}) const;
 
  private:
   struct Entry {
@@ -76,7 +78,15 @@ nlohmann::json read_json_file(const std::string& path);
 EnvLookup process_env();
 
 // Registers one CLI11 option per spec on `app`, writing given values into `flags`
-// (booleans as flags; "--x=false" is accepted too).
+// (booleans as flags; "--x=false" is accepted too; integers show as INT in --help).
 void add_flags(CLI::App& app, const std::vector<OptionSpec>& specs, std::map<std::string, std::string>& flags);
+
+// Adds --version to `app`: "<program> <project version> (git <commit>)".
+void add_version_flag(CLI::App& app, const std::string& program);
+
+// Parses the command line the same way in every program: nullopt to go on; otherwise the exit
+// code: 0 after --help or --version (printed on stdout), 2 after a usage error (the error and
+// a hint on stderr), whatever CLI11's own code for it would be.
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const std::string& program);
 
 }  // namespace expiry

@@ -105,14 +105,8 @@ int main(int argc, char** argv) {
   tail->add_option("--from", tail_opts.from, "print entries after this id: '$' only new ones, '0' all")
       ->capture_default_str();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::cerr << "expiry-ctl: " << e.what() << "\n"
-              << "run 'expiry-ctl --help' or 'expiry-ctl <command> --help' for usage\n";
-    return kExitUsage;
-  }
+  add_version_flag(app, "expiry-ctl");
+  if (auto code = parse_command_line(app, argc, argv, "expiry-ctl")) return *code;
   if (app.get_subcommands().empty()) {
     std::cerr << "expiry-ctl: a command is required\n\n" << app.help();
     return kExitUsage;

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   bool check_only = false;
   app.add_option("--config", config_path, "JSON config file (env ORDER_CANCELLER_CONFIG)");
   app.add_flag("--check-config", check_only, "validate the settings, print them and exit");
-  CLI11_PARSE(app, argc, argv);
+  add_version_flag(app, "order-canceller");
+  if (auto code = parse_command_line(app, argc, argv, "order-canceller")) return *code;
 
   ConsumerConfig config;
   try {
@@ -37,7 +38,11 @@ int main(int argc, char** argv) {
     config = consumer_config_from(settings);
     setup_logging("order-canceller", config.log_format, config.log_level);
     if (check_only) {
-      std::cout << "configuration OK\n" << settings.describe();
+      std::cout << "configuration OK\n"
+                << settings.describe({{"redis_url", config.redis.redacted()},
+                                      {"stream", config.stream},
+                                      {"dead_stream", config.dead_stream},
+                                      {"consumer", config.consumer}});
       return 0;
     }
   } catch (const std::exception& e) {  // ConfigError; anything else is reported the same way, never an abort

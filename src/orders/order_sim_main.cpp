@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   add_flags(app, specs, flags);
   std::string json_path;
   app.add_option("--summary-json", json_path, "also write the summary as JSON to this file");
-  CLI11_PARSE(app, argc, argv);
+  add_version_flag(app, "order-sim");
+  if (auto code = parse_command_line(app, argc, argv, "order-sim")) return *code;
 
   OrderSimConfig config;
   try {

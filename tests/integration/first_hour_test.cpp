@@ -125,5 +125,68 @@ TEST_F(FirstHourTest, TasksScheduledAlreadyDueStayOutOfTheLatenessHistogram) {
   EXPECT_LT(metric_value(text, "expiry_relay_lateness_seconds_sum"), 5.0) << "a task due in 1970 broke the sum";
 }
 
+TEST(FirstHour, HealthzTurnsUnhealthyAfterTheDocumentedLimitWithoutRedisAndReadyzAgreesWithMetrics) {
+  RedisServer server;
+  SyncRedis redis(server.host(), server.port());
+  const int port = free_port();
+  auto relay = start_relay(server, "r1", {"--metrics-port", std::to_string(port), "--unhealthy-after-ms", "1500"});
+  wait_relay_ready(redis, "r1", *relay);
+  auto agree = [&](int status, const char* gauge) {
+    const auto text = http_get(port, "/metrics").body;
+    return metric_value(text, gauge) == (status == 200 ? 1 : 0);
+  };
+  ASSERT_TRUE(wait_until([&] { return http_get(port, "/readyz").status == 200; }, 10s));
+  EXPECT_EQ(http_get(port, "/healthz").status, 200);
+  EXPECT_TRUE(agree(200, "expiry_relay_ready"));
+  EXPECT_TRUE(agree(200, "expiry_relay_healthy"));
+
+  server.stop();
+  // Not ready at once; still healthy until the limit has passed, then 503 with the reason.
+  ASSERT_TRUE(wait_until([&] { return http_get(port, "/readyz").status == 503; }, 10s)) << relay->output();
+  EXPECT_TRUE(agree(503, "expiry_relay_ready"));
+  EXPECT_EQ(metric_value(http_get(port, "/metrics").body, R"(expiry_relay_connected{connection="commands"})"), 0);
+  HttpResponse health;
+  ASSERT_TRUE(wait_until([&] { return (health = http_get(port, "/healthz")).status == 503; }, 10s));
+  EXPECT_NE(health.body.find("no ready connection to Redis"), std::string::npos) << health.body;
+  EXPECT_TRUE(agree(503, "expiry_relay_healthy"));
+
+  server.start();
+  ASSERT_TRUE(wait_until([&] { return http_get(port, "/healthz").status == 200; }, 15s)) << relay->output();
+  ASSERT_TRUE(wait_until([&] { return http_get(port, "/readyz").status == 200; }, 15s)) << relay->output();
+  EXPECT_TRUE(agree(200, "expiry_relay_ready"));
+}
+
+TEST(FirstHour, CheckConfigShowsResolvedValuesAndHidesOnlyPasswords) {
+  ChildProcess plain(EXPIRY_RELAY_BIN, {"--check-config", "--namespace", "orders", "--instance", "r9"});
+  ASSERT_EQ(plain.wait_exit(10s), std::optional<int>(0)) << plain.output();
+  EXPECT_TRUE(has(plain.output(), "redis_url=redis://127.0.0.1:6379/0 (default)")) << plain.output();
+  EXPECT_TRUE(has(plain.output(), "stream=orders:stream (default, resolved)")) << plain.output();
+  EXPECT_TRUE(has(plain.output(), "instance=r9 (flag --instance)")) << plain.output();
+  ChildProcess secret(EXPIRY_RELAY_BIN, {"--check-config", "--redis-url", "redis://app:hunter2@10.0.0.5:6380/1"});
+  ASSERT_EQ(secret.wait_exit(10s), std::optional<int>(0)) << secret.output();
+  EXPECT_TRUE(has(secret.output(), "redis_url=redis://app:***@10.0.0.5:6380/1")) << secret.output();
+  EXPECT_FALSE(has(secret.output(), "hunter2")) << secret.output();
+  EXPECT_FALSE(has(secret.output(), "instance= ")) << "the instance name is resolved:\n" << secret.output();
+  ChildProcess canceller(ORDER_CANCELLER_BIN, {"--check-config"});
+  ASSERT_EQ(canceller.wait_exit(10s), std::optional<int>(0)) << canceller.output();
+  EXPECT_TRUE(has(canceller.output(), "dead_stream=")) << canceller.output();
+  EXPECT_FALSE(has(canceller.output(), "stream= ")) << canceller.output();
+}
+
+TEST(FirstHour, EveryProgramHasVersionAndExitsTwoOnUsageErrors) {
+  for (const char* bin : {EXPIRY_RELAY_BIN, ORDER_CANCELLER_BIN, ORDER_SIM_BIN, EXPIRY_CTL_BIN}) {
+    SCOPED_TRACE(bin);
+    ChildProcess version(bin, {"--version"});
+    ASSERT_EQ(version.wait_exit(10s), std::optional<int>(0)) << version.output();
+    EXPECT_TRUE(has(version.output(), "0.")) << version.output();
+    ChildProcess bad(bin, {"--no-such-option"});
+    ASSERT_EQ(bad.wait_exit(10s), std::optional<int>(2)) << bad.output();
+    EXPECT_TRUE(has(bad.output(), "--help")) << bad.output();
+  }
+  ChildProcess help(EXPIRY_RELAY_BIN, {"--help"});
+  ASSERT_EQ(help.wait_exit(10s), std::optional<int>(0));
+  EXPECT_TRUE(has(help.output(), "--sweep-interval-ms INT")) << help.output();
+}
+
 }  // namespace
 }  // namespace expiry::test

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -457,6 +458,59 @@ TEST(Settings, ReadJsonFileRejectsDirectoriesAndUnreadableFiles) {
     ASSERT_EQ(chmod(f.path().c_str(), 0), 0);
     EXPECT_EQ(error_of(f.path()), "cannot read config file " + f.path() + ": Permission denied");
   }
+}
+
+}  // namespace
+}  // namespace expiry
+
+// ---------------------------------------------------------------- what programs print
+
+namespace expiry {
+namespace {
+
+TEST(SettingsDescribe, ShowsResolvedValuesAndRedactsOnlyWhatIsSecret) {
+  const json file = {{"name", ""}};
+  const Settings s = Settings::resolve(specs(), &file, "cfg.json", [](const std::string&) { return std::nullopt; },
+                                       "P", {});
+  const std::string plain = s.describe();
+  EXPECT_NE(plain.find("name= (config file cfg.json)"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("token=*** (default)"), std::string::npos) << plain;
+  const std::string shown = s.describe({{"name", "resolved-name"}, {"token", "redis://127.0.0.1:6379/0"}});
+  EXPECT_NE(shown.find("name=resolved-name (config file cfg.json, resolved)"), std::string::npos) << shown;
+  // A secret option shown through the program's own redaction (a URL without a password).
+  EXPECT_NE(shown.find("token=redis://127.0.0.1:6379/0 (default)"), std::string::npos) << shown;
+}
+
+// Runs parse_command_line on `args` (program name first).
+int parse_exit(std::vector<std::string> args, std::string* out = nullptr) {
+  CLI::App app{"test program"};
+  std::map<std::string, std::string> flags;
+  add_flags(app, specs(), flags);
+  add_version_flag(app, "test-program");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  auto code = parse_command_line(app, static_cast<int>(argv.size()), argv.data(), "test-program");
+  const std::string printed = testing::internal::GetCapturedStdout();
+  if (out) *out = printed;
+  return code.value_or(-1);
+}
+
+TEST(CommandLine, UsageErrorsExitTwoWhateverCli11WouldReturn) {
+  EXPECT_EQ(parse_exit({"p", "--no-such-flag"}), 2);                 // CLI11: 109 (ExtrasError)
+  EXPECT_EQ(parse_exit({"p", "--sweep-interval-ms"}), 2);            // missing value
+  EXPECT_EQ(parse_exit({"p", "stray"}), 2);
+  EXPECT_EQ(parse_exit({"p", "--name", "x"}), -1) << "valid: go on";
+}
+
+TEST(CommandLine, HelpAndVersionExitZeroAndPrint) {
+  std::string out;
+  EXPECT_EQ(parse_exit({"p", "--version"}, &out), 0);
+  EXPECT_EQ(out.rfind("test-program ", 0), 0u) << out;
+  EXPECT_NE(out.find('.'), std::string::npos) << "a version number: " << out;
+  EXPECT_EQ(parse_exit({"p", "--help"}, &out), 0);
+  EXPECT_NE(out.find("--sweep-interval-ms INT"), std::string::npos) << "integers print as INT:\n" << out;
+  EXPECT_EQ(out.find("--sweep-interval-ms TEXT"), std::string::npos) << out;
 }
 
 }  // namespace
