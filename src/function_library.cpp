@@ -68,16 +68,9 @@ bool is_int(const Reply& r) { return r.type == Reply::Type::Integer; }
 }  // namespace
 
 std::optional<ScheduleResult> decode_schedule(const Reply& reply) {
-  // Two elements from a library before now_ms was added.
-  if (reply.type != Reply::Type::Array || (reply.elements.size() != 2 && reply.elements.size() != 3)) {
-    return std::nullopt;
-  }
-  for (const auto& e : reply.elements) {
-    if (!is_int(e)) return std::nullopt;
-  }
-  ScheduleResult r{reply.elements[0].integer, reply.elements[1].integer == 1};
-  if (reply.elements.size() == 3) r.now_ms = reply.elements[2].integer;
-  return r;
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 2) return std::nullopt;
+  if (!is_int(reply.elements[0]) || !is_int(reply.elements[1])) return std::nullopt;
+  return ScheduleResult{reply.elements[0].integer, reply.elements[1].integer == 1};
 }
 
 std::optional<RescheduleResult> decode_reschedule(const Reply& reply) {

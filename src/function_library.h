@@ -35,7 +35,6 @@ std::vector<std::string> sweep_argv(const KeyLayout& keys, std::string_view stre
 struct ScheduleResult {
   long long due_ms = 0;
   bool replaced = false;
-  long long now_ms = 0;  // the Redis clock at the call (0 from an older library)
 };
 struct RescheduleResult {
   long long due_ms = 0;

@@ -62,6 +62,19 @@ std::string json_dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+void warn_past(long long due_ms, long long now_ms) {
+  std::cerr << "expiry-ctl: warning: --at-ms " << due_ms << " lies " << (now_ms - due_ms)
+            << " ms in the past (Redis clock): the task is due at once\n";
+}
+
+// Warns when `due_ms` is not in the future on the Redis clock (the library's own clock).
+void warn_if_past(SyncConnection& conn, long long due_ms) {
+  const Reply time = conn.command({"TIME"});
+  if (time.failed()) return;  // a warning only: a user without TIME still scheduled the task
+  const auto now_ms = time_reply_ms(time);
+  if (now_ms && due_ms <= *now_ms) warn_past(due_ms, *now_ms);
+}
+
 }  // namespace
 
 int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
@@ -81,10 +94,7 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
               << " whole, and its payload is now empty; to move a task and keep its payload, use "
               << "'expiry-ctl reschedule'\n";
   }
-  if (options.at_ms && result->now_ms > 0 && result->due_ms <= result->now_ms) {
-    std::cerr << "expiry-ctl: warning: --at-ms " << result->due_ms << " lies " << (result->now_ms - result->due_ms)
-              << " ms in the past (Redis clock): the task is due at once\n";
-  }
+  if (options.at_ms) warn_if_past(conn, result->due_ms);
   return kExitOk;
 }
 
@@ -111,10 +121,7 @@ int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {
   if (!result) throw ReplyError("FCALL expiry_reschedule: unexpected reply " + reply.describe());
   std::cout << "rescheduled " << escape_text(options.id) << " due_ms=" << result->due_ms
             << " (payload and stream kept)\n";
-  if (options.at_ms && result->due_ms <= result->now_ms) {
-    std::cerr << "expiry-ctl: warning: --at-ms " << result->due_ms << " lies " << (result->now_ms - result->due_ms)
-              << " ms in the past (Redis clock): the task is due at once\n";
-  }
+  if (options.at_ms && result->due_ms <= result->now_ms) warn_past(result->due_ms, result->now_ms);
   return kExitOk;
 }
 

@@ -312,9 +312,7 @@ local function trigger_ttl(due, now)
 end
 
 -- expiry_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
--- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1), now_ms}: a producer
--- can warn when it replaced a task, or scheduled one already due. (Only the commands producers
--- already need: docs/security.md.)
+-- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1)}.
 local function schedule(keys, args)
   local id, mode, value, payload, stream = args[1], args[2], args[3], args[4], args[5]
   check_id(id)
@@ -345,7 +343,7 @@ local function schedule(keys, args)
   if head[1] == nil or due < tonumber(head[2]) then
     redis.call('PUBLISH', prefix .. 'wake', ms_string(due))
   end
-  return {due, added == 0 and 1 or 0, now}
+  return {due, added == 0 and 1 or 0}
 end
 
 -- expiry_reschedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms

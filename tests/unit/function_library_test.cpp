@@ -191,17 +191,6 @@ TEST(FunctionLibrary, DecodeScheduleReplaced) {
   EXPECT_TRUE(r->replaced);
 }
 
-TEST(FunctionLibrary, DecodeScheduleReadsTheRedisClockWhenPresent) {
-  auto r = decode_schedule(array({integer(1000), integer(1), integer(2500)}));
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->due_ms, 1000);
-  EXPECT_TRUE(r->replaced);
-  EXPECT_EQ(r->now_ms, 2500);
-  auto old = decode_schedule(array({integer(1000), integer(0)}));  // a library before now_ms
-  ASSERT_TRUE(old);
-  EXPECT_EQ(old->now_ms, 0);
-}
-
 TEST(FunctionLibrary, DecodeRescheduleAcceptsOnlyTwoIntegers) {
   auto r = decode_reschedule(array({integer(1000), integer(900)}));
   ASSERT_TRUE(r);
@@ -220,8 +209,7 @@ TEST(FunctionLibrary, DecodeScheduleRejectsOtherShapes) {
   EXPECT_FALSE(decode_schedule(bulk("1")));
   EXPECT_FALSE(decode_schedule(array({})));
   EXPECT_FALSE(decode_schedule(array({integer(1)})));
-  EXPECT_FALSE(decode_schedule(array({integer(1), integer(0), integer(0), integer(0)})));
-  EXPECT_FALSE(decode_schedule(array({integer(1), integer(0), bulk("5")})));
+  EXPECT_FALSE(decode_schedule(array({integer(1), integer(0), integer(0)})));
   EXPECT_FALSE(decode_schedule(array({bulk("1"), integer(0)})));
   EXPECT_FALSE(decode_schedule(array({integer(1), bulk("0")})));
   EXPECT_FALSE(decode_schedule(array({integer(1), nil()})));
