@@ -2,6 +2,7 @@
 #include "function_library.h"
 
 #include "expiry_lua.h"  // generated: kExpiryLuaSource
+#include "redis_error.h"
 
 namespace expiry {
 
@@ -13,7 +14,7 @@ const std::string& function_library_source() {
 std::vector<std::string> load_library_argv() { return {"FUNCTION", "LOAD", "REPLACE", function_library_source()}; }
 
 bool is_function_missing(const Reply& reply) {
-  return reply.type == Reply::Type::Error && reply.str.find("Function not found") != std::string::npos;
+  return classify(reply) == RedisErrorKind::FunctionMissing;
 }
 
 namespace {

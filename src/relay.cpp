@@ -136,9 +136,9 @@ void Relay::prepare_redis() {
   functions_.load([this, step_done](const Reply& r) {
     if (r.is_io_error()) return;
     if (r.failed()) {
-      if (r.str.find("unknown command") != std::string::npos) {
+      if (classify(r) == RedisErrorKind::UnknownCommand) {
         fail("Redis 7.0 or newer is required (FUNCTION LOAD is unknown): " + r.str);
-      } else if (r.str.rfind("NOPERM", 0) == 0) {
+      } else if (classify(r) == RedisErrorKind::NoPermission) {
         fail("the Redis user may not load the function library (see docs/security.md): " + r.str);
       } else {
         retry_prepare("cannot load the function library " + std::string(kLibraryName) + ": " + r.str);
@@ -164,9 +164,9 @@ void Relay::prepare_redis() {
   commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, seen ? "$" : "0", "MKSTREAM"},
                     [this, step_done, seen](const Reply& r) {
                       if (r.is_io_error()) return;
-                      const bool existed = r.failed() && r.str.rfind("BUSYGROUP", 0) == 0;
+                      const bool existed = classify(r) == RedisErrorKind::BusyGroup;
                       if (r.failed() && !existed) {
-                        if (r.str.rfind("NOPERM", 0) == 0) {
+                        if (classify(r) == RedisErrorKind::NoPermission) {
                           fail("the Redis user may not create the consumer group (see docs/security.md): " + r.str);
                         } else {
                           retry_prepare("cannot create consumer group " + config_.group + " on " + config_.stream +

@@ -5,6 +5,8 @@
 
 #include <memory>
 
+#include "redis_error.h"
+
 namespace expiry {
 
 const std::string& StreamEntry::field(const std::string& name) const {
@@ -87,7 +89,7 @@ void StreamConsumer::ensure_group() {
   auto on_created = [this, had_group](const Reply& r) {
     group_create_in_flight_ = false;
     if (r.is_io_error()) return;  // the connection's next on_ready calls ensure_group again
-    const bool existed = r.failed() && r.str.rfind("BUSYGROUP", 0) == 0;
+    const bool existed = classify(r) == RedisErrorKind::BusyGroup;
     if (r.failed() && !existed) {
       ++stats_.errors;
       spdlog::error("cannot create group {} on {}: {}; retrying in 500 ms", config_.group, config_.stream, r.str);
@@ -136,7 +138,7 @@ void StreamConsumer::on_read(const Reply& reply) {
   if (reply.failed()) {
     if (!reply.is_io_error()) {
       ++stats_.errors;
-      if (reply.str.rfind("NOGROUP", 0) == 0) {
+      if (classify(reply) == RedisErrorKind::NoGroup) {
         on_group_missing("XREADGROUP");
       } else {
         spdlog::error("XREADGROUP failed: {}", reply.str);
@@ -224,7 +226,7 @@ void StreamConsumer::on_pending(const Reply& reply) {
   if (reply.failed() || reply.type != Reply::Type::Array || reply.elements.empty() || stopping_) {
     reclaim_in_flight_ = false;
     if (reply.failed() && !reply.is_io_error()) {
-      if (reply.str.rfind("NOGROUP", 0) == 0 && !stopping_) {
+      if (classify(reply) == RedisErrorKind::NoGroup && !stopping_) {
         on_group_missing("XPENDING");
       } else {
         spdlog::error("XPENDING failed: {}", reply.str);

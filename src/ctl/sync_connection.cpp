@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "function_library.h"
 #include "hiredis_reply.h"
+#include "redis_error.h"
 
 namespace expiry {
 namespace {
@@ -44,7 +45,7 @@ struct ArgvView {
 };
 
 bool is_unknown_command(const Reply& r) {
-  return r.type == Reply::Type::Error && r.str.rfind("ERR unknown command", 0) == 0;
+  return classify(r) == RedisErrorKind::UnknownCommand;
 }
 
 [[noreturn]] void throw_too_old(const Reply& r) {
@@ -65,7 +66,7 @@ std::string command_name(const std::vector<std::string>& argv) {
 
 const Reply& expect_ok(const Reply& reply, const std::string& what) {
   if (reply.type != Reply::Type::Error && reply.type != Reply::Type::IoError) return reply;
-  if (reply.str.rfind("NOAUTH", 0) == 0) {
+  if (classify(reply) == RedisErrorKind::NoAuth) {
     throw ReplyError(what + ": " + reply.str +
                      " (the server requires a password: put it in the URL or use --password-file)");
   }
