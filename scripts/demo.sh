@@ -2,7 +2,10 @@
 # The README's demo, without Docker: builds, starts a private redis-server with the repo's
 # redis.conf on a free port, runs expiry-relay, two order-canceller workers and order-sim for
 # about 20 s, prints the simulator's summary and a metrics snapshot, and stops everything it
-# started (also on Ctrl-C). Exit code: 0 when nothing was wrongly cancelled or missed.
+# started (also on Ctrl-C). order-sim schedules the payment timeouts into their own stream,
+# orders:timeouts, which the cancellers read (their defaults); the relay's default stream
+# expiry:stream stays free for other tasks. Exit code: 0 when nothing was wrongly cancelled
+# or missed.
 #
 # Knobs (environment): DEMO_DURATION_MS (20000), DEMO_RATE orders/s (50), DEMO_TIMEOUT_MS
 # payment timeout (3000), DEMO_PAID_SHARE (0.5), DEMO_SKIP_BUILD=1 to use an existing build,
@@ -46,12 +49,13 @@ status=0
 "$BIN/orders/order-sim" --rate "${DEMO_RATE:-50}" --duration-ms "${DEMO_DURATION_MS:-20000}" \
   --timeout-ms "${DEMO_TIMEOUT_MS:-3000}" --paid-share "${DEMO_PAID_SHARE:-0.5}" --run-id demo || status=$?
 
+ORDER_STREAM=orders:timeouts  # order-sim's and order-canceller's default --stream
 echo
-echo "last timeout tasks in the stream:"
-"$BIN/ctl/expiry-ctl" tail --from 0 --count 1000000 --timeout-ms 200 | tail -n 3 | sed 's/^/  /'
+echo "last timeout tasks in $ORDER_STREAM:"
+"$BIN/ctl/expiry-ctl" tail --stream "$ORDER_STREAM" --from 0 --count 1000000 --timeout-ms 200 | tail -n 3 | sed 's/^/  /'
 echo
-echo "expiry-ctl stats:"
-"$BIN/ctl/expiry-ctl" stats | sed 's/^/  /'
+echo "expiry-ctl stats --stream $ORDER_STREAM:"
+"$BIN/ctl/expiry-ctl" stats --stream "$ORDER_STREAM" | sed 's/^/  /'
 echo
 echo "relay metrics (selected):"
 http_get "$METRICS_PORT" /metrics | grep -E '^expiry_relay_(tasks_forwarded_total|pending_tasks|overdue_tasks|lateness_seconds_(count|sum)|reconnects_total|claims_lost_total)' | sed 's/^/  /'

@@ -188,9 +188,10 @@ OrderSimSummary run_order_sim(const OrderSimConfig& config, const StopRequest* s
     o.id = config.run_id + "-" + std::to_string(n);
     fcall_orders(redis, {"FCALL", "order_create", "1", "order:" + o.id, std::to_string(config.timeout.count())});
     const std::string payload = nlohmann::json{{"order_id", o.id}}.dump();
-    auto scheduled = decode_schedule(expect_ok(
-        redis.fcall(schedule_argv(keys, "order:" + o.id, ScheduleMode::Delay, config.timeout.count(), payload)),
-        "expiry_schedule"));
+    auto scheduled = decode_schedule(expect_ok(redis.fcall(schedule_argv(keys, "order:" + o.id, ScheduleMode::Delay,
+                                                                         config.timeout.count(), payload,
+                                                                         config.stream)),
+                                               "expiry_schedule"));
     if (!scheduled) throw ReplyError("unexpected expiry_schedule reply");
     o.due_ms = scheduled->due_ms;
     o.will_pay = unit(rng) < config.paid_share;

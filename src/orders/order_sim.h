@@ -1,6 +1,7 @@
 // order-sim: the order side of the demo. Creates orders at a steady rate, schedules each one's
-// payment timeout through the relay protocol, pays a share of them before the timeout (paying
-// also cancels the timeout task), then checks every order's final state. A stop request (SIGTERM/SIGINT) cuts the run short: no new orders, a bounded
+// payment timeout through the relay protocol into the order timeouts' own stream, pays a share
+// of them before the timeout (paying also cancels the timeout task), then checks every order's
+// final state. A stop request (SIGTERM/SIGINT) cuts the run short: no new orders, a bounded
 // wait for the orders in flight, then the same checks on what could be checked.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "order_canceller.h"
 #include "redis_url.h"
 
 namespace expiry {
@@ -25,6 +27,7 @@ static_assert(std::atomic<int>::is_always_lock_free, "StopRequest is written fro
 struct OrderSimConfig {
   RedisEndpoint redis;
   std::string ns = "expiry";
+  std::string stream = kOrderTimeoutStream;     // the timeout tasks' own stream (order-canceller reads it)
   double rate = 100;                            // orders per second
   std::chrono::milliseconds duration{20000};    // how long orders are created
   std::chrono::milliseconds timeout{3000};      // payment timeout of each order

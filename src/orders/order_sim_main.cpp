@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "errors.h"
+#include "key_layout.h"
 #include "order_sim.h"
 #include "relay_config.h"
 #include "settings.h"
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
       {"grace_ms", OptionKind::Integer, "wait after the last due time before counting misses", "3000", 0, 3600000},
       {"drain_ms", OptionKind::Integer,
        "after SIGTERM/SIGINT, longest wait for the payments and cancels of orders in flight", "5000", 0, 3600000},
+      {"stream", OptionKind::String, "stream the timeout tasks are forwarded to (order-canceller reads it)",
+       kOrderTimeoutStream},
       {"run_id", OptionKind::String, "prefix of order ids (default sim-<pid>)", ""},
       {"seed", OptionKind::Integer, "random seed", "1", 0, 4294967295LL},
   };
@@ -73,6 +76,10 @@ int main(int argc, char** argv) {
     config.timeout = std::chrono::milliseconds(settings.integer("timeout_ms"));
     config.grace = std::chrono::milliseconds(settings.integer("grace_ms"));
     config.drain = std::chrono::milliseconds(settings.integer("drain_ms"));
+    config.stream = settings.text("stream");
+    if (auto err = stream_name_error(config.stream, config.ns)) {
+      throw ConfigError(settings.source("stream") + ": " + *err);
+    }
     try {
       size_t used = 0;
       config.paid_share = std::stod(settings.text("paid_share"), &used);

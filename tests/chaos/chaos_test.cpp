@@ -352,10 +352,11 @@ void ChaosRun::start_relay(Slot& slot) {
 void ChaosRun::start_canceller(Slot& slot) {
   ++slot.generation;
   slot.name = slot.base + "-g" + std::to_string(slot.generation);
+  // The relays forward to their default stream, which the canceller reads only when told.
   std::vector<std::string> args = {"--redis-url",          server_->url(), "--consumer",           slot.name,
                                    "--block-ms",           "200",          "--watchdog-interval-ms", "200",
                                    "--watchdog-timeout-ms", "2000",        "--min-idle-ms",        "1000",
-                                   "--reclaim-interval-ms", "250"};
+                                   "--reclaim-interval-ms", "250",         "--stream",             kStream};
   slot.process = std::make_unique<ChildProcess>(binary("EXPIRY_CHAOS_CANCELLER_BIN", ORDER_CANCELLER_BIN), args,
                                                 std::vector<std::pair<std::string, std::string>>{}, slot.log_path);
   slot.killed = false;

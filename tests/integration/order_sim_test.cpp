@@ -1,9 +1,11 @@
 // The demo's order flow against a real redis-server, relay and order-canceller: order-sim
 // drains on SIGTERM/SIGINT (no new orders, a bounded wait for those in flight, a summary marked
-// "cut short", exit 0).
+// "cut short", exit 0), and the order timeouts travel in their own stream, so the canceller
+// never touches a task another producer scheduled into the relay's default stream.
 #include <csignal>
 #include <regex>
 
+#include "order_canceller.h"
 #include "relay_harness.h"
 
 namespace expiry::test {
@@ -24,7 +26,7 @@ class OrderSimTest : public ::testing::Test {
                                  "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000", "--min-idle-ms",
                                  "100", "--reclaim-interval-ms", "100", "--max-deliveries", "1"},
         std::vector<std::pair<std::string, std::string>>{}, server_.dir() + "/canceller-c1.log");
-    ASSERT_TRUE(wait_until([&] { return group_exists("expiry:stream"); }, 10s)) << canceller_->output();
+    ASSERT_TRUE(wait_until([&] { return group_exists(kOrderTimeoutStream); }, 10s)) << canceller_->output();
   }
 
   bool group_exists(const std::string& stream) {
@@ -50,6 +52,19 @@ class OrderSimTest : public ::testing::Test {
 
   static bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
+  }
+
+  // A field of `group`'s XINFO GROUPS entry on `stream` (status or integer as text).
+  std::string group_field(const std::string& stream, const std::string& group, const std::string& field) {
+    for (const auto& g : redis_.command({"XINFO", "GROUPS", stream}).elements) {
+      std::map<std::string, std::string> kv;
+      for (size_t i = 0; i + 1 < g.elements.size(); i += 2) {
+        const auto& v = g.elements[i + 1];
+        kv[g.elements[i].str] = v.type == SyncRedis::Reply::Type::Integer ? std::to_string(v.integer) : v.str;
+      }
+      if (kv["name"] == group) return kv[field];
+    }
+    return "<no group " + group + ">";
   }
 
   RedisServer server_;
@@ -125,6 +140,49 @@ TEST_F(OrderSimTest, ASecondSignalEndsTheDrainAtOnce) {
   ASSERT_TRUE(rc.has_value()) << "a second SIGTERM did not end the drain:\n" << sim->output();
   EXPECT_EQ(*rc, 0) << sim->output();
   EXPECT_TRUE(contains(sim->output(), "\nresult: OK (cut short)\n")) << sim->output();
+}
+
+TEST_F(OrderSimTest, TheCancellerLeavesTasksInTheDefaultStreamAlone) {
+  // A user's own tasks, scheduled into the relay's default stream while the demo runs: one that
+  // is no order at all, and one whose id and payload look like an order the canceller could cancel.
+  redis_.command({"HSET", "order:mine", "status", "pending"});
+  const KeyLayout keys("expiry");
+  ASSERT_FALSE(redis_.command(schedule_argv(keys, "invoice:7", ScheduleMode::Delay, 300, "remind")).is_error());
+  ASSERT_FALSE(
+      redis_.command(schedule_argv(keys, "order:mine", ScheduleMode::Delay, 300, R"({"order_id":"mine"})")).is_error());
+
+  auto sim = start_sim({"--duration-ms", "3000", "--timeout-ms", "1000", "--grace-ms", "3000"});
+  const auto rc = sim->wait_exit(30s);
+  ASSERT_TRUE(rc.has_value()) << sim->output();
+  const std::string out = sim->output();
+  ASSERT_EQ(*rc, 0) << out;
+  const long long cancelled = summary_number(out, "cancelled by timeout:");
+  EXPECT_GT(cancelled, 0) << out;
+  // Long enough for a reclaim round and a dead-lettering at --max-deliveries 1.
+  std::this_thread::sleep_for(1s);
+
+  // The order timeouts went to their own stream, and only they did.
+  const auto order_entries = redis_.xrange_all(kOrderTimeoutStream);
+  // (At least: a payment that races its timeout leaves an entry for a paid order.)
+  EXPECT_GE(static_cast<long long>(order_entries.size()), cancelled);
+  for (const auto& e : order_entries) EXPECT_EQ(e.at("id").rfind("order:t-", 0), 0u) << e.at("id");
+  EXPECT_EQ(group_field(kOrderTimeoutStream, "workers", "pending"), "0");
+
+  // The user's tasks are in the default stream, untouched: never delivered to any consumer of
+  // its group, nothing dead-lettered, the look-alike order still pending.
+  const auto user_entries = redis_.xrange_all("expiry:stream");
+  ASSERT_EQ(user_entries.size(), 2u);
+  std::set<std::string> ids;
+  for (const auto& e : user_entries) ids.insert(e.at("id"));
+  EXPECT_EQ(ids, (std::set<std::string>{"invoice:7", "order:mine"}));
+  EXPECT_EQ(group_field("expiry:stream", "workers", "last-delivered-id"), "0-0");
+  EXPECT_EQ(group_field("expiry:stream", "workers", "pending"), "0");
+  EXPECT_EQ(group_field("expiry:stream", "workers", "consumers"), "0");
+  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:stream:dead"}), 0);
+  EXPECT_EQ(redis_.integer({"EXISTS", std::string(kOrderTimeoutStream) + ":dead"}), 0);
+  EXPECT_EQ(redis_.command({"HGET", "order:mine", "status"}).str, "pending");
+  EXPECT_EQ(canceller_->terminate(), 0);
+  EXPECT_FALSE(contains(canceller_->output(), "invoice:7")) << canceller_->output();
 }
 
 }  // namespace
