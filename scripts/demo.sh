@@ -5,7 +5,13 @@
 # started (also on Ctrl-C). order-sim schedules the payment timeouts into their own stream,
 # orders:timeouts, which the cancellers read (their defaults); the relay's default stream
 # expiry:stream stays free for other tasks. Exit code: 0 when nothing was wrongly cancelled
-# or missed.
+# or missed; 130 after Ctrl-C (143 after SIGTERM).
+#
+# Ctrl-C: every program runs in its own session (setsid), so the terminal's SIGINT reaches
+# only this script. While order-sim runs, the script passes the signal on to it alone: it
+# creates no more orders, waits at most 5 s for those in flight (the relay and the cancellers
+# still running), and prints its summary marked "cut short"; a second Ctrl-C ends that wait.
+# Then everything is stopped.
 #
 # Knobs (environment): DEMO_DURATION_MS (20000), DEMO_RATE orders/s (50), DEMO_TIMEOUT_MS
 # payment timeout (3000), DEMO_PAID_SHARE (0.5), DEMO_SKIP_BUILD=1 to use an existing build,
@@ -25,15 +31,15 @@ cleanup() { stop_started; rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'echo "interrupted: stopping"; exit 130' INT TERM
 
-start_redis "$WORK"
+REDIS_DETACHED=1 start_redis "$WORK"
 METRICS_PORT=$(free_port)
 export EXPIRY_RELAY_REDIS_URL=$REDIS_URL ORDER_CANCELLER_REDIS_URL=$REDIS_URL ORDER_SIM_REDIS_URL=$REDIS_URL
 echo "redis-server: $REDIS_URL (data in $WORK)"
 
-"$BIN/expiry-relay" --instance demo-relay --metrics-port "$METRICS_PORT" >"$WORK/relay.log" 2>&1 &
+setsid "$BIN/expiry-relay" --instance demo-relay --metrics-port "$METRICS_PORT" >"$WORK/relay.log" 2>&1 &
 STARTED_PIDS+=($!)
 for c in canceller-1 canceller-2; do
-  "$BIN/orders/order-canceller" --consumer "$c" >"$WORK/$c.log" 2>&1 &
+  setsid "$BIN/orders/order-canceller" --consumer "$c" >"$WORK/$c.log" 2>&1 &
   STARTED_PIDS+=($!)
 done
 for _ in $(seq 100); do
@@ -45,9 +51,27 @@ echo "running order-sim: ${DEMO_RATE:-50} orders/s for $((${DEMO_DURATION_MS:-20
   "payment timeout ${DEMO_TIMEOUT_MS:-3000} ms, ${DEMO_PAID_SHARE:-0.5} of orders paid"
 echo
 
+setsid "$BIN/orders/order-sim" --rate "${DEMO_RATE:-50}" --duration-ms "${DEMO_DURATION_MS:-20000}" \
+  --timeout-ms "${DEMO_TIMEOUT_MS:-3000}" --paid-share "${DEMO_PAID_SHARE:-0.5}" --run-id demo &
+SIM_PID=$!
+STARTED_PIDS+=("$SIM_PID")
+interrupted=0
+trap 'interrupted=130; kill -INT "$SIM_PID" 2>/dev/null || true' INT
+trap 'interrupted=143; kill -TERM "$SIM_PID" 2>/dev/null || true' TERM
 status=0
-"$BIN/orders/order-sim" --rate "${DEMO_RATE:-50}" --duration-ms "${DEMO_DURATION_MS:-20000}" \
-  --timeout-ms "${DEMO_TIMEOUT_MS:-3000}" --paid-share "${DEMO_PAID_SHARE:-0.5}" --run-id demo || status=$?
+while :; do
+  # `wait` returns early when a trapped signal arrives; order-sim is then still draining.
+  set +e
+  wait "$SIM_PID"
+  status=$?
+  set -e
+  kill -0 "$SIM_PID" 2>/dev/null || break
+done
+trap 'echo "interrupted: stopping"; exit 130' INT TERM
+if [ "$interrupted" != 0 ]; then
+  echo "interrupted: stopping"
+  exit "$interrupted"
+fi
 
 ORDER_STREAM=orders:timeouts  # order-sim's and order-canceller's default --stream
 echo
