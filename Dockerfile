@@ -10,7 +10,8 @@
 #
 #   docker build -t expiry-relay:local .
 #
-# Tested by tests/deploy/check_dockerfile_packages.sh (ctest -L deploy).
+# Tested by tests/deploy/check_dockerfile_packages.sh and check_dockerfile_build.sh
+# (ctest -L deploy).
 
 ############################################################################################
 # Build stage
@@ -27,18 +28,16 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
-# .dockerignore admits only what the CMake build reads (CMakeLists.txt, src/, cmake/), so
-# edits to tests, docs or scripts do not invalidate this layer.
+# .dockerignore admits only what the CMake build and install read (CMakeLists.txt, src/,
+# cmake/, redis.conf), so edits to tests, docs or scripts do not invalidate this layer.
 COPY . .
 
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEXPIRY_RELAY_BUILD_TESTS=OFF \
+# Neither the tests nor expiry-bench are built. The install rules (CMakeLists.txt) put the four
+# programs, stripped, in /usr/local/bin and expiry.lua and redis.conf in
+# /usr/local/share/expiry-relay.
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEXPIRY_RELAY_BUILD_TESTS=OFF -DEXPIRY_RELAY_BUILD_BENCH=OFF \
  && cmake --build build -j "$(nproc)" \
- && install -m 0755 -s \
-      build/src/expiry-relay \
-      build/src/orders/order-canceller \
-      build/src/orders/order-sim \
-      build/src/ctl/expiry-ctl \
-      /usr/local/bin/
+ && cmake --install build --strip --prefix /usr/local
 
 ############################################################################################
 # Runtime stage
@@ -69,6 +68,9 @@ COPY --from=build \
      /usr/local/bin/order-sim \
      /usr/local/bin/expiry-ctl \
      /usr/local/bin/
+# The function library's source (for `redis-cli -x FUNCTION LOAD REPLACE < .../expiry.lua`) and
+# the commented redis.conf.
+COPY --from=build /usr/local/share/expiry-relay/ /usr/local/share/expiry-relay/
 
 # Fail the image build (rather than the first container start) when a runtime library is
 # missing, e.g. after a new dependency was added to CMakeLists.txt but not to RUNTIME_PACKAGES.
@@ -81,9 +83,16 @@ RUN set -e; \
       fi; \
     done
 
-# The relay serves /metrics, /healthz and /readyz on 0.0.0.0:$EXPIRY_RELAY_METRICS_PORT
-# (0 turns the server off, and with it this image's HEALTHCHECK).
-ENV EXPIRY_RELAY_METRICS_PORT=9100
+# The relay serves /metrics, /healthz and /readyz on 0.0.0.0:$EXPIRY_RELAY_METRICS_PORT, and
+# order-canceller on 0.0.0.0:$ORDER_CANCELLER_METRICS_PORT when that is set (docker-compose.yml
+# uses 9101). The programs bind 127.0.0.1 by default, which `docker run -p` cannot reach, so
+# the image binds all interfaces of the container; publish the port only where it should be
+# reachable (the endpoints have no authentication, see docs/security.md).
+# EXPIRY_RELAY_METRICS_PORT=0 turns the relay's server off, and the HEALTHCHECK then passes
+# without probing (it cannot tell more than that the container runs).
+ENV EXPIRY_RELAY_METRICS_PORT=9100 \
+    EXPIRY_RELAY_METRICS_BIND=0.0.0.0 \
+    ORDER_CANCELLER_METRICS_BIND=0.0.0.0
 EXPOSE 9100
 
 USER expiry
@@ -91,9 +100,10 @@ USER expiry
 # Checks the relay (the default ENTRYPOINT). Containers that run another program override
 # it: docker-compose.yml gives the order-canceller services a healthcheck on their own
 # metrics port (9101) and disables it for order-sim, which serves no HTTP.
-# Shell form, so the port is read from the container's environment at check time.
+# Shell form, so the port is read from the container's environment at check time; port 0
+# (server off) passes. tests/deploy/check_dockerfile_build.sh runs this command.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
-  CMD curl -fsS -o /dev/null "http://127.0.0.1:${EXPIRY_RELAY_METRICS_PORT:-9100}/healthz" || exit 1
+  CMD port="${EXPIRY_RELAY_METRICS_PORT:-9100}"; [ "$port" = 0 ] || curl -fsS -o /dev/null "http://127.0.0.1:$port/healthz" || exit 1
 
 # Exec form: the program is PID 1 and receives SIGTERM from `docker stop` directly; all
 # four programs drain and exit 0 on SIGTERM (compose gives them stop_grace_period: 30s).

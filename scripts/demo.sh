@@ -2,7 +2,16 @@
 # The README's demo, without Docker: builds, starts a private redis-server with the repo's
 # redis.conf on a free port, runs expiry-relay, two order-canceller workers and order-sim for
 # about 20 s, prints the simulator's summary and a metrics snapshot, and stops everything it
-# started (also on Ctrl-C). Exit code: 0 when nothing was wrongly cancelled or missed.
+# started (also on Ctrl-C). order-sim schedules the payment timeouts into their own stream,
+# orders:timeouts, which the cancellers read (their defaults); the relay's default stream
+# expiry:stream stays free for other tasks. Exit code: 0 when nothing was wrongly cancelled
+# or missed; 130 after Ctrl-C (143 after SIGTERM).
+#
+# Ctrl-C: every program runs in its own session (setsid), so the terminal's SIGINT reaches
+# only this script. While order-sim runs, the script passes the signal on to it alone: it
+# creates no more orders, waits at most 5 s for those in flight (the relay and the cancellers
+# still running), and prints its summary marked "cut short"; a second Ctrl-C ends that wait.
+# Then everything is stopped.
 #
 # Knobs (environment): DEMO_DURATION_MS (20000), DEMO_RATE orders/s (50), DEMO_TIMEOUT_MS
 # payment timeout (3000), DEMO_PAID_SHARE (0.5), DEMO_SKIP_BUILD=1 to use an existing build,
@@ -22,15 +31,15 @@ cleanup() { stop_started; rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'echo "interrupted: stopping"; exit 130' INT TERM
 
-start_redis "$WORK"
+REDIS_DETACHED=1 start_redis "$WORK"
 METRICS_PORT=$(free_port)
 export EXPIRY_RELAY_REDIS_URL=$REDIS_URL ORDER_CANCELLER_REDIS_URL=$REDIS_URL ORDER_SIM_REDIS_URL=$REDIS_URL
 echo "redis-server: $REDIS_URL (data in $WORK)"
 
-"$BIN/expiry-relay" --instance demo-relay --metrics-port "$METRICS_PORT" >"$WORK/relay.log" 2>&1 &
+setsid "$BIN/expiry-relay" --instance demo-relay --metrics-port "$METRICS_PORT" >"$WORK/relay.log" 2>&1 &
 STARTED_PIDS+=($!)
 for c in canceller-1 canceller-2; do
-  "$BIN/orders/order-canceller" --consumer "$c" >"$WORK/$c.log" 2>&1 &
+  setsid "$BIN/orders/order-canceller" --consumer "$c" >"$WORK/$c.log" 2>&1 &
   STARTED_PIDS+=($!)
 done
 for _ in $(seq 100); do
@@ -42,16 +51,35 @@ echo "running order-sim: ${DEMO_RATE:-50} orders/s for $((${DEMO_DURATION_MS:-20
   "payment timeout ${DEMO_TIMEOUT_MS:-3000} ms, ${DEMO_PAID_SHARE:-0.5} of orders paid"
 echo
 
+setsid "$BIN/orders/order-sim" --rate "${DEMO_RATE:-50}" --duration-ms "${DEMO_DURATION_MS:-20000}" \
+  --timeout-ms "${DEMO_TIMEOUT_MS:-3000}" --paid-share "${DEMO_PAID_SHARE:-0.5}" --run-id demo &
+SIM_PID=$!
+STARTED_PIDS+=("$SIM_PID")
+interrupted=0
+trap 'interrupted=130; kill -INT "$SIM_PID" 2>/dev/null || true' INT
+trap 'interrupted=143; kill -TERM "$SIM_PID" 2>/dev/null || true' TERM
 status=0
-"$BIN/orders/order-sim" --rate "${DEMO_RATE:-50}" --duration-ms "${DEMO_DURATION_MS:-20000}" \
-  --timeout-ms "${DEMO_TIMEOUT_MS:-3000}" --paid-share "${DEMO_PAID_SHARE:-0.5}" --run-id demo || status=$?
+while :; do
+  # `wait` returns early when a trapped signal arrives; order-sim is then still draining.
+  set +e
+  wait "$SIM_PID"
+  status=$?
+  set -e
+  kill -0 "$SIM_PID" 2>/dev/null || break
+done
+trap 'echo "interrupted: stopping"; exit 130' INT TERM
+if [ "$interrupted" != 0 ]; then
+  echo "interrupted: stopping"
+  exit "$interrupted"
+fi
 
+ORDER_STREAM=orders:timeouts  # order-sim's and order-canceller's default --stream
 echo
-echo "last timeout tasks in the stream:"
-"$BIN/ctl/expiry-ctl" tail --from 0 --count 1000000 --timeout-ms 200 | tail -n 3 | sed 's/^/  /'
+echo "last timeout tasks in $ORDER_STREAM:"
+"$BIN/ctl/expiry-ctl" tail --stream "$ORDER_STREAM" --from 0 --count 1000000 --timeout-ms 200 | tail -n 3 | sed 's/^/  /'
 echo
-echo "expiry-ctl stats:"
-"$BIN/ctl/expiry-ctl" stats | sed 's/^/  /'
+echo "expiry-ctl stats --stream $ORDER_STREAM:"
+"$BIN/ctl/expiry-ctl" stats --stream "$ORDER_STREAM" | sed 's/^/  /'
 echo
 echo "relay metrics (selected):"
 http_get "$METRICS_PORT" /metrics | grep -E '^expiry_relay_(tasks_forwarded_total|pending_tasks|overdue_tasks|lateness_seconds_(count|sum)|reconnects_total|claims_lost_total)' | sed 's/^/  /'

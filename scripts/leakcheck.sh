@@ -130,7 +130,7 @@ run_checked relay "$BIN/expiry-relay" "${common[@]}" --instance leak-relay
 relay_pid=$CHECKED_PID
 wait_for "the relay to subscribe" 60 relay_ready
 run_checked canceller "$BIN/orders/order-canceller" "${common[@]}" --consumer leak-canceller \
-  --block-ms 200 --min-idle-ms 3000
+  --stream expiry:stream --block-ms 200 --min-idle-ms 3000
 canceller_pid=$CHECKED_PID
 wait_for "the canceller to connect" 60 canceller_ready
 

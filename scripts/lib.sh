@@ -22,6 +22,9 @@ port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # start_redis DIR [extra redis-server args...]: starts redis-server with the repo's redis.conf
 # on a free port in DIR; sets REDIS_PORT and REDIS_URL. Waits until it answers PING.
+# With REDIS_DETACHED=1 the server runs in its own session (setsid), so a Ctrl-C in the
+# terminal reaches only the script, which stops it by pid when it is done (redis-server would
+# otherwise shut down on the terminal's SIGINT at once).
 start_redis() {
   local dir=$1; shift
   local conf; conf="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/redis.conf"
@@ -29,7 +32,9 @@ start_redis() {
   for attempt in 1 2 3 4 5; do
     port=$((20000 + RANDOM % 20000))
     port_in_use "$port" && continue
-    redis-server "$conf" --port "$port" --bind 127.0.0.1 --dir "$dir" --daemonize no \
+    # A background child of this script is no process group leader, so setsid execs in place
+    # and $! stays the server's pid.
+    ${REDIS_DETACHED:+setsid} redis-server "$conf" --port "$port" --bind 127.0.0.1 --dir "$dir" --daemonize no \
       --logfile "$dir/redis.log" "$@" &
     pid=$!
     for _ in $(seq 100); do

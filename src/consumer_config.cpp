@@ -7,10 +7,10 @@
 
 namespace expiry {
 
-std::vector<OptionSpec> consumer_option_specs() {
+std::vector<OptionSpec> consumer_option_specs(const std::string& default_stream) {
   auto specs = connection_option_specs();
   const std::vector<OptionSpec> own = {
-      {"stream", OptionKind::String, "stream to consume (empty: NAMESPACE:stream)", ""},
+      {"stream", OptionKind::String, "stream to consume (empty: NAMESPACE:stream)", default_stream},
       {"dead_stream", OptionKind::String, "dead-letter stream (empty: STREAM:dead)", ""},
       {"group", OptionKind::String, "consumer group", "workers"},
       {"consumer", OptionKind::String, "consumer name, unique per instance (default: hostname-pid)", ""},

@@ -15,7 +15,7 @@ namespace expiry {
 struct ConsumerConfig {
   RedisEndpoint redis;
   std::string ns = "expiry";
-  std::string stream;                          // default NS:stream
+  std::string stream;                          // default: consumer_option_specs' default_stream, else NS:stream
   std::string dead_stream;                     // default <stream>:dead
   std::string group = "workers";
   std::string consumer;                        // default hostname-pid
@@ -34,7 +34,9 @@ struct ConsumerConfig {
   std::string log_level = "info";
 };
 
-std::vector<OptionSpec> consumer_option_specs();
+// `default_stream` is the stream a consumer reads when none is configured; empty means the
+// namespace's default stream NS:stream (the relay's).
+std::vector<OptionSpec> consumer_option_specs(const std::string& default_stream = "");
 // Throws ConfigError for values that make no sense together (e.g. BLOCK >= watchdog timeout).
 ConsumerConfig consumer_config_from(const Settings& s);
 

@@ -11,6 +11,11 @@
 
 namespace expiry {
 
+// The stream order timeouts go to: order-sim schedules each timeout with it as the task's own
+// stream, and order-canceller reads it by default. The relay's default stream (NS:stream) holds
+// the tasks of every other producer, which are not orders and not the canceller's to handle.
+constexpr const char* kOrderTimeoutStream = "orders:timeouts";
+
 struct CancellerStats {
   uint64_t processed = 0;       // entries settled (any outcome but retry)
   uint64_t cancelled = 0;

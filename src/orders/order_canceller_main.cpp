@@ -1,5 +1,7 @@
-// order-canceller: cancels orders whose payment timeout fired (reads the relay's stream as a
-// consumer group member). Config: flags > ORDER_CANCELLER_* env > --config JSON > defaults.
+// order-canceller: cancels orders whose payment timeout fired, reading the order timeouts'
+// own stream (orders:timeouts, where order-sim schedules them; not the relay's default stream,
+// which holds other producers' tasks) as a consumer group member.
+// Config: flags > ORDER_CANCELLER_* env > --config JSON > defaults.
 #include <csignal>
 #include <iostream>
 
@@ -23,7 +25,7 @@ int main(int argc, char** argv) {
   CLI::App app{"order-canceller: cancels unpaid orders when their payment timeout fires.\n"
                "Every option can also be set as ORDER_CANCELLER_<NAME> or in the --config JSON file."};
   std::map<std::string, std::string> flags;
-  const auto specs = consumer_option_specs();
+  const auto specs = consumer_option_specs(kOrderTimeoutStream);
   add_flags(app, specs, flags);
   std::string config_path;
   bool check_only = false;

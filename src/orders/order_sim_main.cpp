@@ -1,5 +1,9 @@
 // order-sim: creates orders with payment timeouts, pays a share, prints the demo summary.
-// Exit code 0 when nothing was wrongly cancelled or missed, 1 otherwise, 2 for bad input.
+// SIGTERM or SIGINT cuts the run short: no new orders, a wait of at most --drain-ms for the
+// orders in flight (a second signal ends it), then the summary, marked "cut short".
+// Exit code 0 when nothing was wrongly cancelled or missed (also when cut short), 1 otherwise
+// or on a Redis failure, 2 for bad input.
+#include <signal.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -9,10 +13,34 @@
 #include <nlohmann/json.hpp>
 
 #include "errors.h"
+#include "key_layout.h"
 #include "order_sim.h"
 #include "relay_config.h"
 #include "settings.h"
 #include "text_escape.h"
+
+namespace {
+
+expiry::StopRequest g_stop;  // written by on_stop_signal only
+
+extern "C" void on_stop_signal(int signo) {
+  int none = 0;
+  g_stop.first_signal.compare_exchange_strong(none, signo);
+  g_stop.count.fetch_add(1);
+}
+
+// SIGTERM (docker stop) and SIGINT (Ctrl-C) become stop requests. SA_RESTART: blocking Redis
+// calls carry on (hiredis also retries a read interrupted with EINTR).
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace expiry;
@@ -26,6 +54,10 @@ int main(int argc, char** argv) {
       {"timeout_ms", OptionKind::Integer, "payment timeout of each order", "3000", 1, 86400000},
       {"paid_share", OptionKind::String, "share of orders paid before their timeout, 0..1", "0.5"},
       {"grace_ms", OptionKind::Integer, "wait after the last due time before counting misses", "3000", 0, 3600000},
+      {"drain_ms", OptionKind::Integer,
+       "after SIGTERM/SIGINT, longest wait for the payments and cancels of orders in flight", "5000", 0, 3600000},
+      {"stream", OptionKind::String, "stream the timeout tasks are forwarded to (order-canceller reads it)",
+       kOrderTimeoutStream},
       {"run_id", OptionKind::String, "prefix of order ids (default sim-<pid>)", ""},
       {"seed", OptionKind::Integer, "random seed", "1", 0, 4294967295LL},
   };
@@ -44,6 +76,11 @@ int main(int argc, char** argv) {
     config.duration = std::chrono::milliseconds(settings.integer("duration_ms"));
     config.timeout = std::chrono::milliseconds(settings.integer("timeout_ms"));
     config.grace = std::chrono::milliseconds(settings.integer("grace_ms"));
+    config.drain = std::chrono::milliseconds(settings.integer("drain_ms"));
+    config.stream = settings.text("stream");
+    if (auto err = stream_name_error(config.stream, config.ns)) {
+      throw ConfigError(settings.source("stream") + ": " + *err);
+    }
     try {
       size_t used = 0;
       config.paid_share = std::stod(settings.text("paid_share"), &used);
@@ -61,8 +98,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  install_stop_handlers();
   try {
-    const auto summary = run_order_sim(config);
+    const auto summary = run_order_sim(config, &g_stop);
     std::cout << summary.text();
     if (!json_path.empty()) std::ofstream(json_path) << summary.json() << "\n";
     return summary.ok() ? 0 : 1;

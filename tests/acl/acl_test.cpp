@@ -68,7 +68,7 @@ const AclUser kOperator{
 const AclUser kCanceller{
     "order-canceller",
     "ACL SETUSER order-canceller reset resetchannels on >CANCELLER_PASSWORD"
-    " ~expiry:stream ~expiry:stream:dead ~order:*"
+    " ~orders:timeouts ~orders:timeouts:dead ~order:*"
     " +ping +client|setname +function|load +xgroup|create +xreadgroup +xack +xpending +xclaim"
     " +fcall|order_cancel +fcall|expiry_dead_letter"
     " +time +hget +hset +exists +xrange +xadd"};
@@ -853,12 +853,12 @@ class CancellerAclBase : public AclTest {
     admin_.command({"HSET", "order:2", "status", "pending"});
     admin_.command({"HSET", "order:3", "status", "paid"});
     for (const char* id : {"1", "2", "3"}) {
-      admin_.command({"XADD", "expiry:stream", "*", "id", std::string("order:") + id, "payload",
+      admin_.command({"XADD", "orders:timeouts", "*", "id", std::string("order:") + id, "payload",
                       nlohmann::json{{"order_id", id}}.dump(), "due_ms", "1000", "fired_ms", "1000", "via", "sweep"});
     }
-    admin_.command({"XADD", "expiry:stream", "*", "id", "poison", "payload", "no order here"});
+    admin_.command({"XADD", "orders:timeouts", "*", "id", "poison", "payload", "no order here"});
   }
-  long long group_pending() { return admin_.command({"XPENDING", "expiry:stream", "workers"}).elements.at(0).integer; }
+  long long group_pending() { return admin_.command({"XPENDING", "orders:timeouts", "workers"}).elements.at(0).integer; }
 };
 
 class CancellerAcl : public CancellerAclBase, public ::testing::WithParamInterface<Creds> {};
@@ -869,7 +869,7 @@ TEST_P(CancellerAcl, CancelsUnderTheDocumentedRules) {
   auto canceller = start_canceller("c1", connection(kCanceller.name, GetParam(), "ORDER_CANCELLER_REDIS_URL"),
                                    {"--log-level", "debug"});
   ASSERT_TRUE(wait_until([&] { return status_of("order:1") == "cancelled" && status_of("order:2") == "cancelled" &&
-                                      xlen(admin_, "expiry:stream:dead") == 1; },
+                                      xlen(admin_, "orders:timeouts:dead") == 1; },
                          15s))
       << tail(canceller->output());
   ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 10s)) << tail(canceller->output());
@@ -915,7 +915,7 @@ TEST_P(CancellerMissingRule, KeepsRunningAndLogsTheProblem) {
   const CancellerCase& c = GetParam();
   create_user(kCanceller, {c.rule});
   add_timeouts();
-  admin_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "0"});
+  admin_.command({"XGROUP", "CREATE", "orders:timeouts", "workers", "0"});
   auto canceller = start_canceller("c1", connection(kCanceller.name, Creds::Url, ""));
   EXPECT_TRUE(wait_until([&] { return has_line_with(canceller->output(), c.logged); }, 15s))
       << "no log line with " << joined(c.logged) << " without " << c.rule << ":\n"
@@ -930,7 +930,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         CancellerCase{"Xreadgroup", "+xreadgroup", {"XREADGROUP failed", "NOPERM", "'xreadgroup'"}},
         CancellerCase{"XgroupCreate", "+xgroup|create", {"cannot create group", "NOPERM", "'xgroup|create'"}},
-        CancellerCase{"StreamKey", "~expiry:stream", {"cannot create group", "NOPERM", "keys"}},
+        CancellerCase{"StreamKey", "~orders:timeouts", {"cannot create group", "NOPERM", "keys"}},
         CancellerCase{"FunctionLoad", "+function|load", {"cannot load orders_v1", "NOPERM", "'function|load'"}},
         CancellerCase{"FcallOrderCancel", "+fcall|order_cancel", {"order_cancel order:1", "NOPERM", "'fcall'"}},
         CancellerCase{"OrderKeys", "~order:*", {"order_cancel order:1", "NOPERM", "keys"}},
@@ -939,7 +939,7 @@ INSTANTIATE_TEST_SUITE_P(
         CancellerCase{"Xpending", "+xpending", {"XPENDING failed", "NOPERM", "'xpending'"}},
         CancellerCase{"Xclaim", "+xclaim", {"XCLAIM failed", "NOPERM", "'xclaim'"}},
         CancellerCase{"FcallDeadLetter", "+fcall|expiry_dead_letter", {"dead-lettering", "NOPERM", "'fcall'"}},
-        CancellerCase{"DeadStreamKey", "~expiry:stream:dead", {"dead-lettering", "NOPERM", "keys"}}),
+        CancellerCase{"DeadStreamKey", "~orders:timeouts:dead", {"dead-lettering", "NOPERM", "keys"}}),
     [](const ::testing::TestParamInfo<CancellerCase>& info) { return std::string(info.param.name); });
 
 class CancellerAclTest : public CancellerAclBase {};
@@ -957,7 +957,7 @@ TEST_F(CancellerAclTest, DISABLED_APermissionErrorDoesNotDeadLetterValidTasks) {
   add_timeouts();
   auto canceller = start_canceller("c1", connection(kCanceller.name, Creds::Url, ""));
   std::this_thread::sleep_for(3s);  // many reclaim rounds at --min-idle-ms 100, --max-deliveries 2
-  for (const auto& e : admin_.xrange_all("expiry:stream:dead")) {
+  for (const auto& e : admin_.xrange_all("orders:timeouts:dead")) {
     EXPECT_EQ(e.at("id"), "poison") << "a valid timeout was dead-lettered because of a missing ACL rule";
   }
 }
@@ -967,7 +967,7 @@ TEST_F(CancellerAclTest, DeadLettersAnEntryOnceWhenXackIsDenied) {
   add_timeouts();
   auto canceller = start_canceller("c1", connection(kCanceller.name, Creds::Url, ""));
   std::this_thread::sleep_for(3s);
-  EXPECT_LE(xlen(admin_, "expiry:stream:dead"), 1) << "the poison entry was dead-lettered again and again";
+  EXPECT_LE(xlen(admin_, "orders:timeouts:dead"), 1) << "the poison entry was dead-lettered again and again";
 }
 
 }  // namespace

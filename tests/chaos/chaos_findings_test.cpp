@@ -49,8 +49,8 @@ TEST(ChaosFindings, CancellerReadsAgainAfterReconnectingWhileRedisLoadsItsAof) {
     redis.command({"XGROUP", "CREATE", "expiry:stream", "workers", "0", "MKSTREAM"});
   }
   ChildProcess canceller(canceller_binary(),
-                         {"--redis-url", server.url(), "--consumer", "c1", "--block-ms", "200",
-                          "--reconnect-initial-ms", "10", "--reconnect-max-ms", "50"});
+                         {"--redis-url", server.url(), "--consumer", "c1", "--block-ms", "200", "--stream",
+                          "expiry:stream", "--reconnect-initial-ms", "10", "--reconnect-max-ms", "50"});
   ASSERT_TRUE(wait_until([&] { return canceller.output().find("commands connection ready") != std::string::npos; },
                          10s));
   server.stop();

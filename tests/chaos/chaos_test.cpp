@@ -352,10 +352,11 @@ void ChaosRun::start_relay(Slot& slot) {
 void ChaosRun::start_canceller(Slot& slot) {
   ++slot.generation;
   slot.name = slot.base + "-g" + std::to_string(slot.generation);
+  // The relays forward to their default stream, which the canceller reads only when told.
   std::vector<std::string> args = {"--redis-url",          server_->url(), "--consumer",           slot.name,
                                    "--block-ms",           "200",          "--watchdog-interval-ms", "200",
                                    "--watchdog-timeout-ms", "2000",        "--min-idle-ms",        "1000",
-                                   "--reclaim-interval-ms", "250"};
+                                   "--reclaim-interval-ms", "250",         "--stream",             kStream};
   slot.process = std::make_unique<ChildProcess>(binary("EXPIRY_CHAOS_CANCELLER_BIN", ORDER_CANCELLER_BIN), args,
                                                 std::vector<std::pair<std::string, std::string>>{}, slot.log_path);
   slot.killed = false;
@@ -457,7 +458,8 @@ void ChaosRun::add_burst(std::vector<Op>& ops, const std::string& prefix, int si
 
 void ChaosRun::on_scheduled(size_t index, const Reply& reply, long long redis_now_ms) {
   const Order& order = orders_[index];
-  if (reply.type != Reply::Type::Array || reply.elements.size() != 2) {
+  // [due_ms, replaced, now_ms] (an older library answered without now_ms).
+  if (reply.type != Reply::Type::Array || reply.elements.size() < 2) {
     producer_error("expiry_schedule " + order.key, reply);
     return;
   }
@@ -529,7 +531,7 @@ void ChaosRun::add_reschedule(size_t index, std::vector<Op>& ops) {
   ++order.reschedules;
   ops.push_back({schedule_argv(keys_, order.key, ScheduleMode::Delay, delay_ms, order.payload),
                  [this, index](const Reply& r, long long now) {
-                   if (r.type == Reply::Type::Array && r.elements.size() == 2 && r.elements[1].integer == 1) {
+                   if (r.type == Reply::Type::Array && r.elements.size() >= 2 && r.elements[1].integer == 1) {
                      ++reschedules_;
                    }
                    on_scheduled(index, r, now);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs scripts/demo.sh (short) against the already-built binaries and checks its summary:
-# 0 wrongly cancelled and 0 missed, with some orders paid and some cancelled.
+# 0 wrongly cancelled and 0 missed, with some orders paid and some cancelled, and the timeout
+# tasks in their own stream orders:timeouts (not the relay's default stream).
 # Usage: check_demo.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,6 +21,10 @@ check '^cancelled by timeout: +[1-9][0-9]*$' "some orders were cancelled by time
 check '^paid before timeout: +[1-9][0-9]*$' "some orders were paid"
 check '^result: OK$' "order-sim reports OK"
 check 'expiry_relay_tasks_forwarded_total\{via="sweep"\} [1-9]' "relay metrics were served"
+check '^last timeout tasks in orders:timeouts:$' "the demo shows the order timeouts' stream"
+check '^  [0-9]+-[0-9]+ id=order:demo-[0-9]+ via=' "order timeouts were forwarded to orders:timeouts"
+check '^  stream: orders:timeouts$' "expiry-ctl stats reports orders:timeouts"
+check '^  stream_length: [1-9][0-9]*$' "orders:timeouts holds the fired timeouts"
 [ "$status" -eq 0 ] && { passed=$((passed + 1)); echo "ok   - demo exit code 0"; } || { failed=$((failed + 1)); echo "FAIL - demo exit code $status"; }
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,7 +3,8 @@
 # Deploy test: docker-compose.yml is valid for docker-compose 1.29 (`config -q`) and wires the
 # services as documented: redis runs the repo's redis.conf (mounted read-only) with a /data
 # volume and a ping healthcheck; relay, canceller-1/2 and order-sim set their environment
-# variables, all with the same Redis URL and namespace.
+# variables, all with the same Redis URL and namespace; order-sim schedules the order timeouts
+# into the stream the cancellers read, and that is not the relay's default stream.
 #
 # Needs docker-compose (Debian: apt-get install docker-compose); fails without it. No Docker
 # engine is needed: `config` only parses, validates and resolves the file.
@@ -142,5 +143,16 @@ for c in "${CANCELLERS[@]}"; do namespaces+=("$(env_of "$c" ORDER_CANCELLER_NAME
 namespaces+=("$(env_of order-sim ORDER_SIM_NAMESPACE)")
 check "relay, cancellers and order-sim share one namespace (${namespaces[*]})" \
   test "$(printf '%s\n' "${namespaces[@]}" | sort -u | grep -c .)" -eq 1
+
+# --- the order timeouts' own stream ---------------------------------------------------------
+# Both programs default to orders:timeouts; the file must agree with itself whatever it says.
+order_streams=("$(env_of order-sim ORDER_SIM_STREAM)")
+for c in "${CANCELLERS[@]}"; do order_streams+=("$(env_of "$c" ORDER_CANCELLER_STREAM)"); done
+relay_stream=$(env_of relay EXPIRY_RELAY_STREAM)
+relay_stream=${relay_stream:-$(env_of relay EXPIRY_RELAY_NAMESPACE):stream}
+check "order-sim and the cancellers name one stream (${order_streams[*]})" \
+  test "$(printf '%s\n' "${order_streams[@]}" | sort -u | grep -c .)" -eq 1 -a -n "${order_streams[0]}"
+check "the cancellers do not read the relay's default stream ($relay_stream)" \
+  test "${order_streams[0]}" != "$relay_stream"
 
 finish

@@ -16,10 +16,14 @@
 namespace expiry::test {
 namespace {
 
+// The canceller's default stream (order timeouts have their own) and its dead-letter stream.
+const std::string kStream = kOrderTimeoutStream;
+const std::string kDeadStream = kStream + ":dead";
+
 class CancellerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    redis_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "0", "MKSTREAM"});
+    redis_.command({"XGROUP", "CREATE", kStream, "workers", "0", "MKSTREAM"});
     redis_.command({"FUNCTION", "LOAD", "REPLACE", orders_library_source()});
   }
 
@@ -40,19 +44,19 @@ class CancellerTest : public ::testing::Test {
   std::string add_task(const std::string& id, const std::string& due_ms = "1000") {
     const std::string payload = nlohmann::json{{"order_id", id}}.dump();
     return redis_
-        .command({"XADD", "expiry:stream", "*", "id", "order:" + id, "payload", payload, "due_ms", due_ms, "fired_ms",
+        .command({"XADD", kStream, "*", "id", "order:" + id, "payload", payload, "due_ms", due_ms, "fired_ms",
                   due_ms, "via", "sweep"})
         .str;
   }
 
   long long group_pending() {
-    auto r = redis_.command({"XPENDING", "expiry:stream", "workers"});
+    auto r = redis_.command({"XPENDING", kStream, "workers"});
     return r.elements.at(0).integer;
   }
 
   // A field of the group's XINFO GROUPS entry (e.g. "entries-read").
   long long group_info(const std::string& field) {
-    auto g = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
+    auto g = redis_.command({"XINFO", "GROUPS", kStream});
     const auto& kv = g.elements.at(0).elements;
     for (size_t i = 0; i + 1 < kv.size(); i += 2) {
       if (kv[i].str == field) return kv[i + 1].integer;
@@ -114,7 +118,7 @@ TEST_F(CancellerTest, ReclaimsEntriesACrashedConsumerLeftPending) {
     add_task("r" + std::to_string(i));
   }
   // A consumer reads the batch and dies before acknowledging anything.
-  auto read = redis_.command({"XREADGROUP", "GROUP", "workers", "crashed", "COUNT", "100", "STREAMS", "expiry:stream", ">"});
+  auto read = redis_.command({"XREADGROUP", "GROUP", "workers", "crashed", "COUNT", "100", "STREAMS", kStream, ">"});
   ASSERT_EQ(read.elements.at(0).elements.at(1).elements.size(), 20u);
   ASSERT_EQ(group_pending(), 20);
 
@@ -130,13 +134,13 @@ TEST_F(CancellerTest, CancellerKilledMidBatchLosesNothing) {
   auto victim = start_canceller("victim", {"--min-idle-ms", "500", "--reclaim-interval-ms", "100", "--batch", "50"});
   std::vector<std::vector<std::string>> adds;
   for (int i = 0; i < kOrders; ++i) {
-    adds.push_back({"XADD", "expiry:stream", "*", "id", "order:k" + std::to_string(i), "payload",
+    adds.push_back({"XADD", kStream, "*", "id", "order:k" + std::to_string(i), "payload",
                     nlohmann::json{{"order_id", "k" + std::to_string(i)}}.dump(), "due_ms", "1"});
   }
   redis_.pipeline(adds);
   // Freeze the victim until it is caught holding unacknowledged entries, then SIGKILL it.
   auto victim_pending = [&] {
-    auto r = redis_.command({"XPENDING", "expiry:stream", "workers", "-", "+", "1000", "victim"});
+    auto r = redis_.command({"XPENDING", kStream, "workers", "-", "+", "1000", "victim"});
     return r.elements.size();
   };
   // An XACK the victim sent just before it stopped can still reach Redis after the stop: the
@@ -183,9 +187,9 @@ TEST_F(CancellerTest, PoisonEntriesAreDeadLetteredAfterMaxDeliveries) {
       "c1", {"--max-deliveries", "3", "--min-idle-ms", "200", "--reclaim-interval-ms", "100"});
   const std::string poison_id = add_task("poison");
   add_task("fine");
-  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "expiry:stream:dead") == 1; }, 10s)) << canceller->output();
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDeadStream) == 1; }, 10s)) << canceller->output();
   ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 5s));
-  auto dead = redis_.xrange_all("expiry:stream:dead");
+  auto dead = redis_.xrange_all(kDeadStream);
   ASSERT_EQ(dead.size(), 1u);
   EXPECT_EQ(dead[0]["original_id"], poison_id);
   EXPECT_EQ(dead[0]["deliveries"], "3");
@@ -204,15 +208,15 @@ TEST_F(CancellerTest, LogLinesCannotBeForgedByEntryIdsOrPayloads) {
   auto canceller = start_canceller(
       "c1", {"--max-deliveries", "2", "--min-idle-ms", "200", "--reclaim-interval-ms", "100"});
   // The id is the order key: the order is missing, and the warning names the key.
-  redis_.command({"XADD", "expiry:stream", "*", "id", "order:x\n" + forged_line + "-ID", "payload",
+  redis_.command({"XADD", kStream, "*", "id", "order:x\n" + forged_line + "-ID", "payload",
                   "not json\n" + forged_line + "-PAYLOAD", "due_ms", "1"});
   // The order id from the payload, with CR LF.
-  redis_.command({"XADD", "expiry:stream", "*", "id", "order:y", "payload",
+  redis_.command({"XADD", kStream, "*", "id", "order:y", "payload",
                   nlohmann::json{{"order_id", "y\r\n" + forged_line + "-ORDER"}}.dump(), "due_ms", "1"});
   // No order id at all: retried (logged each delivery), then dead-lettered.
-  redis_.command({"XADD", "expiry:stream", "*", "id", "refund:1\n" + forged_line + "-POISON", "payload",
+  redis_.command({"XADD", kStream, "*", "id", "refund:1\n" + forged_line + "-POISON", "payload",
                   "\n" + forged_line + "-P2", "due_ms", "1"});
-  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "expiry:stream:dead") == 1 && group_pending() == 0; }, 20s))
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDeadStream) == 1 && group_pending() == 0; }, 20s))
       << canceller->output();
   EXPECT_EQ(canceller->terminate(), 0);
   const std::string log = canceller->output();
@@ -247,18 +251,18 @@ TEST_F(CancellerTest, DestroyedGroupIsRecreatedAtTheEndAndOldEntriesAreNotHandle
   for (int i = 0; i < 5; ++i) create_order("old" + std::to_string(i));
   for (int i = 0; i < 5; ++i) add_task("old" + std::to_string(i));
   const std::string poison_id = add_task("poison");
-  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "expiry:stream:dead") == 1 && group_pending() == 0; }, 20s))
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDeadStream) == 1 && group_pending() == 0; }, 20s))
       << canceller->output();
   for (int i = 0; i < 5; ++i) EXPECT_EQ(status_of("old" + std::to_string(i)), "cancelled");
   auto metric = [&](const std::string& series) { return metric_value(http_get(port, "/metrics").body, series); };
   EXPECT_EQ(metric("order_canceller_entries_read_total"), 6);
   EXPECT_EQ(metric("order_canceller_group_recreated_total"), 0);
 
-  ASSERT_EQ(redis_.integer({"XGROUP", "DESTROY", "expiry:stream", "workers"}), 1);
+  ASSERT_EQ(redis_.integer({"XGROUP", "DESTROY", kStream, "workers"}), 1);
   // The canceller notices (its blocked read or next read answers NOGROUP) and creates it again.
   ASSERT_TRUE(wait_until(
       [&] {
-        auto g = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
+        auto g = redis_.command({"XINFO", "GROUPS", kStream});
         return !g.is_error() && g.elements.size() == 1;
       },
       10s))
@@ -266,7 +270,7 @@ TEST_F(CancellerTest, DestroyedGroupIsRecreatedAtTheEndAndOldEntriesAreNotHandle
   ASSERT_TRUE(wait_until([&] { return metric("order_canceller_group_recreated_total") == 1; }, 10s))
       << canceller->output();
   // At $: its last delivered id is the newest entry, the poison one.
-  auto groups = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
+  auto groups = redis_.command({"XINFO", "GROUPS", kStream});
   std::map<std::string, std::string> group;
   const auto& kv = groups.elements.at(0).elements;
   for (size_t i = 0; i + 1 < kv.size(); i += 2) group[kv[i].str] = kv[i + 1].str;
@@ -286,14 +290,14 @@ TEST_F(CancellerTest, DestroyedGroupIsRecreatedAtTheEndAndOldEntriesAreNotHandle
   EXPECT_EQ(metric("order_canceller_entries_read_total"), 9);
   EXPECT_EQ(metric(R"(order_canceller_outcomes_total{outcome="already_cancelled"})"), 0);
   EXPECT_EQ(metric("order_canceller_entries_dead_lettered_total"), 1);
-  EXPECT_EQ(xlen(redis_, "expiry:stream:dead"), 1);  // the poison entry is not pending: never dead-lettered again
+  EXPECT_EQ(xlen(redis_, kDeadStream), 1);  // the poison entry is not pending: never dead-lettered again
 
   EXPECT_EQ(canceller->terminate(), 0);
   const std::string log = canceller->output();
-  EXPECT_NE(log.find("consumer group workers on expiry:stream was destroyed; created it again at $"),
+  EXPECT_NE(log.find("consumer group workers on " + kStream + " was destroyed; created it again at $"),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find("XGROUP SETID expiry:stream workers " + poison_id), std::string::npos) << log;
+  EXPECT_NE(log.find("XGROUP SETID " + kStream + " workers " + poison_id), std::string::npos) << log;
   EXPECT_NE(log.find("cancelled=8 skipped_paid=0 already_cancelled=0"), std::string::npos) << log;
   EXPECT_NE(log.find("group_recreated=1"), std::string::npos) << log;
 }
@@ -305,7 +309,7 @@ TEST(CancellerFirstStart, CreatesAMissingGroupAtZeroAndHandlesTheWholeStream) {
   redis.command({"FUNCTION", "LOAD", "REPLACE", orders_library_source()});
   for (const char* id : {"a", "b"}) {
     redis.command({"HSET", std::string("order:") + id, "status", "pending"});
-    redis.command({"XADD", "expiry:stream", "*", "id", std::string("order:") + id, "payload", "", "due_ms", "1"});
+    redis.command({"XADD", kStream, "*", "id", std::string("order:") + id, "payload", "", "due_ms", "1"});
   }
   ChildProcess canceller(ORDER_CANCELLER_BIN, {"--redis-url", server.url(), "--consumer", "c1", "--block-ms", "200",
                                                "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000"});
@@ -327,7 +331,8 @@ TEST_F(CancellerTest, EndToEndWithTheRelay) {
   wait_relay_ready(redis_, "r1", *relay);
   create_order("e2e");
   redis_.command(load_library_argv());
-  redis_.command(schedule_argv(KeyLayout("expiry"), "order:e2e", ScheduleMode::Delay, 200, R"({"order_id":"e2e"})"));
+  redis_.command(
+      schedule_argv(KeyLayout("expiry"), "order:e2e", ScheduleMode::Delay, 200, R"({"order_id":"e2e"})", kStream));
   ASSERT_TRUE(wait_until([&] { return status_of("e2e") == "cancelled"; }, 5s)) << canceller->output();
   ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 5s));
 }

@@ -331,7 +331,7 @@ TEST_F(HttpFdLimitTest, CancellerKeepsCancellingWhileHttpIsHeldAtItsCap) {
   const int port = free_port();
   auto canceller = start_limited(ORDER_CANCELLER_BIN,
                                  {"--redis-url", server_.url(), "--consumer", "c1", "--block-ms", "200",
-                                  "--metrics-port", std::to_string(port)},
+                                  "--stream", "expiry:stream", "--metrics-port", std::to_string(port)},
                                  "canceller-c1.log");
   ASSERT_TRUE(wait_until([&] { return http_get(port, "/readyz").status == 200; }, 10s)) << canceller->output();
   const pid_t pid = canceller->pid();

@@ -236,6 +236,11 @@ int ChildProcess::terminate(std::chrono::milliseconds grace) {
     return *exit_status_;
 }
 
+bool ChildProcess::send_signal(int sig) {
+    if (pid_ <= 0 || try_reap()) return false;
+    return ::kill(pid_, sig) == 0;
+}
+
 void ChildProcess::kill_hard() {
     if (pid_ <= 0 || try_reap()) return;
     ::kill(pid_, SIGKILL);

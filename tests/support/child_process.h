@@ -59,6 +59,9 @@ public:
     // SIGKILLs (if not yet reaped) and reaps the child.
     void kill_hard();
 
+    // Sends `sig` without waiting. Returns false, sending nothing, if the child has exited.
+    bool send_signal(int sig);
+
     // Waits up to `deadline` for the child to exit on its own, without sending
     // any signal. Returns its exit status, or nullopt if it is still running.
     std::optional<int> wait_exit(std::chrono::milliseconds deadline);

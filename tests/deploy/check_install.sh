@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Deploy test: `cmake --install BUILD_DIR --prefix TMP` installs the four programs into TMP/bin
+# and the function library's source and redis.conf into TMP/share/expiry-relay, nothing of the
+# benchmark or the tests, and the installed expiry-relay runs (`--help` exits 0).
+#
+# Usage: tests/deploy/check_install.sh BUILD_DIR   (an already built tree)
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD_DIR=${1:?usage: check_install.sh BUILD_DIR}
+PREFIX=$(mktemp -d /tmp/expiry-install.XXXXXX)
+trap 'rm -rf "$PREFIX"' EXIT
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok   - $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL - $1" >&2; }
+finish() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
+}
+check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
+  local what=$1; shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+if cmake --install "$BUILD_DIR" --prefix "$PREFIX" >"$PREFIX.log" 2>&1; then
+  pass "cmake --install $BUILD_DIR --prefix $PREFIX"
+else
+  fail "cmake --install $BUILD_DIR --prefix $PREFIX: $(cat "$PREFIX.log")"
+  rm -f "$PREFIX.log"
+  finish
+fi
+rm -f "$PREFIX.log"
+
+# GNUInstallDirs puts programs in bin and data in share on every platform we build on.
+for program in expiry-relay expiry-ctl order-canceller order-sim; do
+  check "bin/$program is installed and executable" test -x "$PREFIX/bin/$program"
+done
+check "share/expiry-relay/expiry.lua is src/lua/expiry.lua" \
+  cmp -s "$PREFIX/share/expiry-relay/expiry.lua" "$ROOT/src/lua/expiry.lua"
+check "share/expiry-relay/redis.conf is the repository's redis.conf" \
+  cmp -s "$PREFIX/share/expiry-relay/redis.conf" "$ROOT/redis.conf"
+
+installed=$(cd "$PREFIX" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
+expected=$(printf '%s\n' bin/expiry-ctl bin/expiry-relay bin/order-canceller bin/order-sim \
+  share/expiry-relay/expiry.lua share/expiry-relay/redis.conf | LC_ALL=C sort)
+if [ "$installed" = "$expected" ]; then
+  pass "nothing else is installed (no expiry-bench, no tests)"
+else
+  fail "installed files differ from the expected six"
+  diff -u --label expected --label installed <(printf '%s\n' "$expected") <(printf '%s\n' "$installed") >&2
+fi
+
+# The installed binary runs from its new place (no reference into the build tree is needed).
+if help=$("$PREFIX/bin/expiry-relay" --help 2>&1) && grep -q -- '--redis-url' <<<"$help"; then
+  pass "installed expiry-relay --help exits 0 and lists --redis-url"
+else
+  fail "installed expiry-relay --help: $help"
+fi
+
+finish
