@@ -458,8 +458,7 @@ void ChaosRun::add_burst(std::vector<Op>& ops, const std::string& prefix, int si
 
 void ChaosRun::on_scheduled(size_t index, const Reply& reply, long long redis_now_ms) {
   const Order& order = orders_[index];
-  // [due_ms, replaced, now_ms] (an older library answered without now_ms).
-  if (reply.type != Reply::Type::Array || reply.elements.size() < 2) {
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 2) {
     producer_error("expiry_schedule " + order.key, reply);
     return;
   }
@@ -531,7 +530,7 @@ void ChaosRun::add_reschedule(size_t index, std::vector<Op>& ops) {
   ++order.reschedules;
   ops.push_back({schedule_argv(keys_, order.key, ScheduleMode::Delay, delay_ms, order.payload),
                  [this, index](const Reply& r, long long now) {
-                   if (r.type == Reply::Type::Array && r.elements.size() >= 2 && r.elements[1].integer == 1) {
+                   if (r.type == Reply::Type::Array && r.elements.size() == 2 && r.elements[1].integer == 1) {
                      ++reschedules_;
                    }
                    on_scheduled(index, r, now);
