@@ -31,10 +31,9 @@ struct RescheduleOptions {
   std::optional<long long> at_ms;
 };
 
+// The stream and group stats reports on are the target's (ctl_settings.h).
 struct StatsOptions {
   bool json = false;
-  std::string stream;  // empty: NAMESPACE:stream
-  std::string group = "workers";
 };
 
 struct CheckOptions {
@@ -43,8 +42,8 @@ struct CheckOptions {
   int examples = 10;    // orphan keys listed in the report
 };
 
+// tail reads the target's stream (ctl_settings.h).
 struct TailOptions {
-  std::string stream;        // empty: NAMESPACE:stream
   long long count = 0;       // stop after this many entries; 0: no limit
   long long timeout_ms = 0;  // stop after this long without an entry; 0: never
   std::string from = "$";    // "$": only new entries; an entry id ("0": everything) to start after
@@ -65,7 +64,7 @@ int run_load_functions(const CtlTarget& target);
 // deleted, kExitOrphansFound when some were found and not deleted.
 int run_check(const CtlTarget& target, const CheckOptions& options);
 // Prints one line per entry (entry_format.h) until `count` entries, `timeout_ms` of quiet, or
-// stdout is closed.
+// stdout is closed. When the stream does not exist yet, says so once on stderr, then waits.
 int run_tail(const CtlTarget& target, const TailOptions& options);
 
 }  // namespace expiry

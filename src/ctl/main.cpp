@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
                "The connection options work on every command, and can also be set as EXPIRY_RELAY_REDIS_URL,\n"
                "EXPIRY_RELAY_PASSWORD_FILE, EXPIRY_RELAY_NAMESPACE or in the --config JSON file (the relay's\n"
                "config file works: its other keys are ignored). Precedence: flag > env > file > default.\n"
+               "The relay's stream and group are read the same way (EXPIRY_RELAY_STREAM, EXPIRY_RELAY_GROUP, keys\n"
+               "\"stream\" and \"group\"; defaults NAMESPACE:stream and workers): stats and tail use them unless\n"
+               "given --stream / --group, and show names the task's stream or this default.\n"
                "Exit codes: 0 ok, 1 Redis or connection error (check: orphans found and not deleted),\n"
                "2 usage or input error (nothing was written), 3 task not pending (show, reschedule,\n"
                "cancel --strict).",
@@ -74,8 +77,8 @@ int main(int argc, char** argv) {
   auto* stats = app.add_subcommand("stats", "Show the schedule, its stream and the consumer group.");
   add_global_options(*stats, global);
   stats->add_flag("--json", stats_opts.json, "print one JSON object");
-  stats->add_option("--stream", stats_opts.stream, "stream to report on (default: NAMESPACE:stream)");
-  stats->add_option("--group", stats_opts.group, "consumer group to report on")->capture_default_str();
+  add_stream_flag(*stats, global, "stream to report on (default: the relay's stream, see above)");
+  add_group_flag(*stats, global, "consumer group to report on (default: the relay's group, see above)");
 
   auto* load = app.add_subcommand(
       "load-functions", "Load (or replace) the expiry_v1 Redis Function library and print its name.");
@@ -98,7 +101,7 @@ int main(int argc, char** argv) {
   TailOptions tail_opts;
   auto* tail = app.add_subcommand("tail", "Print stream entries as they arrive (plain XREAD, not a consumer group).");
   add_global_options(*tail, global);
-  tail->add_option("--stream", tail_opts.stream, "stream to read (default: NAMESPACE:stream)");
+  add_stream_flag(*tail, global, "stream to read (default: the relay's stream, see above)");
   tail->add_option("--count", tail_opts.count, "stop after this many entries (0: no limit)")->capture_default_str();
   tail->add_option("--timeout-ms", tail_opts.timeout_ms, "stop after this long without a new entry (0: never)")
       ->capture_default_str();

@@ -8,7 +8,7 @@
 #include "ctl/redis_values.h"
 #include "ctl/sync_connection.h"
 #include "errors.h"
-#include "key_layout.h"
+#include "text_escape.h"
 
 namespace expiry {
 namespace {
@@ -48,8 +48,14 @@ int run_tail(const CtlTarget& target, const TailOptions& options) {
     throw ConfigError("--from must be '$' or a stream entry id such as 0 or 1700000000000-0, got '" + options.from +
                       "'");
   }
-  const std::string stream = options.stream.empty() ? KeyLayout(target.ns).default_stream() : options.stream;
+  const std::string& stream = target.stream;
   SyncConnection conn(target.redis);
+  // Only a hint: a refused EXISTS (e.g. an ACL without it) leaves the errors to XREAD.
+  const Reply exists = conn.command({"EXISTS", stream});
+  if (exists.type == Reply::Type::Integer && exists.integer == 0) {
+    std::cerr << "expiry-ctl: stream " << escape_text(stream)
+              << " does not exist yet; waiting for the relay to create it ...\n";
+  }
   std::string after = options.from == "$" ? last_entry_id(conn, stream) : options.from;
 
   long long printed = 0;

@@ -648,15 +648,136 @@ TEST_F(CtlTest, TailPrintsEntriesOthersAdd) {
   auto rc = tail.wait_exit(20s);
   ASSERT_TRUE(rc.has_value()) << tail.output();
   EXPECT_EQ(*rc, 0) << tail.output();
+  // The stream did not exist when tail started: one hint on stderr comes first.
   EXPECT_EQ(tail.output(),
-            first.str + " id=t1 via=event due_ms=1000 fired_ms=1007 late_ms=7 payload=hello world\n" + second.str +
-                " id=t2 via=sweep due_ms=5 fired_ms=5 late_ms=0 missing_payload=absent payload=\n");
+            "expiry-ctl: stream expiry:stream does not exist yet; waiting for the relay to create it ...\n" +
+                first.str + " id=t1 via=event due_ms=1000 fired_ms=1007 late_ms=7 payload=hello world\n" +
+                second.str + " id=t2 via=sweep due_ms=5 fired_ms=5 late_ms=0 missing_payload=absent payload=\n");
 
   // --from 0 prints what is there, then stops after the quiet timeout.
   const CtlRun all = ctl({"tail", "--from", "0", "--timeout-ms", "300"});
   EXPECT_EQ(all.exit_code, 0) << all.output;
   EXPECT_EQ(all.output.rfind(first.str + " id=t1", 0), 0u) << all.output;
   EXPECT_TRUE(contains(all.output, second.str + " id=t2")) << all.output;
+}
+
+// The XREAD calls Redis has run so far (INFO commandstats).
+long long xread_calls(SyncRedis& redis) {
+  const std::string info = redis.command({"INFO", "commandstats"}).str;
+  std::smatch m;
+  if (!std::regex_search(info, m, std::regex("cmdstat_xread:calls=(\\d+)"))) return 0;
+  return std::stoll(m[1].str());
+}
+
+size_t count_of(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+// expiry-ctl reads the relay's stream and group from the relay's own config file and env
+// variables (flag > env > file > default); a subcommand's --stream / --group still wins.
+TEST_F(CtlTest, StatsAndTailUseTheRelaysStreamAndGroup) {
+  const std::string config =
+      write_file("relay.json", R"({"stream": "shop:fired", "group": "billing", "sweep_batch": 50})");
+  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "shop:fired", "billing", "0", "MKSTREAM"}).is_error());
+  const auto fired = redis_.command({"XADD", "shop:fired", "*", "id", "t1", "payload", "p"});
+  const auto elsewhere = redis_.command({"XADD", "expiry:stream", "*", "id", "elsewhere"});
+  redis_.command({"XADD", "expiry:stream", "*", "id", "elsewhere-2"});
+
+  CtlRun run = ctl({"stats", "--json", "--config", config});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto j = json_line(run.output);
+  EXPECT_EQ(j["stream"], "shop:fired");
+  EXPECT_EQ(j["stream_exists"], true);
+  EXPECT_EQ(j["stream_length"], 1);
+  EXPECT_EQ(j["group"], "billing");
+  EXPECT_EQ(j["group_exists"], true);
+  EXPECT_EQ(j["group_lag"], 1);
+
+  // The env variables beat the file.
+  const std::vector<std::pair<std::string, std::string>> env = {{"EXPIRY_RELAY_STREAM", "expiry:stream"},
+                                                                {"EXPIRY_RELAY_GROUP", "nobody"}};
+  run = run_ctl({"stats", "--json", "--config", config, url_flag()}, env);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  j = json_line(run.output);
+  EXPECT_EQ(j["stream"], "expiry:stream");
+  EXPECT_EQ(j["stream_length"], 2);
+  EXPECT_EQ(j["group"], "nobody");
+  EXPECT_EQ(j["group_exists"], false);
+
+  // The subcommand's flags beat both.
+  run = run_ctl({"stats", "--json", "--config", config, "--stream", "shop:fired", "--group", "billing", url_flag()},
+                env);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  j = json_line(run.output);
+  EXPECT_EQ(j["stream"], "shop:fired");
+  EXPECT_EQ(j["group_exists"], true);
+
+  // tail reads the file's stream, the env's, or its own --stream.
+  run = ctl({"tail", "--from", "0", "--timeout-ms", "300", "--config", config});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, fired.str + " id=t1 payload=p\n");
+  run = run_ctl({"tail", "--from", "0", "--count", "1", "--timeout-ms", "5000", url_flag()},
+                {{"EXPIRY_RELAY_STREAM", "shop:fired"}});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, fired.str + " id=t1 payload=p\n");
+  run = run_ctl({"tail", "--from", "0", "--count", "1", "--timeout-ms", "5000", "--stream", "expiry:stream",
+                 "--config", config, url_flag()},
+                {{"EXPIRY_RELAY_STREAM", "shop:fired"}});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, elsewhere.str + " id=elsewhere\n");
+
+  // A relay stream the relay itself would refuse is refused here too, naming where it came from.
+  const std::string bad = write_file("bad.json", R"({"stream": "expiry:{0}:task:x"})");
+  run = ctl({"stats", "--config", bad});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "expiry-ctl: config file " + bad + ": stream expiry:{0}:task:x lies inside"))
+      << run.output;
+}
+
+TEST_F(CtlTest, StatsSaysWhenTheStreamDoesNotExist) {
+  CtlRun run = ctl({"stats"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "stream: expiry:stream\nstream_exists: false\nstream_length: 0\n")) << run.output;
+  EXPECT_TRUE(contains(run.output, "expiry-ctl: stream expiry:stream does not exist (yet)")) << run.output;
+  run = ctl({"stats", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto j = nlohmann::json::parse(run.output);  // stdout holds the JSON alone
+  EXPECT_EQ(j["stream_exists"], false);
+  EXPECT_EQ(j["group_exists"], false);
+
+  // Once the relay has created it (with its group), both say so.
+  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "$", "MKSTREAM"}).is_error());
+  run = ctl({"stats"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "stream_exists: true\nstream_length: 0\n")) << run.output;
+  EXPECT_TRUE(contains(run.output, "group_exists: true\n")) << run.output;
+  EXPECT_FALSE(contains(run.output, "does not exist")) << run.output;
+  j = nlohmann::json::parse(ctl({"stats", "--json"}).output);
+  EXPECT_EQ(j["stream_exists"], true);
+  EXPECT_EQ(j["group_exists"], true);
+}
+
+// tail on a stream that does not exist says so once, keeps waiting across its XREAD calls, and
+// prints the first entry once the stream appears; on an existing stream it says nothing.
+TEST_F(CtlTest, TailHintsOnceWhileTheStreamDoesNotExist) {
+  const std::string hint = "expiry-ctl: stream late:stream does not exist yet; waiting for the relay to create it ...\n";
+  ChildProcess tail(EXPIRY_CTL_BIN, {"tail", "--stream", "late:stream", "--count", "1", "--timeout-ms", "30000",
+                                     url_flag()});
+  // Three XREAD calls of one second each: it waited, and said it once.
+  ASSERT_TRUE(wait_until([&] { return xread_calls(redis_) >= 3; }, 20s)) << tail.output();
+  EXPECT_EQ(tail.output(), hint);
+  const auto entry = redis_.command({"XADD", "late:stream", "*", "id", "t1"});
+  auto rc = tail.wait_exit(20s);
+  ASSERT_TRUE(rc.has_value()) << tail.output();
+  EXPECT_EQ(*rc, 0) << tail.output();
+  EXPECT_EQ(tail.output(), hint + entry.str + " id=t1\n");
+  EXPECT_EQ(count_of(tail.output(), "does not exist"), 1u);
+
+  const CtlRun existing = ctl({"tail", "--stream", "late:stream", "--from", "0", "--timeout-ms", "300"});
+  EXPECT_EQ(existing.exit_code, 0) << existing.output;
+  EXPECT_EQ(existing.output, entry.str + " id=t1\n");
 }
 
 }  // namespace
