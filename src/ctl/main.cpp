@@ -34,7 +34,9 @@ int main(int argc, char** argv) {
       "schedule",
       "Schedule a task (or replace the pending task with the same id), or every task of a JSON-lines file.\n"
       "File lines: {\"id\": \"..\", \"delay_ms\": N | \"at_ms\": EPOCH_MS, \"payload\": \"..\", \"stream\": \"..\"}\n"
-      "(payload and stream optional). The whole file is validated first: one bad line and nothing is written.");
+      "(payload and stream optional). payload must be a JSON string: send a JSON document as a string\n"
+      "(\"payload\": \"{\\\"n\\\": 1}\"), and any bytes as \"payload_b64\": \"<base64>\" instead (RFC 4648, with '='\n"
+      "padding, no line breaks). The whole file is validated first: one bad line and nothing is written.");
   add_global_options(*schedule, global);
   auto* id_opt = schedule->add_option("id", schedule_opts.id, "task id: 1..256 bytes of UTF-8, no control characters");
   auto* delay_opt = schedule->add_option("--delay-ms", delay_ms, "due this many milliseconds from now (Redis clock)");

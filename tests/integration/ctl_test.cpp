@@ -322,6 +322,47 @@ TEST_F(CtlTest, BulkFromStdinAndFromAPipe) {
   EXPECT_EQ(zcard(), 300);
 }
 
+// payload_b64 carries any bytes: every byte value 0x00-0xFF arrives in the shadow hash exactly.
+TEST_F(CtlTest, BulkPayloadB64IsStoredByteForByte) {
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) bytes.push_back(static_cast<char>(b));
+  const std::string all_b64 =
+      "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+P0BBQkNERUZHSElKS0xNTk9Q"
+      "UVJTVFVWV1hZWltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e3x9fn+AgYKDhIWGh4iJiouMjY6PkJGSk5SVlpeYmZqbnJ2en6Ch"
+      "oqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/wMHCw8TFxsfIycrLzM3Oz9DR0tPU1dbX2Nna29zd3t/g4eLj5OXm5+jp6uvs7e7v8PHy"
+      "8/T19vf4+fr7/P3+/w==";
+  const std::string text = R"({"id":"all-bytes","delay_ms":3600000,"payload_b64":")" + all_b64 + "\"}\n" +
+                            R"({"id":"reversed","at_ms":4102444800000,"payload_b64":"/w=="})" "\n" +
+                            R"({"id":"empty","delay_ms":3600000,"payload_b64":""})" "\n" +
+                            R"({"id":"text","delay_ms":3600000,"payload":"{\"n\": 1}"})" "\n";
+  const CtlRun run = ctl({"schedule", "--file", write_file("b64.jsonl", text)});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "scheduled 4 tasks")) << run.output;
+  EXPECT_EQ(hget(shadow("all-bytes"), "payload"), bytes);
+  EXPECT_EQ(hget(shadow("reversed"), "payload"), "\xFF"s);
+  EXPECT_EQ(hget(shadow("empty"), "payload"), "");
+  EXPECT_EQ(hget(shadow("text"), "payload"), R"({"n": 1})");
+}
+
+TEST_F(CtlTest, BulkInvalidBase64OrAJsonPayloadIsALineError) {
+  const std::string text = R"({"id":"ok","delay_ms":60000,"payload_b64":"AAEC"})" "\n"
+                           R"({"id":"space","delay_ms":60000,"payload_b64":"AA EC"})" "\n"
+                           "\n"
+                           R"({"id":"both","delay_ms":60000,"payload":"x","payload_b64":"eA=="})" "\n"
+                           R"({"id":"object","delay_ms":60000,"payload":{"n":1}})" "\n"
+                           R"({"id":"big","delay_ms":60000,"payload_b64":")" + std::string(87384, 'A') + "\"}\n";
+  const CtlRun run = ctl({"schedule", "--file", write_file("bad-b64.jsonl", text)});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "line 2: payload_b64 is not valid base64: invalid character ' ' at position 3\n"))
+      << run.output;
+  EXPECT_TRUE(contains(run.output, "line 4: payload and payload_b64 are mutually exclusive\n")) << run.output;
+  EXPECT_TRUE(contains(run.output, "line 5: payload must be a string, got object")) << run.output;
+  EXPECT_TRUE(contains(run.output, "line 6: payload_b64 decodes to 65538 bytes, larger than the limit of 65536\n"))
+      << run.output;
+  EXPECT_TRUE(contains(run.output, "4 invalid lines")) << run.output;
+  EXPECT_EQ(dbsize(), 0);
+}
+
 TEST_F(CtlTest, BulkStopsWhenRedisRejectsAWriteMidway) {
   const std::string text = [] {
     std::string t;
