@@ -15,6 +15,10 @@ constexpr int kExitRedisError = 1;  // connection failures and error replies
 constexpr int kExitUsage = 2;       // usage, configuration and input errors; nothing was written
 constexpr int kExitNotPending = 3;  // show, cancel --strict: the task is not pending
 constexpr int kExitOrphansFound = 1;  // check without --repair: orphaned keys were found
+// schedule --file stopped by SIGINT / SIGTERM (128 + the signal, as shells report it): the
+// replies of the tasks sent were read, and how many were written was printed.
+constexpr int kExitInterrupted = 130;
+constexpr int kExitTerminated = 143;
 
 struct ScheduleOptions {
   std::string id;
@@ -52,6 +56,8 @@ struct TailOptions {
 // Validates the task locally (nothing is sent when it is invalid), then schedules it.
 int run_schedule(const CtlTarget& target, const ScheduleOptions& options);
 // Validates every line of `path` ("-": stdin) first; writes nothing unless all are valid.
+// SIGINT / SIGTERM while writing: sends no further window, reads the replies of those sent,
+// prints how many tasks were written and returns kExitInterrupted / kExitTerminated.
 int run_bulk_schedule(const CtlTarget& target, const std::string& path);
 // Moves a pending task, keeping its payload and stream; kExitNotPending when it is not pending.
 int run_reschedule(const CtlTarget& target, const RescheduleOptions& options);

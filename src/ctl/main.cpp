@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
                "given --stream / --group, and show names the task's stream or this default.\n"
                "Exit codes: 0 ok, 1 Redis or connection error (check: orphans found and not deleted),\n"
                "2 usage or input error (nothing was written), 3 task not pending (show, reschedule,\n"
-               "cancel --strict).",
+               "cancel --strict), 130 / 143 schedule --file stopped by SIGINT (Ctrl-C) / SIGTERM (it prints\n"
+               "how many tasks were written; the others were not).",
                "expiry-ctl"};
   app.require_subcommand(0, 1);
   GlobalOptions global;
@@ -36,7 +37,9 @@ int main(int argc, char** argv) {
       "File lines: {\"id\": \"..\", \"delay_ms\": N | \"at_ms\": EPOCH_MS, \"payload\": \"..\", \"stream\": \"..\"}\n"
       "(payload and stream optional). payload must be a JSON string: send a JSON document as a string\n"
       "(\"payload\": \"{\\\"n\\\": 1}\"), and any bytes as \"payload_b64\": \"<base64>\" instead (RFC 4648, with '='\n"
-      "padding, no line breaks). The whole file is validated first: one bad line and nothing is written.");
+      "padding, no line breaks). The whole file is validated first: one bad line and nothing is written.\n"
+      "Ctrl-C or SIGTERM during the writes: no new window of tasks is sent, the replies of those sent are\n"
+      "read, the written and unwritten counts are printed, and the exit code is 130 (SIGINT) or 143 (SIGTERM).");
   add_global_options(*schedule, global);
   auto* id_opt = schedule->add_option("id", schedule_opts.id, "task id: 1..256 bytes of UTF-8, no control characters");
   auto* delay_opt = schedule->add_option("--delay-ms", delay_ms, "due this many milliseconds from now (Redis clock)");

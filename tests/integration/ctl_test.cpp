@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -397,6 +399,53 @@ TEST_F(CtlTest, BulkStopsWhenRedisRejectsAWriteMidway) {
   // Two windows are in flight: every reply of a sent window is read and counted.
   EXPECT_EQ(written + std::stoll(m[2].str()) + std::stoll(m[3].str()), 4000);
   EXPECT_EQ(zcard(), written);
+}
+
+// SIGINT or SIGTERM during a bulk write: no new window is sent, the replies of those in flight
+// are read, and the count printed is exactly what Redis holds: the tasks of the first lines.
+TEST_F(CtlTest, BulkStoppedBySignalReportsExactlyWhatWasWritten) {
+  constexpr int kTasks = 300000;
+  std::string text;
+  text.reserve(kTasks * 40);
+  for (int i = 1; i <= kTasks; ++i) text += R"({"id":"int-)" + std::to_string(i) + R"(","delay_ms":3600000})" "\n";
+  const std::string path = write_file("large.jsonl", text);
+  text.clear();
+
+  for (const auto& [sig, code, name] : {std::tuple{SIGINT, 130, "SIGINT"}, std::tuple{SIGTERM, 143, "SIGTERM"}}) {
+    SCOPED_TRACE(name);
+    ASSERT_FALSE(redis_.command({"FLUSHALL"}).is_error());
+    ChildProcess child(EXPIRY_CTL_BIN, {"schedule", "--file", path, url_flag()});
+    // Validation reads the whole file first; the signal comes once writes have begun.
+    ASSERT_TRUE(wait_until([&] { return zcard() > 0 || !child.running(); }, 60s)) << child.output();
+    ASSERT_TRUE(child.running()) << "finished before the signal: " << child.output();
+    ASSERT_EQ(kill(child.pid(), sig), 0) << std::strerror(errno);
+    auto rc = child.wait_exit(60s);
+    ASSERT_TRUE(rc.has_value()) << child.output();
+    EXPECT_EQ(*rc, code) << child.output();
+
+    std::smatch m;
+    const std::string output = child.output();
+    ASSERT_TRUE(std::regex_search(
+        output, m,
+        std::regex(std::string("expiry-ctl: interrupted by ") + name +
+                   ": (\\d+) of 300000 tasks were written \\(the tasks up to line (\\d+) of " + path +
+                   "\\); the other (\\d+) were not\n")))
+        << output;
+    const long long written = std::stoll(m[1].str());
+    RecordProperty(std::string("written_before_") + name, static_cast<int>(written));
+    EXPECT_GT(written, 0);
+    EXPECT_LT(written, kTasks);
+    EXPECT_EQ(written + std::stoll(m[3].str()), kTasks);
+    EXPECT_EQ(zcard(), written) << "the reported count is what Redis holds";
+    EXPECT_EQ(std::stoll(m[2].str()), written) << "one task per line, no blank lines";
+    // Exactly the first `written` lines: the last of them is scheduled, the next one is not.
+    EXPECT_EQ(redis_.command({"ZSCORE", kSchedule, "int-" + std::to_string(written)}).type,
+              SyncRedis::Reply::Type::String);
+    EXPECT_EQ(redis_.command({"ZSCORE", kSchedule, "int-" + std::to_string(written + 1)}).type,
+              SyncRedis::Reply::Type::Nil);
+    EXPECT_EQ(redis_.integer({"EXISTS", shadow("int-" + std::to_string(written))}), 1);
+    EXPECT_FALSE(contains(output, "scheduled ")) << output;
+  }
 }
 
 // ---------------------------------------------------------------- authentication
