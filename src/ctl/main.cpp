@@ -82,8 +82,12 @@ int main(int argc, char** argv) {
   auto* stats = app.add_subcommand("stats", "Show the schedule, its stream and the consumer group.");
   add_global_options(*stats, global);
   stats->add_flag("--json", stats_opts.json, "print one JSON object");
-  add_stream_flag(*stats, global, "stream to report on (default: the relay's stream, see above)");
-  add_group_flag(*stats, global, "consumer group to report on (default: the relay's group, see above)");
+  add_stream_flag(*stats, global,
+                  "stream to report on (default: the relay's: EXPIRY_RELAY_STREAM, \"stream\" of --config, else "
+                  "NAMESPACE:stream)");
+  add_group_flag(*stats, global,
+                 "consumer group to report on (default: the relay's: EXPIRY_RELAY_GROUP, \"group\" of --config, else "
+                 "workers)");
 
   auto* load = app.add_subcommand(
       "load-functions", "Load (or replace) the expiry_v1 Redis Function library and print its name.");
@@ -106,7 +110,9 @@ int main(int argc, char** argv) {
   TailOptions tail_opts;
   auto* tail = app.add_subcommand("tail", "Print stream entries as they arrive (plain XREAD, not a consumer group).");
   add_global_options(*tail, global);
-  add_stream_flag(*tail, global, "stream to read (default: the relay's stream, see above)");
+  add_stream_flag(*tail, global,
+                  "stream to read (default: the relay's: EXPIRY_RELAY_STREAM, \"stream\" of --config, else "
+                  "NAMESPACE:stream)");
   tail->add_option("--count", tail_opts.count, "stop after this many entries (0: no limit)")->capture_default_str();
   tail->add_option("--timeout-ms", tail_opts.timeout_ms, "stop after this long without a new entry (0: never)")
       ->capture_default_str();
