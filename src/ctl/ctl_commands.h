@@ -48,6 +48,7 @@ struct CheckOptions {
 
 // tail reads the target's stream (ctl_settings.h).
 struct TailOptions {
+  bool json = false;         // one JSON object per entry (format_stream_entry_json) instead of a text line
   long long count = 0;       // stop after this many entries; 0: no limit
   long long timeout_ms = 0;  // stop after this long without an entry; 0: never
   std::string from = "$";    // "$": only new entries; an entry id ("0": everything) to start after

@@ -108,11 +108,19 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000));
 
   TailOptions tail_opts;
-  auto* tail = app.add_subcommand("tail", "Print stream entries as they arrive (plain XREAD, not a consumer group).");
+  auto* tail = app.add_subcommand(
+      "tail",
+      "Print stream entries as they arrive (plain XREAD, not a consumer group), one line each:\n"
+      "<entry-id> id=.. via=.. due_ms=.. fired_ms=.. late_ms=.. [other fields] payload=<the rest of the line>.\n"
+      "A value that is empty or holds a space, '\"' or '=' is in double quotes (\\\" inside); a backslash is\n"
+      "printed as \\\\, a line break as \\n, a tab as \\t, other control characters and non-UTF-8 bytes as \\xNN.");
   add_global_options(*tail, global);
   add_stream_flag(*tail, global,
                   "stream to read (default: the relay's: EXPIRY_RELAY_STREAM, \"stream\" of --config, else "
                   "NAMESPACE:stream)");
+  tail->add_flag("--json", tail_opts.json,
+                 "print one JSON object per entry: {\"entry_id\", \"late_ms\", \"fields\": {every field whose value is\n"
+                 "UTF-8}, \"fields_b64\": {the others, in base64; only when there are any}}");
   tail->add_option("--count", tail_opts.count, "stop after this many entries (0: no limit)")->capture_default_str();
   tail->add_option("--timeout-ms", tail_opts.timeout_ms, "stop after this long without a new entry (0: never)")
       ->capture_default_str();

@@ -77,7 +77,9 @@ int run_tail(const CtlTarget& target, const TailOptions& options) {
       for (const Reply& entry : per_stream.elements[1].elements) {
         if (entry.type != Reply::Type::Array || entry.elements.size() != 2) continue;
         after = entry.elements[0].str;
-        std::cout << format_stream_entry(after, field_pairs(entry.elements[1])) << "\n";
+        const auto fields = field_pairs(entry.elements[1]);
+        std::cout << (options.json ? format_stream_entry_json(after, fields) : format_stream_entry(after, fields))
+                  << "\n";
         ++printed;
       }
     }

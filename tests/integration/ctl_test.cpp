@@ -870,5 +870,34 @@ TEST_F(CtlTest, TailHintsOnceWhileTheStreamDoesNotExist) {
   EXPECT_EQ(existing.output, entry.str + " id=t1\n");
 }
 
+// tail's text lines keep ids with spaces in one token and tell a backslash-n from a line break;
+// --json gives every field, with bytes that are not UTF-8 in base64.
+TEST_F(CtlTest, TailQuotesEscapesAndPrintsJson) {
+  const auto spaced = redis_.command({"XADD", "expiry:stream", "*", "id", "order 42", "via", "sweep", "due_ms", "10",
+                                      "fired_ms", "12", "payload", "literal a\\nb"});
+  const auto broken = redis_.command({"XADD", "expiry:stream", "*", "id", "a\\nb", "payload", "real a\nb"});
+  const auto binary = redis_.command({"XADD", "expiry:stream", "*", "id", "bin", "payload", "\0\xFF\x80 x"s});
+
+  const CtlRun text = ctl({"tail", "--from", "0", "--count", "3", "--timeout-ms", "5000"});
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_EQ(text.output, spaced.str + R"( id="order 42" via=sweep due_ms=10 fired_ms=12 late_ms=2 payload=literal a\\nb)" +
+                             "\n" + broken.str + R"( id=a\\nb payload=real a\nb)" + "\n" + binary.str +
+                             R"( id=bin payload=\x00\xff\x80 x)" + "\n");
+
+  const CtlRun json = ctl({"tail", "--json", "--from", "0", "--count", "3", "--timeout-ms", "5000"});
+  EXPECT_EQ(json.exit_code, 0) << json.output;
+  std::istringstream lines(json.output);
+  std::vector<nlohmann::json> entries;
+  for (std::string line; std::getline(lines, line);) entries.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(entries.size(), 3u) << json.output;
+  EXPECT_EQ(entries[0], nlohmann::json::parse(R"({"entry_id": ")" + spaced.str + R"(", "late_ms": 2, "fields":
+      {"id": "order 42", "via": "sweep", "due_ms": "10", "fired_ms": "12", "payload": "literal a\\nb"}})"));
+  EXPECT_EQ(entries[1]["fields"]["id"], "a\\nb");
+  EXPECT_EQ(entries[1]["fields"]["payload"], "real a\nb");
+  EXPECT_TRUE(entries[1]["late_ms"].is_null());
+  EXPECT_EQ(entries[2]["fields"], nlohmann::json({{"id", "bin"}}));
+  EXPECT_EQ(entries[2]["fields_b64"], nlohmann::json({{"payload", "AP+AIHg="}}));
+}
+
 }  // namespace
 }  // namespace expiry::test
