@@ -18,11 +18,18 @@ std::vector<OptionSpec> connection_option_specs() {
   };
 }
 
-std::vector<OptionSpec> relay_option_specs() {
-  auto specs = connection_option_specs();
-  const std::vector<OptionSpec> own = {
+std::vector<OptionSpec> stream_option_specs() {
+  return {
       {"stream", OptionKind::String, "default stream for forwarded tasks (empty: NAMESPACE:stream)", ""},
       {"group", OptionKind::String, "consumer group created on the stream", "workers"},
+  };
+}
+
+std::vector<OptionSpec> relay_option_specs() {
+  auto specs = connection_option_specs();
+  const auto streams = stream_option_specs();
+  specs.insert(specs.end(), streams.begin(), streams.end());
+  const std::vector<OptionSpec> own = {
       {"sweep_interval_ms", OptionKind::Integer, "longest time between two sweeps", "1000", 10, 3600000},
       {"sweep_batch", OptionKind::Integer, "tasks claimed per sweep call", "100", 1, 10000},
       {"sweep_pipeline", OptionKind::Integer, "sweep calls kept in flight while a backlog drains", "4", 1, 16},
@@ -81,13 +88,17 @@ void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::str
   if (auto err = namespace_error(ns)) throw ConfigError(s.source("namespace") + ": " + *err);
 }
 
+void apply_stream_settings(const Settings& s, const std::string& ns, std::string& stream, std::string& group) {
+  stream = s.text("stream").empty() ? KeyLayout(ns).default_stream() : s.text("stream");
+  if (auto err = stream_name_error(stream, ns)) throw ConfigError(s.source("stream") + ": " + *err);
+  group = s.text("group");
+  if (group.empty()) throw ConfigError(s.source("group") + ": group must not be empty");
+}
+
 RelayConfig relay_config_from(const Settings& s) {
   RelayConfig c;
   apply_connection_settings(s, c.redis, c.ns);
-  c.stream = s.text("stream").empty() ? KeyLayout(c.ns).default_stream() : s.text("stream");
-  if (auto err = stream_name_error(c.stream, c.ns)) throw ConfigError(s.source("stream") + ": " + *err);
-  c.group = s.text("group");
-  if (c.group.empty()) throw ConfigError(s.source("group") + ": group must not be empty");
+  apply_stream_settings(s, c.ns, c.stream, c.group);
   c.sweep_interval = std::chrono::milliseconds(s.integer("sweep_interval_ms"));
   c.sweep_batch = static_cast<int>(s.integer("sweep_batch"));
   c.sweep_pipeline = static_cast<int>(s.integer("sweep_pipeline"));

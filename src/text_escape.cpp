@@ -13,18 +13,8 @@ void append_hex(std::string& out, unsigned char b) {
   out.push_back(kDigits[b & 0xF]);
 }
 
-}  // namespace
-
-size_t first_invalid_utf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = utf8_sequence_length(s, i);
-    if (n == 0) return i;
-    i += n;
-  }
-  return std::string_view::npos;
-}
-
-std::string escape_text(std::string_view s) {
+// escape_text; with `backslash`, a backslash becomes \\.
+std::string escape(std::string_view s, bool backslash) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
@@ -45,6 +35,8 @@ std::string escape_text(std::string_view s) {
       out += "\\r", ++i;
     } else if (b == '\t') {
       out += "\\t", ++i;
+    } else if (b == '\\' && backslash) {
+      out += "\\\\", ++i;
     } else if (b < 0x20 || b == 0x7F) {
       append_hex(out, b), ++i;
     } else {
@@ -53,5 +45,20 @@ std::string escape_text(std::string_view s) {
   }
   return out;
 }
+
+}  // namespace
+
+size_t first_invalid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence_length(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+std::string escape_text(std::string_view s) { return escape(s, false); }
+
+std::string escape_text_reversible(std::string_view s) { return escape(s, true); }
 
 }  // namespace expiry

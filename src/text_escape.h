@@ -14,7 +14,11 @@ size_t first_invalid_utf8(std::string_view s);
 
 // `s` with valid UTF-8 kept as is, \n \r \t as those escapes, and every other C0/C1 control or
 // byte of an invalid sequence as \xNN. The result never contains a line break. Made for
-// reading, not reversible (a literal backslash is not escaped).
+// reading, not reversible (a literal backslash is not escaped; see escape_text_reversible).
 std::string escape_text(std::string_view s);
+
+// escape_text, and a backslash as \\: distinct byte strings render differently (a literal
+// backslash-n and a line break no longer look alike), and the bytes can be read back.
+std::string escape_text_reversible(std::string_view s);
 
 }  // namespace expiry

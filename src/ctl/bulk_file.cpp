@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ctl/base64.h"
 #include "text_escape.h"
 
 namespace expiry {
@@ -85,7 +86,7 @@ BulkLine parse_bulk_line(std::string_view line) {
   BulkLine out;
   out.kind = BulkLine::Kind::Task;
   ScheduleRequest& req = out.request;
-  bool has_id = false, has_delay = false, has_at = false;
+  bool has_id = false, has_delay = false, has_at = false, has_payload = false, has_payload_b64 = false;
   std::string error;
   for (const auto& [key, value] : doc.items()) {
     if (key == "id") {
@@ -105,19 +106,38 @@ BulkLine parse_bulk_line(std::string_view line) {
       req.ms = *ms;
       has_at = true;
     } else if (key == "payload") {
-      if (!value.is_string()) return invalid("payload must be a string, got " + std::string(value.type_name()));
+      if (!value.is_string()) {
+        return invalid("payload must be a string, got " + std::string(value.type_name()) +
+                       " (send JSON as a string, \"payload\": \"{\\\"n\\\": 1}\", or bytes as payload_b64)");
+      }
       req.payload = value.get<std::string>();
+      has_payload = true;
+    } else if (key == "payload_b64") {
+      if (!value.is_string()) {
+        return invalid("payload_b64 must be a string of base64, got " + std::string(value.type_name()));
+      }
+      std::string why;
+      auto bytes = base64_decode(value.get_ref<const std::string&>(), &why);
+      if (!bytes) return invalid("payload_b64 is not valid base64: " + why);
+      if (bytes->size() > kMaxPayloadBytes) {
+        return invalid("payload_b64 decodes to " + std::to_string(bytes->size()) +
+                       " bytes, larger than the limit of " + std::to_string(kMaxPayloadBytes));
+      }
+      req.payload = std::move(*bytes);
+      has_payload_b64 = true;
     } else if (key == "stream") {
       if (!value.is_string()) return invalid("stream must be a string, got " + std::string(value.type_name()));
       req.stream = value.get<std::string>();
       if (req.stream.empty()) return invalid("stream must not be empty (omit it for the default stream)");
     } else {
-      return invalid("unknown key '" + escape_text(key) + "' (expected id, delay_ms or at_ms, payload, stream)");
+      return invalid("unknown key '" + escape_text(key) +
+                     "' (expected id, delay_ms or at_ms, payload or payload_b64, stream)");
     }
   }
   if (!has_id) return invalid("missing key 'id'");
   if (has_delay && has_at) return invalid("delay_ms and at_ms are mutually exclusive");
   if (!has_delay && !has_at) return invalid("one of delay_ms or at_ms is required");
+  if (has_payload && has_payload_b64) return invalid("payload and payload_b64 are mutually exclusive");
   if (auto err = schedule_request_error(req)) return invalid(*err);
   return out;
 }

@@ -1,7 +1,10 @@
 // The bulk schedule file format: one JSON object per line, parsed and validated without I/O.
 // Line grammar: {"id": string, "delay_ms": int >= 0 | "at_ms": int > 0 (exactly one),
-//                "payload": string (default ""), "stream": non-empty string (optional)}
-// Blank lines are skipped; unknown keys, duplicate keys and wrong types are errors.
+//                "payload": string | "payload_b64": base64 string (at most one; default ""),
+//                "stream": non-empty string (optional)}
+// "payload" is a JSON string, stored as its UTF-8 bytes (a JSON document must be sent as a
+// string); "payload_b64" carries any bytes, in strict base64 (base64.h). Blank lines are
+// skipped; unknown keys, duplicate keys and wrong types are errors.
 #pragma once
 
 #include <cstddef>

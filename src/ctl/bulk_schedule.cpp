@@ -1,8 +1,10 @@
-// schedule --file: validate the whole input, then send it in pipelined windows.
+// schedule --file: validate the whole input, then send it in pipelined windows. SIGINT and
+// SIGTERM stop it between windows: the replies of what was sent are read and counted first.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -13,6 +15,7 @@
 
 #include "ctl/bulk_file.h"
 #include "ctl/ctl_commands.h"
+#include "ctl/stop_signals.h"
 #include "ctl/sync_connection.h"
 #include "errors.h"
 #include "function_library.h"
@@ -91,6 +94,7 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
 
   const auto start = std::chrono::steady_clock::now();
   const KeyLayout keys(target.ns);
+  StopSignals stop;  // from here on a Ctrl-C or SIGTERM stops the writes; it no longer kills
   SyncConnection conn(target.redis);
   expect_ok(conn.fcall({"FCALL", "expiry_version", "0"}), "FCALL expiry_version");  // loads the library if missing
 
@@ -100,6 +104,7 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
   };
   const size_t total = validation.tasks;
   size_t written = 0, replaced = 0, rejected = 0;
+  size_t last_written_line = 0;  // the line of the last task Redis confirmed
   std::optional<Sent> first_rejected;
   std::string rejection;
   BulkReader reader(*input);
@@ -129,6 +134,7 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
       if (auto result = decode_schedule(reply)) {
         ++written;
         replaced += result->replaced ? 1 : 0;
+        last_written_line = sent.line;
       } else {
         ++rejected;
         if (!first_rejected) {
@@ -145,9 +151,9 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
   next.reserve(kWindow);
   auto last_progress = start;
   try {
-    send_window(in_flight);
+    if (stop.poll() == 0) send_window(in_flight);
     while (!in_flight.empty()) {
-      if (!first_rejected) send_window(next);
+      if (!first_rejected && stop.poll() == 0) send_window(next);
       read_window(in_flight);
       std::swap(in_flight, next);
       next.clear();
@@ -164,9 +170,25 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
   }
   if (first_rejected) {
     std::cerr << "expiry-ctl: line " << first_rejected->line << " (id " << escape_text(first_rejected->id)
-              << "): Redis rejected the task: " << rejection << "\n"
-              << "expiry-ctl: stopped: " << written << " of " << total << " tasks were written, " << rejected
-              << " rejected, " << (total - written - rejected) << " not sent\n";
+              << "): Redis rejected the task: " << rejection << "\n";
+  }
+  const size_t not_sent = total - written - rejected;
+  if (const int sig = stop.poll(); sig != 0 && not_sent > 0) {
+    // Windows go out in file order and every reply was read: without rejections, exactly the
+    // tasks up to last_written_line are written.
+    std::cerr << "expiry-ctl: interrupted by " << signal_name(sig) << ": " << written << " of " << total
+              << " tasks were written";
+    if (rejected == 0 && written > 0) {
+      std::cerr << " (the tasks up to line " << last_written_line << " of " << name << ")";
+    }
+    std::cerr << "; the other " << (total - written) << " were not";
+    if (rejected > 0) std::cerr << " (" << rejected << " rejected, " << not_sent << " not sent)";
+    std::cerr << "\n";
+    return sig == SIGINT ? kExitInterrupted : kExitTerminated;
+  }
+  if (first_rejected) {
+    std::cerr << "expiry-ctl: stopped: " << written << " of " << total << " tasks were written, " << rejected
+              << " rejected, " << not_sent << " not sent\n";
     return kExitRedisError;
   }
   std::cout << "scheduled " << written << " tasks (" << replaced << " replaced) in " << elapsed_ms(start) << " ms\n";

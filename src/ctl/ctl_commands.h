@@ -15,6 +15,10 @@ constexpr int kExitRedisError = 1;  // connection failures and error replies
 constexpr int kExitUsage = 2;       // usage, configuration and input errors; nothing was written
 constexpr int kExitNotPending = 3;  // show, cancel --strict: the task is not pending
 constexpr int kExitOrphansFound = 1;  // check without --repair: orphaned keys were found
+// schedule --file stopped by SIGINT / SIGTERM (128 + the signal, as shells report it): the
+// replies of the tasks sent were read, and how many were written was printed.
+constexpr int kExitInterrupted = 130;
+constexpr int kExitTerminated = 143;
 
 struct ScheduleOptions {
   std::string id;
@@ -31,10 +35,9 @@ struct RescheduleOptions {
   std::optional<long long> at_ms;
 };
 
+// The stream and group stats reports on are the target's (ctl_settings.h).
 struct StatsOptions {
   bool json = false;
-  std::string stream;  // empty: NAMESPACE:stream
-  std::string group = "workers";
 };
 
 struct CheckOptions {
@@ -43,8 +46,9 @@ struct CheckOptions {
   int examples = 10;    // orphan keys listed in the report
 };
 
+// tail reads the target's stream (ctl_settings.h).
 struct TailOptions {
-  std::string stream;        // empty: NAMESPACE:stream
+  bool json = false;         // one JSON object per entry (format_stream_entry_json) instead of a text line
   long long count = 0;       // stop after this many entries; 0: no limit
   long long timeout_ms = 0;  // stop after this long without an entry; 0: never
   std::string from = "$";    // "$": only new entries; an entry id ("0": everything) to start after
@@ -53,6 +57,8 @@ struct TailOptions {
 // Validates the task locally (nothing is sent when it is invalid), then schedules it.
 int run_schedule(const CtlTarget& target, const ScheduleOptions& options);
 // Validates every line of `path` ("-": stdin) first; writes nothing unless all are valid.
+// SIGINT / SIGTERM while writing: sends no further window, reads the replies of those sent,
+// prints how many tasks were written and returns kExitInterrupted / kExitTerminated.
 int run_bulk_schedule(const CtlTarget& target, const std::string& path);
 // Moves a pending task, keeping its payload and stream; kExitNotPending when it is not pending.
 int run_reschedule(const CtlTarget& target, const RescheduleOptions& options);
@@ -65,7 +71,7 @@ int run_load_functions(const CtlTarget& target);
 // deleted, kExitOrphansFound when some were found and not deleted.
 int run_check(const CtlTarget& target, const CheckOptions& options);
 // Prints one line per entry (entry_format.h) until `count` entries, `timeout_ms` of quiet, or
-// stdout is closed.
+// stdout is closed. When the stream does not exist yet, says so once on stderr, then waits.
 int run_tail(const CtlTarget& target, const TailOptions& options);
 
 }  // namespace expiry

@@ -9,21 +9,45 @@
 #include "relay_config.h"
 
 namespace expiry {
+namespace {
+
+void add_setting_flag(CLI::App& app, GlobalOptions& options, const std::string& name, const std::string& help) {
+  auto& flags = options.flags;
+  app.add_option_function<std::string>(
+      flag_name(name), [&flags, name](const std::string& v) { flags[name] = v; }, help);
+}
+
+}  // namespace
+
+std::vector<OptionSpec> ctl_option_specs() {
+  auto specs = connection_option_specs();
+  const auto streams = stream_option_specs();
+  specs.insert(specs.end(), streams.begin(), streams.end());
+  return specs;
+}
 
 void add_global_options(CLI::App& app, GlobalOptions& options) {
   add_flags(app, connection_option_specs(), options.flags);
   app.add_option("--config", options.config_path,
-                 "JSON config file, may be the relay's: only redis_url, password_file and namespace are used "
-                 "(env EXPIRY_RELAY_CONFIG)");
+                 "JSON config file, may be the relay's: only redis_url, password_file, namespace, stream and group "
+                 "are used (env EXPIRY_RELAY_CONFIG)");
 }
 
-nlohmann::json connection_keys_only(const nlohmann::json& file) {
+void add_stream_flag(CLI::App& app, GlobalOptions& options, const std::string& help) {
+  add_setting_flag(app, options, "stream", help);
+}
+
+void add_group_flag(CLI::App& app, GlobalOptions& options, const std::string& help) {
+  add_setting_flag(app, options, "group", help);
+}
+
+nlohmann::json ctl_keys_only(const nlohmann::json& file) {
   if (!file.is_object()) return file;
-  std::set<std::string> connection;
-  for (const auto& spec : connection_option_specs()) connection.insert(spec.name);
+  std::set<std::string> used;
+  for (const auto& spec : ctl_option_specs()) used.insert(spec.name);
   std::set<std::string> relay_only;
   for (const auto& spec : relay_option_specs()) {
-    if (connection.count(spec.name) == 0) relay_only.insert(spec.name);
+    if (used.count(spec.name) == 0) relay_only.insert(spec.name);
   }
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [key, value] : file.items()) {
@@ -36,11 +60,12 @@ CtlTarget resolve_target(const GlobalOptions& options, const EnvLookup& env) {
   std::string path = options.config_path;
   if (path.empty()) path = env(std::string(kEnvPrefix) + "_CONFIG").value_or("");
   nlohmann::json file;
-  if (!path.empty()) file = connection_keys_only(read_json_file(path));
-  const auto settings = Settings::resolve(connection_option_specs(), path.empty() ? nullptr : &file, path, env,
-                                          kEnvPrefix, options.flags);
+  if (!path.empty()) file = ctl_keys_only(read_json_file(path));
+  const auto settings =
+      Settings::resolve(ctl_option_specs(), path.empty() ? nullptr : &file, path, env, kEnvPrefix, options.flags);
   CtlTarget target;
   apply_connection_settings(settings, target.redis, target.ns);
+  apply_stream_settings(settings, target.ns, target.stream, target.group);
   return target;
 }
 

@@ -4,41 +4,108 @@
 #include <algorithm>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
+#include "ctl/base64.h"
 #include "ctl/redis_values.h"
 #include "text_escape.h"
+#include "utf8.h"
 
 namespace expiry {
+namespace {
 
-std::string format_stream_entry(const std::string& entry_id,
-                                const std::vector<std::pair<std::string, std::string>>& fields) {
-  auto find = [&](const std::string& name) -> std::optional<std::string> {
-    for (auto it = fields.rbegin(); it != fields.rend(); ++it) {
-      if (it->first == name) return it->second;
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+// Unicode White_Space characters that are not escaped (the C0 and C1 ones are).
+bool is_unicode_space(char32_t c) {
+  return c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+         c == 0x205F || c == 0x3000;
+}
+
+bool needs_quotes(std::string_view s) {
+  if (s.empty()) return true;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence_length(s, i);
+    if (n == 0) {  // escaped as \xNN
+      ++i;
+      continue;
     }
-    return std::nullopt;
-  };
-  std::string out = escape_text(entry_id);
+    const char32_t c = utf8_code_point(s, i, n);
+    if (c == ' ' || c == '"' || c == '=' || is_unicode_space(c)) return true;
+    i += n;
+  }
+  return false;
+}
+
+// The last value of `name`, or nullopt.
+std::optional<std::string> find(const Fields& fields, const std::string& name) {
+  for (auto it = fields.rbegin(); it != fields.rend(); ++it) {
+    if (it->first == name) return it->second;
+  }
+  return std::nullopt;
+}
+
+// fired_ms - due_ms when both are integers and the difference fits.
+std::optional<long long> late_ms(const Fields& fields) {
+  const auto due = find(fields, "due_ms");
+  const auto fired = find(fields, "fired_ms");
+  if (!due || !fired) return std::nullopt;
+  const auto d = to_integer(*due);
+  const auto f = to_integer(*fired);
+  long long late = 0;
+  if (!d || !f || __builtin_sub_overflow(*f, *d, &late)) return std::nullopt;
+  return late;
+}
+
+}  // namespace
+
+std::string format_entry_token(std::string_view s) {
+  const std::string escaped = escape_text_reversible(s);
+  if (!needs_quotes(s)) return escaped;
+  std::string out = "\"";
+  for (char c : escaped) {
+    if (c == '"') out += '\\';
+    out.push_back(c);
+  }
+  out += '"';
+  return out;
+}
+
+std::string format_stream_entry(const std::string& entry_id, const Fields& fields) {
+  std::string out = format_entry_token(entry_id);
   auto add = [&out](const std::string& name, const std::string& value) {
-    out += " " + escape_text(name) + "=" + escape_text(value);
+    out += " " + format_entry_token(name) + "=" + format_entry_token(value);
   };
   static const std::vector<std::string> kLeading = {"id", "via", "due_ms", "fired_ms"};
   for (const auto& name : kLeading) {
-    if (auto v = find(name)) add(name, *v);
+    if (auto v = find(fields, name)) add(name, *v);
   }
-  const auto due = find("due_ms");
-  const auto fired = find("fired_ms");
-  if (due && fired) {
-    const auto d = to_integer(*due);
-    const auto f = to_integer(*fired);
-    long long late = 0;
-    if (d && f && !__builtin_sub_overflow(*f, *d, &late)) add("late_ms", std::to_string(late));
-  }
+  if (auto late = late_ms(fields)) add("late_ms", std::to_string(*late));
   for (const auto& [name, value] : fields) {
     if (name == "payload" || std::find(kLeading.begin(), kLeading.end(), name) != kLeading.end()) continue;
     add(name, value);
   }
-  if (auto payload = find("payload")) add("payload", *payload);
+  if (auto payload = find(fields, "payload")) out += " payload=" + escape_text_reversible(*payload);
   return out;
+}
+
+std::string format_stream_entry_json(const std::string& entry_id, const Fields& fields) {
+  nlohmann::ordered_json text = nlohmann::ordered_json::object();
+  nlohmann::ordered_json b64 = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : fields) {
+    // A later duplicate replaces the earlier value, wherever that went.
+    text.erase(name);
+    b64.erase(name);
+    if (first_invalid_utf8(value) == std::string_view::npos) {
+      text[name] = value;
+    } else {
+      b64[name] = base64_encode(value);
+    }
+  }
+  nlohmann::ordered_json out = {{"entry_id", entry_id}, {"late_ms", nullptr}, {"fields", std::move(text)}};
+  if (auto late = late_ms(fields)) out["late_ms"] = *late;
+  if (!b64.empty()) out["fields_b64"] = std::move(b64);
+  return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace expiry

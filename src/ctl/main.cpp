@@ -15,9 +15,13 @@ int main(int argc, char** argv) {
                "The connection options work on every command, and can also be set as EXPIRY_RELAY_REDIS_URL,\n"
                "EXPIRY_RELAY_PASSWORD_FILE, EXPIRY_RELAY_NAMESPACE or in the --config JSON file (the relay's\n"
                "config file works: its other keys are ignored). Precedence: flag > env > file > default.\n"
+               "The relay's stream and group are read the same way (EXPIRY_RELAY_STREAM, EXPIRY_RELAY_GROUP, keys\n"
+               "\"stream\" and \"group\"; defaults NAMESPACE:stream and workers): stats and tail use them unless\n"
+               "given --stream / --group, and show names the task's stream or this default.\n"
                "Exit codes: 0 ok, 1 Redis or connection error (check: orphans found and not deleted),\n"
                "2 usage or input error (nothing was written), 3 task not pending (show, reschedule,\n"
-               "cancel --strict).",
+               "cancel --strict), 130 / 143 schedule --file stopped by SIGINT (Ctrl-C) / SIGTERM (it prints\n"
+               "how many tasks were written; the others were not).",
                "expiry-ctl"};
   app.require_subcommand(0, 1);
   GlobalOptions global;
@@ -31,7 +35,11 @@ int main(int argc, char** argv) {
       "schedule",
       "Schedule a task (or replace the pending task with the same id), or every task of a JSON-lines file.\n"
       "File lines: {\"id\": \"..\", \"delay_ms\": N | \"at_ms\": EPOCH_MS, \"payload\": \"..\", \"stream\": \"..\"}\n"
-      "(payload and stream optional). The whole file is validated first: one bad line and nothing is written.");
+      "(payload and stream optional). payload must be a JSON string: send a JSON document as a string\n"
+      "(\"payload\": \"{\\\"n\\\": 1}\"), and any bytes as \"payload_b64\": \"<base64>\" instead (RFC 4648, with '='\n"
+      "padding, no line breaks). The whole file is validated first: one bad line and nothing is written.\n"
+      "Ctrl-C or SIGTERM during the writes: no new window of tasks is sent, the replies of those sent are\n"
+      "read, the written and unwritten counts are printed, and the exit code is 130 (SIGINT) or 143 (SIGTERM).");
   add_global_options(*schedule, global);
   auto* id_opt = schedule->add_option("id", schedule_opts.id, "task id: 1..256 bytes of UTF-8, no control characters");
   auto* delay_opt = schedule->add_option("--delay-ms", delay_ms, "due this many milliseconds from now (Redis clock)");
@@ -74,8 +82,12 @@ int main(int argc, char** argv) {
   auto* stats = app.add_subcommand("stats", "Show the schedule, its stream and the consumer group.");
   add_global_options(*stats, global);
   stats->add_flag("--json", stats_opts.json, "print one JSON object");
-  stats->add_option("--stream", stats_opts.stream, "stream to report on (default: NAMESPACE:stream)");
-  stats->add_option("--group", stats_opts.group, "consumer group to report on")->capture_default_str();
+  add_stream_flag(*stats, global,
+                  "stream to report on (default: the relay's: EXPIRY_RELAY_STREAM, \"stream\" of --config, else "
+                  "NAMESPACE:stream)");
+  add_group_flag(*stats, global,
+                 "consumer group to report on (default: the relay's: EXPIRY_RELAY_GROUP, \"group\" of --config, else "
+                 "workers)");
 
   auto* load = app.add_subcommand(
       "load-functions", "Load (or replace) the expiry_v1 Redis Function library and print its name.");
@@ -96,9 +108,19 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000));
 
   TailOptions tail_opts;
-  auto* tail = app.add_subcommand("tail", "Print stream entries as they arrive (plain XREAD, not a consumer group).");
+  auto* tail = app.add_subcommand(
+      "tail",
+      "Print stream entries as they arrive (plain XREAD, not a consumer group), one line each:\n"
+      "<entry-id> id=.. via=.. due_ms=.. fired_ms=.. late_ms=.. [other fields] payload=<the rest of the line>.\n"
+      "A value that is empty or holds a space, '\"' or '=' is in double quotes (\\\" inside); a backslash is\n"
+      "printed as \\\\, a line break as \\n, a tab as \\t, other control characters and non-UTF-8 bytes as \\xNN.");
   add_global_options(*tail, global);
-  tail->add_option("--stream", tail_opts.stream, "stream to read (default: NAMESPACE:stream)");
+  add_stream_flag(*tail, global,
+                  "stream to read (default: the relay's: EXPIRY_RELAY_STREAM, \"stream\" of --config, else "
+                  "NAMESPACE:stream)");
+  tail->add_flag("--json", tail_opts.json,
+                 "print one JSON object per entry: {\"entry_id\", \"late_ms\", \"fields\": {every field whose value is\n"
+                 "UTF-8}, \"fields_b64\": {the others, in base64; only when there are any}}");
   tail->add_option("--count", tail_opts.count, "stop after this many entries (0: no limit)")->capture_default_str();
   tail->add_option("--timeout-ms", tail_opts.timeout_ms, "stop after this long without a new entry (0: never)")
       ->capture_default_str();

@@ -48,8 +48,7 @@ std::string text_of(const std::optional<long long>& v) { return v ? std::to_stri
 
 int run_stats(const CtlTarget& target, const StatsOptions& options) {
   const KeyLayout keys(target.ns);
-  const std::string stream = options.stream.empty() ? keys.default_stream() : options.stream;
-  if (options.group.empty()) throw ConfigError("--group must not be empty");
+  const std::string& stream = target.stream;
   SyncConnection conn(target.redis);
   const Reply time = conn.checked({"TIME"});
   const auto now = time_reply_ms(time);
@@ -59,24 +58,28 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
   conn.append({"ZCOUNT", keys.schedule_key(), "-inf", std::to_string(*now)});
   conn.append({"ZRANGE", keys.schedule_key(), "0", "0", "WITHSCORES"});
   conn.append({"XLEN", stream});
+  conn.append({"EXISTS", stream});
   conn.append({"XINFO", "GROUPS", stream});
   const Reply pending = conn.read_reply();
   const Reply overdue = conn.read_reply();
   const Reply head = conn.read_reply();
   const Reply length = conn.read_reply();
+  const Reply exists = conn.read_reply();
   const Reply groups = conn.read_reply();
   expect_ok(pending, "ZCARD");
   expect_ok(overdue, "ZCOUNT");
   expect_ok(head, "ZRANGE");
-  expect_ok(length, "XLEN");
-  const bool no_stream = groups.type == Reply::Type::Error && groups.str.find("no such key") != std::string::npos;
-  if (!no_stream) expect_ok(groups, "XINFO GROUPS");
+  expect_ok(length, "XLEN");  // before EXISTS: without read access to the stream, XLEN is named
+  expect_ok(exists, "EXISTS");
+  // XINFO GROUPS of a missing stream is an error reply; it only counts when the stream exists.
+  const bool stream_exists = exists.type == Reply::Type::Integer && exists.integer > 0;
+  if (stream_exists) expect_ok(groups, "XINFO GROUPS");
 
   std::optional<long long> next_due;
   if (head.type == Reply::Type::Array && head.elements.size() == 2) next_due = score_to_ms(head.elements[1].str);
   std::optional<long long> next_due_in;
   if (next_due) next_due_in = *next_due - *now;
-  const auto group = no_stream ? std::nullopt : find_group(groups, options.group);
+  const auto group = stream_exists ? find_group(groups, target.group) : std::nullopt;
   const std::optional<long long> lag = group ? group->lag : std::nullopt;
   const std::optional<long long> group_pending = group ? group->pending : std::nullopt;
 
@@ -88,8 +91,9 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
                                 {"next_due_ms", nullable(next_due)},
                                 {"next_due_in_ms", nullable(next_due_in)},
                                 {"stream", stream},
+                                {"stream_exists", stream_exists},
                                 {"stream_length", length.integer},
-                                {"group", options.group},
+                                {"group", target.group},
                                 {"group_exists", group.has_value()},
                                 {"group_lag", nullable(lag)},
                                 {"group_pending", nullable(group_pending)}};
@@ -103,11 +107,18 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
             << "next_due_ms: " << text_of(next_due) << "\n"
             << "next_due_in_ms: " << text_of(next_due_in) << "\n"
             << "stream: " << escape_text(stream) << "\n"
+            << "stream_exists: " << (stream_exists ? "true" : "false") << "\n"
             << "stream_length: " << length.integer << "\n"
-            << "group: " << escape_text(options.group) << "\n"
+            << "group: " << escape_text(target.group) << "\n"
             << "group_exists: " << (group ? "true" : "false") << "\n"
             << "group_lag: " << text_of(lag) << "\n"
             << "group_pending: " << text_of(group_pending) << "\n";
+  if (!stream_exists) {
+    std::cout.flush();
+    std::cerr << "expiry-ctl: stream " << escape_text(stream)
+              << " does not exist (yet): the relay creates it when it starts; check that one runs with this "
+                 "stream (--stream, --namespace, --config, EXPIRY_RELAY_STREAM)\n";
+  }
   return kExitOk;
 }
 

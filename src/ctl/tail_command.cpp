@@ -8,7 +8,7 @@
 #include "ctl/redis_values.h"
 #include "ctl/sync_connection.h"
 #include "errors.h"
-#include "key_layout.h"
+#include "text_escape.h"
 
 namespace expiry {
 namespace {
@@ -48,8 +48,14 @@ int run_tail(const CtlTarget& target, const TailOptions& options) {
     throw ConfigError("--from must be '$' or a stream entry id such as 0 or 1700000000000-0, got '" + options.from +
                       "'");
   }
-  const std::string stream = options.stream.empty() ? KeyLayout(target.ns).default_stream() : options.stream;
+  const std::string& stream = target.stream;
   SyncConnection conn(target.redis);
+  // Only a hint: a refused EXISTS (e.g. an ACL without it) leaves the errors to XREAD.
+  const Reply exists = conn.command({"EXISTS", stream});
+  if (exists.type == Reply::Type::Integer && exists.integer == 0) {
+    std::cerr << "expiry-ctl: stream " << escape_text(stream)
+              << " does not exist yet; waiting for the relay to create it ...\n";
+  }
   std::string after = options.from == "$" ? last_entry_id(conn, stream) : options.from;
 
   long long printed = 0;
@@ -71,7 +77,9 @@ int run_tail(const CtlTarget& target, const TailOptions& options) {
       for (const Reply& entry : per_stream.elements[1].elements) {
         if (entry.type != Reply::Type::Array || entry.elements.size() != 2) continue;
         after = entry.elements[0].str;
-        std::cout << format_stream_entry(after, field_pairs(entry.elements[1])) << "\n";
+        const auto fields = field_pairs(entry.elements[1]);
+        std::cout << (options.json ? format_stream_entry_json(after, fields) : format_stream_entry(after, fields))
+                  << "\n";
         ++printed;
       }
     }

@@ -181,7 +181,7 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
                           {"due_in_ms", *due - *now},
                           {"created_ms", nullptr},
                           {"payload", nullptr},
-                          {"stream", stream ? *stream : keys.default_stream()},
+                          {"stream", stream ? *stream : target.stream},
                           {"default_stream", !stream.has_value()},
                           {"trigger_pttl_ms", nullptr}};
     if (created) {
@@ -196,7 +196,7 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
             << "due_ms: " << *due << "\n"
             << "due_in_ms: " << (*due - *now) << "\n"
             << "created_ms: " << (created ? escape_text(*created) : "(missing)") << "\n"
-            << "stream: " << escape_text(stream ? *stream : keys.default_stream()) << (stream ? "" : " (default)")
+            << "stream: " << escape_text(stream ? *stream : target.stream) << (stream ? "" : " (default)")
             << "\n"
             << "trigger_pttl_ms: " << (trigger_pttl != -2 ? std::to_string(trigger_pttl) : "(trigger key missing)") << "\n"
             << "payload: " << (payload ? escape_text(*payload) : "(missing)") << "\n";

@@ -2,7 +2,8 @@
 // The input is a whole file. Invariants:
 // - parse_bulk_line is Blank exactly for blank lines, Invalid lines carry a one-line error,
 //   Task lines pass schedule_request_error;
-// - a Task written back as a JSON line parses to the same request;
+// - a Task written back as a JSON line (payload_b64 for a payload that is not UTF-8) parses to
+//   the same request;
 // - validate_bulk_stream (BulkReader) counts and reports exactly what parse_bulk_line says of
 //   each '\n'-separated line.
 #include <sstream>
@@ -11,11 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ctl/base64.h"
 #include "ctl/bulk_file.h"
 #include "ctl/schedule_request.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
 #include "key_layout.h"
+#include "text_escape.h"
 
 namespace expiry::fuzz {
 namespace {
@@ -25,9 +28,14 @@ bool blank(std::string_view line) {
   return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
 }
 
+// The request as a bulk line: a payload that is not UTF-8 (from payload_b64) as payload_b64.
 std::string to_json_line(const ScheduleRequest& r) {
   nlohmann::json j = {{"id", r.id}, {r.mode == ScheduleMode::Delay ? "delay_ms" : "at_ms", r.ms}};
-  if (!r.payload.empty()) j["payload"] = r.payload;
+  if (first_invalid_utf8(r.payload) != std::string_view::npos) {
+    j["payload_b64"] = base64_encode(r.payload);
+  } else if (!r.payload.empty()) {
+    j["payload"] = r.payload;
+  }
   if (!r.stream.empty()) j["stream"] = r.stream;
   return j.dump();
 }

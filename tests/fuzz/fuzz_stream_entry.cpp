@@ -5,11 +5,15 @@
 // CLI's helpers (format_stream_entry, field_pairs, time_reply_ms, to_integer, score_to_ms).
 // Invariants: nothing throws; entries and fields come from the reply; decoded results are
 // consistent with their shapes; order keys are "order:<non-empty>"; rendered entries are one
-// line of valid UTF-8; to_integer agrees with std::from_chars.
+// line of valid UTF-8, and their JSON form parses and holds every field; to_integer agrees with
+// std::from_chars.
 #include <charconv>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "ctl/base64.h"
 #include "ctl/entry_format.h"
 #include "ctl/redis_values.h"
 #include "function_library.h"
@@ -65,6 +69,29 @@ void check_entry(const StreamEntry& entry) {
   const std::string line = format_stream_entry(entry.entry_id, entry.fields);
   require(line.find_first_of("\r\n") == std::string::npos, "a rendered entry is one line", line);
   require(first_invalid_utf8(line) == std::string_view::npos, "a rendered entry is valid UTF-8", line);
+
+  // tail --json: one line of JSON that gives back the last value of every field whose name is
+  // UTF-8, as text or in fields_b64.
+  const std::string json_line = format_stream_entry_json(entry.entry_id, entry.fields);
+  require(json_line.find_first_of("\r\n") == std::string::npos, "a JSON entry is one line", json_line);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json_line);
+  } catch (const nlohmann::json::exception&) {
+    invariant_failed("a JSON entry parses", json_line);
+  }
+  for (const auto& [name, value] : entry.fields) {
+    if (first_invalid_utf8(name) != std::string_view::npos) continue;
+    std::string last = value;
+    for (const auto& [n, v] : entry.fields) {
+      if (n == name) last = v;
+    }
+    const auto& text = j["fields"];
+    const bool as_text = text.contains(name) && text[name] == last;
+    const bool as_b64 = j.contains("fields_b64") && j["fields_b64"].contains(name) &&
+                        base64_decode(j["fields_b64"][name].get<std::string>()) == last;
+    require(as_text != as_b64, "a JSON entry holds each field's last value once", json_line);
+  }
 }
 
 void check_entries(const Reply& body) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -322,6 +324,47 @@ TEST_F(CtlTest, BulkFromStdinAndFromAPipe) {
   EXPECT_EQ(zcard(), 300);
 }
 
+// payload_b64 carries any bytes: every byte value 0x00-0xFF arrives in the shadow hash exactly.
+TEST_F(CtlTest, BulkPayloadB64IsStoredByteForByte) {
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) bytes.push_back(static_cast<char>(b));
+  const std::string all_b64 =
+      "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+P0BBQkNERUZHSElKS0xNTk9Q"
+      "UVJTVFVWV1hZWltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e3x9fn+AgYKDhIWGh4iJiouMjY6PkJGSk5SVlpeYmZqbnJ2en6Ch"
+      "oqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/wMHCw8TFxsfIycrLzM3Oz9DR0tPU1dbX2Nna29zd3t/g4eLj5OXm5+jp6uvs7e7v8PHy"
+      "8/T19vf4+fr7/P3+/w==";
+  const std::string text = R"({"id":"all-bytes","delay_ms":3600000,"payload_b64":")" + all_b64 + "\"}\n" +
+                            R"({"id":"reversed","at_ms":4102444800000,"payload_b64":"/w=="})" "\n" +
+                            R"({"id":"empty","delay_ms":3600000,"payload_b64":""})" "\n" +
+                            R"({"id":"text","delay_ms":3600000,"payload":"{\"n\": 1}"})" "\n";
+  const CtlRun run = ctl({"schedule", "--file", write_file("b64.jsonl", text)});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "scheduled 4 tasks")) << run.output;
+  EXPECT_EQ(hget(shadow("all-bytes"), "payload"), bytes);
+  EXPECT_EQ(hget(shadow("reversed"), "payload"), "\xFF"s);
+  EXPECT_EQ(hget(shadow("empty"), "payload"), "");
+  EXPECT_EQ(hget(shadow("text"), "payload"), R"({"n": 1})");
+}
+
+TEST_F(CtlTest, BulkInvalidBase64OrAJsonPayloadIsALineError) {
+  const std::string text = R"({"id":"ok","delay_ms":60000,"payload_b64":"AAEC"})" "\n"
+                           R"({"id":"space","delay_ms":60000,"payload_b64":"AA EC"})" "\n"
+                           "\n"
+                           R"({"id":"both","delay_ms":60000,"payload":"x","payload_b64":"eA=="})" "\n"
+                           R"({"id":"object","delay_ms":60000,"payload":{"n":1}})" "\n"
+                           R"({"id":"big","delay_ms":60000,"payload_b64":")" + std::string(87384, 'A') + "\"}\n";
+  const CtlRun run = ctl({"schedule", "--file", write_file("bad-b64.jsonl", text)});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "line 2: payload_b64 is not valid base64: invalid character ' ' at position 3\n"))
+      << run.output;
+  EXPECT_TRUE(contains(run.output, "line 4: payload and payload_b64 are mutually exclusive\n")) << run.output;
+  EXPECT_TRUE(contains(run.output, "line 5: payload must be a string, got object")) << run.output;
+  EXPECT_TRUE(contains(run.output, "line 6: payload_b64 decodes to 65538 bytes, larger than the limit of 65536\n"))
+      << run.output;
+  EXPECT_TRUE(contains(run.output, "4 invalid lines")) << run.output;
+  EXPECT_EQ(dbsize(), 0);
+}
+
 TEST_F(CtlTest, BulkStopsWhenRedisRejectsAWriteMidway) {
   const std::string text = [] {
     std::string t;
@@ -356,6 +399,53 @@ TEST_F(CtlTest, BulkStopsWhenRedisRejectsAWriteMidway) {
   // Two windows are in flight: every reply of a sent window is read and counted.
   EXPECT_EQ(written + std::stoll(m[2].str()) + std::stoll(m[3].str()), 4000);
   EXPECT_EQ(zcard(), written);
+}
+
+// SIGINT or SIGTERM during a bulk write: no new window is sent, the replies of those in flight
+// are read, and the count printed is exactly what Redis holds: the tasks of the first lines.
+TEST_F(CtlTest, BulkStoppedBySignalReportsExactlyWhatWasWritten) {
+  constexpr int kTasks = 300000;
+  std::string text;
+  text.reserve(kTasks * 40);
+  for (int i = 1; i <= kTasks; ++i) text += R"({"id":"int-)" + std::to_string(i) + R"(","delay_ms":3600000})" "\n";
+  const std::string path = write_file("large.jsonl", text);
+  text.clear();
+
+  for (const auto& [sig, code, name] : {std::tuple{SIGINT, 130, "SIGINT"}, std::tuple{SIGTERM, 143, "SIGTERM"}}) {
+    SCOPED_TRACE(name);
+    ASSERT_FALSE(redis_.command({"FLUSHALL"}).is_error());
+    ChildProcess child(EXPIRY_CTL_BIN, {"schedule", "--file", path, url_flag()});
+    // Validation reads the whole file first; the signal comes once writes have begun.
+    ASSERT_TRUE(wait_until([&] { return zcard() > 0 || !child.running(); }, 60s)) << child.output();
+    ASSERT_TRUE(child.running()) << "finished before the signal: " << child.output();
+    ASSERT_EQ(kill(child.pid(), sig), 0) << std::strerror(errno);
+    auto rc = child.wait_exit(60s);
+    ASSERT_TRUE(rc.has_value()) << child.output();
+    EXPECT_EQ(*rc, code) << child.output();
+
+    std::smatch m;
+    const std::string output = child.output();
+    ASSERT_TRUE(std::regex_search(
+        output, m,
+        std::regex(std::string("expiry-ctl: interrupted by ") + name +
+                   ": (\\d+) of 300000 tasks were written \\(the tasks up to line (\\d+) of " + path +
+                   "\\); the other (\\d+) were not\n")))
+        << output;
+    const long long written = std::stoll(m[1].str());
+    RecordProperty(std::string("written_before_") + name, static_cast<int>(written));
+    EXPECT_GT(written, 0);
+    EXPECT_LT(written, kTasks);
+    EXPECT_EQ(written + std::stoll(m[3].str()), kTasks);
+    EXPECT_EQ(zcard(), written) << "the reported count is what Redis holds";
+    EXPECT_EQ(std::stoll(m[2].str()), written) << "one task per line, no blank lines";
+    // Exactly the first `written` lines: the last of them is scheduled, the next one is not.
+    EXPECT_EQ(redis_.command({"ZSCORE", kSchedule, "int-" + std::to_string(written)}).type,
+              SyncRedis::Reply::Type::String);
+    EXPECT_EQ(redis_.command({"ZSCORE", kSchedule, "int-" + std::to_string(written + 1)}).type,
+              SyncRedis::Reply::Type::Nil);
+    EXPECT_EQ(redis_.integer({"EXISTS", shadow("int-" + std::to_string(written))}), 1);
+    EXPECT_FALSE(contains(output, "scheduled ")) << output;
+  }
 }
 
 // ---------------------------------------------------------------- authentication
@@ -648,15 +738,165 @@ TEST_F(CtlTest, TailPrintsEntriesOthersAdd) {
   auto rc = tail.wait_exit(20s);
   ASSERT_TRUE(rc.has_value()) << tail.output();
   EXPECT_EQ(*rc, 0) << tail.output();
+  // The stream did not exist when tail started: one hint on stderr comes first.
   EXPECT_EQ(tail.output(),
-            first.str + " id=t1 via=event due_ms=1000 fired_ms=1007 late_ms=7 payload=hello world\n" + second.str +
-                " id=t2 via=sweep due_ms=5 fired_ms=5 late_ms=0 missing_payload=absent payload=\n");
+            "expiry-ctl: stream expiry:stream does not exist yet; waiting for the relay to create it ...\n" +
+                first.str + " id=t1 via=event due_ms=1000 fired_ms=1007 late_ms=7 payload=hello world\n" +
+                second.str + " id=t2 via=sweep due_ms=5 fired_ms=5 late_ms=0 missing_payload=absent payload=\n");
 
   // --from 0 prints what is there, then stops after the quiet timeout.
   const CtlRun all = ctl({"tail", "--from", "0", "--timeout-ms", "300"});
   EXPECT_EQ(all.exit_code, 0) << all.output;
   EXPECT_EQ(all.output.rfind(first.str + " id=t1", 0), 0u) << all.output;
   EXPECT_TRUE(contains(all.output, second.str + " id=t2")) << all.output;
+}
+
+// The XREAD calls Redis has run so far (INFO commandstats).
+long long xread_calls(SyncRedis& redis) {
+  const std::string info = redis.command({"INFO", "commandstats"}).str;
+  std::smatch m;
+  if (!std::regex_search(info, m, std::regex("cmdstat_xread:calls=(\\d+)"))) return 0;
+  return std::stoll(m[1].str());
+}
+
+size_t count_of(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+// expiry-ctl reads the relay's stream and group from the relay's own config file and env
+// variables (flag > env > file > default); a subcommand's --stream / --group still wins.
+TEST_F(CtlTest, StatsAndTailUseTheRelaysStreamAndGroup) {
+  const std::string config =
+      write_file("relay.json", R"({"stream": "shop:fired", "group": "billing", "sweep_batch": 50})");
+  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "shop:fired", "billing", "0", "MKSTREAM"}).is_error());
+  const auto fired = redis_.command({"XADD", "shop:fired", "*", "id", "t1", "payload", "p"});
+  const auto elsewhere = redis_.command({"XADD", "expiry:stream", "*", "id", "elsewhere"});
+  redis_.command({"XADD", "expiry:stream", "*", "id", "elsewhere-2"});
+
+  CtlRun run = ctl({"stats", "--json", "--config", config});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto j = json_line(run.output);
+  EXPECT_EQ(j["stream"], "shop:fired");
+  EXPECT_EQ(j["stream_exists"], true);
+  EXPECT_EQ(j["stream_length"], 1);
+  EXPECT_EQ(j["group"], "billing");
+  EXPECT_EQ(j["group_exists"], true);
+  EXPECT_EQ(j["group_lag"], 1);
+
+  // The env variables beat the file.
+  const std::vector<std::pair<std::string, std::string>> env = {{"EXPIRY_RELAY_STREAM", "expiry:stream"},
+                                                                {"EXPIRY_RELAY_GROUP", "nobody"}};
+  run = run_ctl({"stats", "--json", "--config", config, url_flag()}, env);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  j = json_line(run.output);
+  EXPECT_EQ(j["stream"], "expiry:stream");
+  EXPECT_EQ(j["stream_length"], 2);
+  EXPECT_EQ(j["group"], "nobody");
+  EXPECT_EQ(j["group_exists"], false);
+
+  // The subcommand's flags beat both.
+  run = run_ctl({"stats", "--json", "--config", config, "--stream", "shop:fired", "--group", "billing", url_flag()},
+                env);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  j = json_line(run.output);
+  EXPECT_EQ(j["stream"], "shop:fired");
+  EXPECT_EQ(j["group_exists"], true);
+
+  // tail reads the file's stream, the env's, or its own --stream.
+  run = ctl({"tail", "--from", "0", "--timeout-ms", "300", "--config", config});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, fired.str + " id=t1 payload=p\n");
+  run = run_ctl({"tail", "--from", "0", "--count", "1", "--timeout-ms", "5000", url_flag()},
+                {{"EXPIRY_RELAY_STREAM", "shop:fired"}});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, fired.str + " id=t1 payload=p\n");
+  run = run_ctl({"tail", "--from", "0", "--count", "1", "--timeout-ms", "5000", "--stream", "expiry:stream",
+                 "--config", config, url_flag()},
+                {{"EXPIRY_RELAY_STREAM", "shop:fired"}});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, elsewhere.str + " id=elsewhere\n");
+
+  // A relay stream the relay itself would refuse is refused here too, naming where it came from.
+  const std::string bad = write_file("bad.json", R"({"stream": "expiry:{0}:task:x"})");
+  run = ctl({"stats", "--config", bad});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "expiry-ctl: config file " + bad + ": stream expiry:{0}:task:x lies inside"))
+      << run.output;
+}
+
+TEST_F(CtlTest, StatsSaysWhenTheStreamDoesNotExist) {
+  CtlRun run = ctl({"stats"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "stream: expiry:stream\nstream_exists: false\nstream_length: 0\n")) << run.output;
+  EXPECT_TRUE(contains(run.output, "expiry-ctl: stream expiry:stream does not exist (yet)")) << run.output;
+  run = ctl({"stats", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto j = nlohmann::json::parse(run.output);  // stdout holds the JSON alone
+  EXPECT_EQ(j["stream_exists"], false);
+  EXPECT_EQ(j["group_exists"], false);
+
+  // Once the relay has created it (with its group), both say so.
+  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "$", "MKSTREAM"}).is_error());
+  run = ctl({"stats"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "stream_exists: true\nstream_length: 0\n")) << run.output;
+  EXPECT_TRUE(contains(run.output, "group_exists: true\n")) << run.output;
+  EXPECT_FALSE(contains(run.output, "does not exist")) << run.output;
+  j = nlohmann::json::parse(ctl({"stats", "--json"}).output);
+  EXPECT_EQ(j["stream_exists"], true);
+  EXPECT_EQ(j["group_exists"], true);
+}
+
+// tail on a stream that does not exist says so once, keeps waiting across its XREAD calls, and
+// prints the first entry once the stream appears; on an existing stream it says nothing.
+TEST_F(CtlTest, TailHintsOnceWhileTheStreamDoesNotExist) {
+  const std::string hint = "expiry-ctl: stream late:stream does not exist yet; waiting for the relay to create it ...\n";
+  ChildProcess tail(EXPIRY_CTL_BIN, {"tail", "--stream", "late:stream", "--count", "1", "--timeout-ms", "30000",
+                                     url_flag()});
+  // Three XREAD calls of one second each: it waited, and said it once.
+  ASSERT_TRUE(wait_until([&] { return xread_calls(redis_) >= 3; }, 20s)) << tail.output();
+  EXPECT_EQ(tail.output(), hint);
+  const auto entry = redis_.command({"XADD", "late:stream", "*", "id", "t1"});
+  auto rc = tail.wait_exit(20s);
+  ASSERT_TRUE(rc.has_value()) << tail.output();
+  EXPECT_EQ(*rc, 0) << tail.output();
+  EXPECT_EQ(tail.output(), hint + entry.str + " id=t1\n");
+  EXPECT_EQ(count_of(tail.output(), "does not exist"), 1u);
+
+  const CtlRun existing = ctl({"tail", "--stream", "late:stream", "--from", "0", "--timeout-ms", "300"});
+  EXPECT_EQ(existing.exit_code, 0) << existing.output;
+  EXPECT_EQ(existing.output, entry.str + " id=t1\n");
+}
+
+// tail's text lines keep ids with spaces in one token and tell a backslash-n from a line break;
+// --json gives every field, with bytes that are not UTF-8 in base64.
+TEST_F(CtlTest, TailQuotesEscapesAndPrintsJson) {
+  const auto spaced = redis_.command({"XADD", "expiry:stream", "*", "id", "order 42", "via", "sweep", "due_ms", "10",
+                                      "fired_ms", "12", "payload", "literal a\\nb"});
+  const auto broken = redis_.command({"XADD", "expiry:stream", "*", "id", "a\\nb", "payload", "real a\nb"});
+  const auto binary = redis_.command({"XADD", "expiry:stream", "*", "id", "bin", "payload", "\0\xFF\x80 x"s});
+
+  const CtlRun text = ctl({"tail", "--from", "0", "--count", "3", "--timeout-ms", "5000"});
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_EQ(text.output, spaced.str + R"( id="order 42" via=sweep due_ms=10 fired_ms=12 late_ms=2 payload=literal a\\nb)" +
+                             "\n" + broken.str + R"( id=a\\nb payload=real a\nb)" + "\n" + binary.str +
+                             R"( id=bin payload=\x00\xff\x80 x)" + "\n");
+
+  const CtlRun json = ctl({"tail", "--json", "--from", "0", "--count", "3", "--timeout-ms", "5000"});
+  EXPECT_EQ(json.exit_code, 0) << json.output;
+  std::istringstream lines(json.output);
+  std::vector<nlohmann::json> entries;
+  for (std::string line; std::getline(lines, line);) entries.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(entries.size(), 3u) << json.output;
+  EXPECT_EQ(entries[0], nlohmann::json::parse(R"({"entry_id": ")" + spaced.str + R"(", "late_ms": 2, "fields":
+      {"id": "order 42", "via": "sweep", "due_ms": "10", "fired_ms": "12", "payload": "literal a\\nb"}})"));
+  EXPECT_EQ(entries[1]["fields"]["id"], "a\\nb");
+  EXPECT_EQ(entries[1]["fields"]["payload"], "real a\nb");
+  EXPECT_TRUE(entries[1]["late_ms"].is_null());
+  EXPECT_EQ(entries[2]["fields"], nlohmann::json({{"id", "bin"}}));
+  EXPECT_EQ(entries[2]["fields_b64"], nlohmann::json({{"payload", "AP+AIHg="}}));
 }
 
 }  // namespace

@@ -85,6 +85,61 @@ TEST(BulkLine, IdAtTheLimit) {
   EXPECT_EQ(task(R"({"id":")" + id + R"(","delay_ms":1})").request.id, id);
 }
 
+TEST(BulkLine, PayloadB64CarriesAnyBytes) {
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) bytes.push_back(static_cast<char>(b));
+  const std::string b64 =
+      "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+P0BBQkNERUZHSElKS0xNTk9Q"
+      "UVJTVFVWV1hZWltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e3x9fn+AgYKDhIWGh4iJiouMjY6PkJGSk5SVlpeYmZqbnJ2en6Ch"
+      "oqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/wMHCw8TFxsfIycrLzM3Oz9DR0tPU1dbX2Nna29zd3t/g4eLj5OXm5+jp6uvs7e7v8PHy"
+      "8/T19vf4+fr7/P3+/w==";
+  const auto r = task(R"({"id":"bin","delay_ms":1,"payload_b64":")" + b64 + R"("})").request;
+  EXPECT_EQ(r.payload, bytes);
+  EXPECT_EQ(task(R"({"id":"e","delay_ms":1,"payload_b64":""})").request.payload, "");
+  EXPECT_EQ(task(R"({"id":"e","delay_ms":1,"payload_b64":"Zm9vYmE="})").request.payload, "fooba");
+}
+
+TEST(BulkLine, PayloadB64AtTheLimit) {
+  // 65536 bytes of 0xFF: "////" per 3 bytes, and 65536 = 3 * 21845 + 1.
+  const std::string at_limit = std::string(21845 * 4, '/') + "/w==";
+  EXPECT_EQ(task(R"({"id":"a","delay_ms":1,"payload_b64":")" + at_limit + "\"}").request.payload,
+            std::string(kMaxPayloadBytes, '\xFF'));
+  const std::string over = std::string(21845 * 4, '/') + "//8=";  // 65537 bytes
+  const auto err = error_of(R"({"id":"a","delay_ms":1,"payload_b64":")" + over + "\"}");
+  EXPECT_EQ(err, "payload_b64 decodes to 65537 bytes, larger than the limit of 65536");
+}
+
+TEST(BulkLine, PayloadB64MustBeStrictBase64) {
+  EXPECT_EQ(error_of(R"({"id":"a","delay_ms":1,"payload_b64":"Zg"})"),
+            "payload_b64 is not valid base64: length 2 is not a multiple of 4 (base64 needs its '=' padding)");
+  EXPECT_EQ(error_of(R"({"id":"a","delay_ms":1,"payload_b64":"Zm9v Zg=="})"),
+            "payload_b64 is not valid base64: invalid character ' ' at position 5");
+  EXPECT_EQ(error_of(R"({"id":"a","delay_ms":1,"payload_b64":"Zm9v\nZg=="})"),
+            "payload_b64 is not valid base64: invalid character '\\n' at position 5");
+  EXPECT_EQ(error_of(R"({"id":"a","delay_ms":1,"payload_b64":"Zm9v-_=="})"),
+            "payload_b64 is not valid base64: invalid character '-' at position 5");
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"payload_b64":"Zh=="})").find("non-zero unused bits"),
+            std::string::npos);
+  EXPECT_EQ(error_of(R"({"id":"a","delay_ms":1,"payload_b64":7})"),
+            "payload_b64 must be a string of base64, got number");
+}
+
+TEST(BulkLine, PayloadAndPayloadB64AreMutuallyExclusive) {
+  EXPECT_EQ(error_of(R"({"id":"a","delay_ms":1,"payload":"x","payload_b64":"eA=="})"),
+            "payload and payload_b64 are mutually exclusive");
+  EXPECT_EQ(error_of(R"({"payload_b64":"","id":"a","payload":"","delay_ms":1})"),
+            "payload and payload_b64 are mutually exclusive");
+}
+
+TEST(BulkLine, PayloadMustBeAJsonString) {
+  // A JSON document is not a payload: it goes in as a string (or as payload_b64).
+  const auto err = error_of(R"({"id":"a","delay_ms":1,"payload":{"n":1}})");
+  EXPECT_NE(err.find("payload must be a string, got object"), std::string::npos) << err;
+  EXPECT_NE(err.find(R"("payload": "{\"n\": 1}")"), std::string::npos) << err;
+  EXPECT_NE(err.find("payload_b64"), std::string::npos) << err;
+  EXPECT_EQ(task(R"({"id":"a","delay_ms":1,"payload":"{\"n\": 1}"})").request.payload, R"({"n": 1})");
+}
+
 // ---------------------------------------------------------------- blank lines
 
 TEST(BulkLine, BlankLines) {
@@ -247,6 +302,16 @@ TEST(BulkValidation, InvalidBytesNameTheLine) {
   ASSERT_EQ(v.errors.size(), 1u);
   EXPECT_EQ(v.errors[0], "line 2: not valid UTF-8 (byte 8)");
   EXPECT_EQ(v.tasks, 2u);
+}
+
+TEST(BulkValidation, InvalidBase64NamesTheLine) {
+  const auto v = validate(R"({"id":"a","delay_ms":1,"payload_b64":"AAEC"})" "\n"
+                          "\n"
+                          R"({"id":"b","delay_ms":1,"payload_b64":"AAE"})" "\n");
+  EXPECT_EQ(v.tasks, 1u);
+  ASSERT_EQ(v.errors.size(), 1u);
+  EXPECT_EQ(v.errors[0], "line 3: payload_b64 is not valid base64: length 3 is not a multiple of 4 (base64 needs its "
+                         "'=' padding)");
 }
 
 TEST(BulkValidation, ListsOnlyTheFirstErrorsButCountsAll) {
