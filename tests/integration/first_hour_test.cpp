@@ -1,6 +1,22 @@
-// What a new user stumbled on in the first hour (reschedule erased the payload, a past --at-ms
-// went unnoticed, eviction was not checked): each case runs the real binaries against a
-// private redis-server and checks the outcome in Redis.
+// What a new user stumbled on in the first hour: each case runs the real binaries against a
+// private redis-server and checks the outcome in Redis. Where each of the report's items is
+// checked (the tests not in this file name their file):
+//   1 reschedule keeps the payload; warnings    FirstHourTest.Reschedule*, FirstHourTest.ScheduleWarns*
+//   2 past due times and the lateness metric    FirstHourTest.TasksScheduledAlreadyDue*,
+//                                               HostileDataTest.ATaskScheduledAlreadyDue* (hostile_data_test)
+//   3 missing password, backoff, /healthz       Handshake.* (handshake_test), FirstHour.Healthz*
+//   4 install, by-hand start, first FCALL       deploy_install (tests/deploy/check_install.sh)
+//   5 expiry-ctl with the relay's config        CtlTest.StatsAndTailUseTheRelaysStreamAndGroup,
+//                                               CtlTest.StatsSays*, CtlTest.TailHints* (ctl_test)
+//   6 --check-config                            FirstHour.CheckConfig*
+//   7 maxmemory-policy                          FirstHour.EvictionPolicy*, FirstHourTest.NoevictionGivesNoWarning
+//   8 --version, exit 2, INT in --help          FirstHour.EveryProgramHasVersion*, CommandLine.* (unit)
+//   9 image: bind, healthcheck, order-sim drain deploy_dockerfile_build, OrderSimTest.* (order_sim_test)
+//  10 bulk payloads, Ctrl-C, tail               CtlTest.BulkPayloadB64*, CtlTest.BulkStoppedBySignal*,
+//                                               CtlTest.TailQuotesEscapesAndPrintsJson, BulkFile.*, EntryText.*
+//  11 the demo canceller's own stream           OrderSimTest.TheCancellerLeavesTasksInTheDefaultStreamAlone
+//  12 redis.conf binds loopback                 (configuration; .gitignore covers appendonlydir/)
+//  13 log lines                                 Handshake.*, RelayNotifications.RequireNotificationsMakesItFatal
 #include "relay_harness.h"
 
 namespace expiry::test {
