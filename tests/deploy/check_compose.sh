@@ -21,19 +21,8 @@ cd "$ROOT" || exit 1
 REDIS_URL=redis://redis:6379/0
 CANCELLERS=(canceller-1 canceller-2)
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   - $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL - $1" >&2; }
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-  local what=$1; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
+# shellcheck source=tests/deploy/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 if ! command -v "$COMPOSE" >/dev/null 2>&1; then
   fail "$COMPOSE not found (CI installs it: apt-get install -y docker-compose)"

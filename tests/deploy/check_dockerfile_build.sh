@@ -13,34 +13,15 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DOCKERFILE=${1:-$ROOT/Dockerfile}
 DOCKERIGNORE=$(dirname "$DOCKERFILE")/.dockerignore
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   - $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL - $1" >&2; }
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-  local what=$1; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
+# shellcheck source=tests/deploy/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 if [ ! -r "$DOCKERFILE" ]; then
   fail "cannot read $DOCKERFILE"
   finish
 fi
 
-# The Dockerfile as logical instructions, as in check_dockerfile_packages.sh: comment lines
-# dropped, continuation lines joined.
-instructions=$(awk '
-  /^[[:space:]]*#/ { next }
-  { line = line $0 }
-  /\\[[:space:]]*$/ { sub(/\\[[:space:]]*$/, " ", line); next }
-  { if (line ~ /[^[:space:]]/) print line; line = "" }
-  END { if (line ~ /[^[:space:]]/) print line }
-' "$DOCKERFILE")
+instructions=$(dockerfile_instructions "$DOCKERFILE")
 last_from=$(grep -niE '^[[:space:]]*FROM[[:space:]]' <<<"$instructions" | tail -n 1 | cut -d: -f1)
 final_stage=$(tail -n +"${last_from:-1}" <<<"$instructions")
 runs=$(grep -E '^[[:space:]]*RUN[[:space:]]' <<<"$instructions")

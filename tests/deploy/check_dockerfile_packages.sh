@@ -14,15 +14,8 @@ DEPS=${2:-$ROOT/scripts/deps.sh}
 # Packages in deps.sh that the image deliberately leaves out.
 NOT_IN_IMAGE=(redis-server redis-tools)
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   - $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL - $1" >&2; }
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
+# shellcheck source=tests/deploy/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 for f in "$DOCKERFILE" "$DEPS"; do
   if [ ! -r "$f" ]; then
@@ -32,15 +25,7 @@ for f in "$DOCKERFILE" "$DEPS"; do
 done
 
 # --- the Dockerfile as logical instructions -----------------------------------------------
-# Comment lines are dropped (also inside continuations, as Docker does) and lines ending in a
-# backslash are joined, so every instruction is one line.
-instructions=$(awk '
-  /^[[:space:]]*#/ { next }
-  { line = line $0 }
-  /\\[[:space:]]*$/ { sub(/\\[[:space:]]*$/, " ", line); next }
-  { if (line ~ /[^[:space:]]/) print line; line = "" }
-  END { if (line ~ /[^[:space:]]/) print line }
-' "$DOCKERFILE")
+instructions=$(dockerfile_instructions "$DOCKERFILE")
 
 # The final stage: the instructions after the last FROM.
 last_from=$(grep -niE '^[[:space:]]*FROM[[:space:]]' <<<"$instructions" | tail -n 1 | cut -d: -f1)

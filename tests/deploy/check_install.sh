@@ -11,19 +11,8 @@ BUILD_DIR=${1:?usage: check_install.sh BUILD_DIR}
 PREFIX=$(mktemp -d /tmp/expiry-install.XXXXXX)
 trap 'rm -rf "$PREFIX"' EXIT
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   - $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL - $1" >&2; }
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-  local what=$1; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
+# shellcheck source=tests/deploy/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 if cmake --install "$BUILD_DIR" --prefix "$PREFIX" >"$PREFIX.log" 2>&1; then
   pass "cmake --install $BUILD_DIR --prefix $PREFIX"
