@@ -46,13 +46,30 @@ bool reference_namespace_ok(std::string_view ns) {
   return true;
 }
 
+// The encodings of the code points an id may not hold besides C0 and DEL: C1 controls
+// (C2 80..C2 9F), U+2028/9, U+FEFF and the bidirectional controls. In valid UTF-8 their lead
+// bytes (C2, E2, EF) only ever start a character, so a byte search finds exactly them.
+bool has_forbidden_sequence(std::string_view id) {
+  for (size_t i = 0; i + 1 < id.size(); ++i) {
+    const auto b0 = static_cast<unsigned char>(id[i]);
+    const auto b1 = static_cast<unsigned char>(id[i + 1]);
+    if (b0 == 0xC2 && b1 >= 0x80 && b1 <= 0x9F) return true;
+    if (i + 2 >= id.size()) continue;
+    const auto b2 = static_cast<unsigned char>(id[i + 2]);
+    if (b0 == 0xE2 && b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F || (b2 >= 0xA8 && b2 <= 0xAE))) return true;
+    if (b0 == 0xE2 && b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9) return true;
+    if (b0 == 0xEF && b1 == 0xBB && b2 == 0xBF) return true;
+  }
+  return false;
+}
+
 bool reference_id_ok(std::string_view id) {
   if (id.empty() || id.size() > kMaxIdBytes) return false;
   for (char c : id) {
     const auto b = static_cast<unsigned char>(c);
     if (b < 0x20 || b == 0x7F) return false;
   }
-  return json_accepts_utf8(id);
+  return json_accepts_utf8(id) && !has_forbidden_sequence(id);
 }
 
 void check_channel(std::string_view channel) {
