@@ -28,8 +28,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
-# .dockerignore admits only what the CMake build and install read (CMakeLists.txt, src/,
-# cmake/, redis.conf), so edits to tests, docs or scripts do not invalidate this layer.
+# .dockerignore admits only what the CMake build and install read (CMakeLists.txt, src/ and
+# redis.conf), so edits to tests, docs or scripts do not invalidate this layer.
 COPY . .
 
 # Neither the tests nor expiry-bench are built. The install rules (CMakeLists.txt) put the four
@@ -44,7 +44,7 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEXPIRY_RELAY_BUILD_TESTS=OF
 ############################################################################################
 FROM debian:12-slim AS runtime
 
-# Shared libraries of the four programs (`ldd build/src/expiry-relay` on Debian 12):
+# Shared libraries of the four programs (`ldd build/src/relay/expiry-relay` on Debian 12):
 #   libspdlog.so.1.10 -> libspdlog1.10    libfmt.so.9       -> libfmt9
 #   libhiredis.so.0.14 -> libhiredis0.14  libevent-2.1.so.7 -> libevent-2.1-7
 #     (pkg-config `libevent` links the full libevent, which includes evhttp, so

@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-if [ ! -x "$BUILD_DIR/src/bench/expiry-bench" ] || [ ! -x "$BUILD_DIR/src/expiry-relay" ] ||
+if [ ! -x "$BUILD_DIR/src/bench/expiry-bench" ] || [ ! -x "$BUILD_DIR/src/relay/expiry-relay" ] ||
    [ ! -x "$BUILD_DIR/src/ctl/expiry-ctl" ]; then
   BUILD_DIR=$BUILD_DIR scripts/build.sh >&2
 else

@@ -36,7 +36,7 @@ METRICS_PORT=$(free_port)
 export EXPIRY_RELAY_REDIS_URL=$REDIS_URL ORDER_CANCELLER_REDIS_URL=$REDIS_URL ORDER_SIM_REDIS_URL=$REDIS_URL
 echo "redis-server: $REDIS_URL (data in $WORK)"
 
-setsid "$BIN/expiry-relay" --instance demo-relay --metrics-port "$METRICS_PORT" >"$WORK/relay.log" 2>&1 &
+setsid "$BIN/relay/expiry-relay" --instance demo-relay --metrics-port "$METRICS_PORT" >"$WORK/relay.log" 2>&1 &
 STARTED_PIDS+=($!)
 for c in canceller-1 canceller-2; do
   setsid "$BIN/orders/order-canceller" --consumer "$c" >"$WORK/$c.log" 2>&1 &

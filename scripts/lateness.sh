@@ -16,7 +16,7 @@ export EXPIRY_RELAY_REDIS_URL=$REDIS_URL
 if [ "$K" -gt 0 ]; then
   redis-cli -p "$REDIS_PORT" EVAL "for i=1,tonumber(ARGV[1]) do redis.call('SET','unrelated:'..i,'x','EX',3600) end" 0 "$K" >/dev/null
 fi
-"$BIN/expiry-relay" --instance lateness >"$WORK/relay.log" 2>&1 &
+"$BIN/relay/expiry-relay" --instance lateness >"$WORK/relay.log" 2>&1 &
 STARTED_PIDS+=($!)
 awk -v n="$N" -v s="$S" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"t%d\",\"delay_ms\":%d,\"payload\":\"p%d\"}\n", i, 1000 + int(i * s * 1000 / n), i }' >"$WORK/tasks.jsonl"
 "$BIN/ctl/expiry-ctl" schedule --file "$WORK/tasks.jsonl" 2>/dev/null

@@ -126,7 +126,7 @@ all_cancelled() { [ "$(cancelled_count)" = "$TASKS" ] && [ "$(rcli XPENDING expi
 
 common=(--redis-url "$REDIS_URL" --reconnect-initial-ms 20 --reconnect-max-ms 500 --watchdog-interval-ms 500
   --watchdog-timeout-ms 5000 --connect-timeout-ms 5000)
-run_checked relay "$BIN/expiry-relay" "${common[@]}" --instance leak-relay
+run_checked relay "$BIN/relay/expiry-relay" "${common[@]}" --instance leak-relay
 relay_pid=$CHECKED_PID
 wait_for "the relay to subscribe" 60 relay_ready
 run_checked canceller "$BIN/orders/order-canceller" "${common[@]}" --consumer leak-canceller \

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "key_layout.h"
-#include "redis_url.h"
+#include "protocol/key_layout.h"
+#include "config/redis_url.h"
 
 namespace expiry::bench {
 

@@ -15,7 +15,7 @@
 #include "bench/redis_probe.h"
 #include "bench/report.h"
 #include "bench/scenarios.h"
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace {
 
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", quick, "CI sizes (the whole run takes about 2 minutes)");
   app.add_option("--json", json_path, "write the results as JSON here (default: WORK_DIR/bench-results.json)");
   app.add_option("--work-dir", work_dir, "logs and generated files (default: a new /tmp/expiry-bench.XXXXXX)");
-  app.add_option("--bin-dir", bin_dir, "where expiry-relay and ctl/expiry-ctl are (default: the build's src/)");
+  app.add_option("--bin-dir", bin_dir, "where relay/expiry-relay and ctl/expiry-ctl are (default: the build's src/)");
   app.add_option("--only", only, "comma-separated scenarios to run: bulk,idle,steady,burst,backlog,cancel");
   int rounds = 0;
   app.add_option("--rounds", rounds, "burst and backlog: interleaved rounds per system, the fastest is reported (default 1)")
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   ctx.quick = quick;
   ctx.sizes = quick ? quick_sizes() : full_sizes();
   ctx.redis_url = redis_url;
-  ctx.relay_bin = bin_dir + "/expiry-relay";
+  ctx.relay_bin = bin_dir + "/relay/expiry-relay";
   ctx.ctl_bin = bin_dir + "/ctl/expiry-ctl";
   ctx.relay_extra_flags = relay_flags;
   if (rounds > 0) ctx.sizes.drain_rounds = rounds;

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry::bench {
 

@@ -18,7 +18,7 @@
 #include "bench/stream_reader.h"
 #include "bench/sweep_driver.h"
 #include "bench/task_writer.h"
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry::bench {
 

@@ -10,7 +10,7 @@
 #include <cctype>
 #include <vector>
 
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry::bench {
 
@@ -76,12 +76,6 @@ class Socket {
 long long MonitorCounts::total_sent() const {
   long long n = 0;
   for (const auto& [name, count] : sent) n += count;
-  return n;
-}
-
-long long MonitorCounts::total_inside() const {
-  long long n = 0;
-  for (const auto& [name, count] : inside) n += count;
   return n;
 }
 

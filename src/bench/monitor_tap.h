@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "redis_url.h"
+#include "config/redis_url.h"
 
 namespace expiry::bench {
 
@@ -16,7 +16,6 @@ struct MonitorCounts {
   std::map<std::string, long long> sent;    // command (lower case) -> count, from clients
   std::map<std::string, long long> inside;  // command -> count, run inside scripts/functions
   long long total_sent() const;
-  long long total_inside() const;
 };
 
 // Watches for `window` and returns the counts. Throws IoError if Redis cannot be reached or

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench/lateness_stats.h"
-#include "redis_url.h"
+#include "config/redis_url.h"
 
 namespace expiry::bench {
 

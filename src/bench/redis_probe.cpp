@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry::bench {
 

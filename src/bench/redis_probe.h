@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ctl/sync_connection.h"
+#include "io/sync/sync_connection.h"
 
 namespace expiry::bench {
 

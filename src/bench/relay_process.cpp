@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry::bench {
 

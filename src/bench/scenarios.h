@@ -9,7 +9,7 @@
 #include "bench/bench_context.h"
 #include "bench/report.h"
 #include "bench/stream_reader.h"
-#include "ctl/sync_connection.h"
+#include "io/sync/sync_connection.h"
 
 namespace expiry::bench {
 

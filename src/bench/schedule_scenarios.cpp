@@ -11,7 +11,7 @@
 #include "bench/redis_probe.h"
 #include "bench/scenarios.h"
 #include "bench/task_writer.h"
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry::bench {
 

@@ -14,7 +14,7 @@
 #include "bench/scenarios.h"
 #include "bench/stream_reader.h"
 #include "bench/task_writer.h"
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry::bench {
 

@@ -4,8 +4,8 @@
 #include <chrono>
 
 #include "bench/bench_context.h"
-#include "ctl/sync_connection.h"
-#include "errors.h"
+#include "io/sync/sync_connection.h"
+#include "protocol/errors.h"
 
 namespace expiry::bench {
 

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "redis_url.h"
+#include "config/redis_url.h"
 
 namespace expiry::bench {
 

@@ -5,9 +5,9 @@
 #include <optional>
 #include <utility>
 
-#include "bench_bare_lua.h"
-#include "errors.h"
-#include "function_library.h"
+#include "generated/bench_bare_lua.h"
+#include "protocol/errors.h"
+#include "protocol/function_library.h"
 
 namespace expiry::bench {
 

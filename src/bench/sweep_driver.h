@@ -8,7 +8,7 @@
 #include <string>
 
 #include "bench/bench_context.h"
-#include "ctl/sync_connection.h"
+#include "io/sync/sync_connection.h"
 
 namespace expiry::bench {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry::bench {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "bench/bench_context.h"
-#include "ctl/sync_connection.h"
-#include "function_library.h"
+#include "io/sync/sync_connection.h"
+#include "protocol/function_library.h"
 
 namespace expiry::bench {
 

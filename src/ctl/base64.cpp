@@ -4,7 +4,7 @@
 #include <array>
 #include <cstdint>
 
-#include "text_escape.h"
+#include "protocol/text_escape.h"
 
 namespace expiry {
 namespace {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ctl/base64.h"
-#include "text_escape.h"
+#include "protocol/text_escape.h"
 
 namespace expiry {
 namespace {

@@ -6,7 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "relay_config.h"
+#include "config/relay_config.h"
 
 namespace expiry {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "redis_url.h"
-#include "settings.h"
+#include "config/redis_url.h"
+#include "config/settings.h"
 
 namespace CLI {
 class App;

@@ -8,8 +8,8 @@
 
 #include "ctl/base64.h"
 #include "ctl/redis_values.h"
-#include "text_escape.h"
-#include "utf8.h"
+#include "protocol/text_escape.h"
+#include "protocol/utf8.h"
 
 namespace expiry {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_settings.h"
-#include "errors.h"
-#include "text_escape.h"
+#include "protocol/errors.h"
+#include "protocol/text_escape.h"
 
 int main(int argc, char** argv) {
   using namespace expiry;

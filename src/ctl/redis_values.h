@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "reply.h"
+#include "protocol/reply.h"
 
 namespace expiry {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "function_library.h"
-#include "key_layout.h"
+#include "protocol/function_library.h"
+#include "protocol/key_layout.h"
 
 namespace expiry {
 

@@ -5,10 +5,10 @@
 
 #include "ctl/ctl_commands.h"
 #include "ctl/redis_values.h"
-#include "ctl/sync_connection.h"
-#include "errors.h"
-#include "key_layout.h"
-#include "text_escape.h"
+#include "io/sync/sync_connection.h"
+#include "protocol/errors.h"
+#include "protocol/key_layout.h"
+#include "protocol/text_escape.h"
 
 namespace expiry {
 namespace {

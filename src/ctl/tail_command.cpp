@@ -6,9 +6,9 @@
 #include "ctl/ctl_commands.h"
 #include "ctl/entry_format.h"
 #include "ctl/redis_values.h"
-#include "ctl/sync_connection.h"
-#include "errors.h"
-#include "text_escape.h"
+#include "io/sync/sync_connection.h"
+#include "protocol/errors.h"
+#include "protocol/text_escape.h"
 
 namespace expiry {
 namespace {

@@ -8,11 +8,11 @@
 #include "ctl/ctl_commands.h"
 #include "ctl/redis_values.h"
 #include "ctl/schedule_request.h"
-#include "ctl/sync_connection.h"
-#include "errors.h"
-#include "function_library.h"
-#include "key_layout.h"
-#include "text_escape.h"
+#include "io/sync/sync_connection.h"
+#include "protocol/errors.h"
+#include "protocol/function_library.h"
+#include "protocol/key_layout.h"
+#include "protocol/text_escape.h"
 
 namespace expiry {
 namespace {

@@ -77,7 +77,7 @@ end
 -- Code points an id must not contain besides C0 controls and DEL: C1 controls (U+0080-U+009F,
 -- e.g. NEL), the line and paragraph separators U+2028/U+2029, the byte order mark U+FEFF and
 -- the bidirectional controls (U+200E/F, U+202A-U+202E, U+2066-U+2069): each can break or
--- disguise a log line. The same rule as task_id_error in src/key_layout.cpp.
+-- disguise a log line. The same rule as task_id_error in src/protocol/key_layout.cpp.
 local function forbidden_code_point(cp)
   return (cp >= 0x80 and cp <= 0x9F) or cp == 0x2028 or cp == 0x2029 or cp == 0xFEFF or cp == 0x200E or
          cp == 0x200F or (cp >= 0x202A and cp <= 0x202E) or (cp >= 0x2066 and cp <= 0x2069)
@@ -118,7 +118,7 @@ local function utf8_problem(s)
 end
 
 -- Task ids: 1..256 bytes of valid UTF-8 without control characters (the same rule as
--- task_id_error in src/key_layout.cpp).
+-- task_id_error in src/protocol/key_layout.cpp).
 local function check_id(id)
   if id == nil or #id == 0 then fail('empty task id') end
   if #id > MAX_ID_BYTES then fail('task id longer than 256 bytes') end

@@ -1,18 +1,12 @@
 // See order_canceller.h.
-#include "order_canceller.h"
+#include "orders/order_canceller.h"
 
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
 
-#include "orders_lua.h"  // generated: kOrdersLuaSource
 
 namespace expiry {
-
-const std::string& orders_library_source() {
-  static const std::string source(kOrdersLuaSource);
-  return source;
-}
 
 std::string order_key_of(const StreamEntry& entry) {
   const std::string& payload = entry.field("payload");

@@ -5,16 +5,12 @@
 #include <cstdint>
 #include <string>
 
-#include "function_caller.h"
-#include "metrics.h"
-#include "stream_consumer.h"
+#include "io/function_caller.h"
+#include "io/metrics.h"
+#include "consumer/stream_consumer.h"
+#include "orders/orders_library.h"
 
 namespace expiry {
-
-// The stream order timeouts go to: order-sim schedules each timeout with it as the task's own
-// stream, and order-canceller reads it by default. The relay's default stream (NS:stream) holds
-// the tasks of every other producer, which are not orders and not the canceller's to handle.
-constexpr const char* kOrderTimeoutStream = "orders:timeouts";
 
 struct CancellerStats {
   uint64_t processed = 0;       // entries settled (any outcome but retry)
@@ -29,8 +25,6 @@ struct CancellerStats {
 // object with that string field, else the task id itself if it starts with "order:".
 // Empty when neither applies (a poison entry).
 std::string order_key_of(const StreamEntry& entry);
-
-const std::string& orders_library_source();
 
 class OrderCanceller {
  public:

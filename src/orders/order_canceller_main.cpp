@@ -8,17 +8,17 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
-#include "consumer_config.h"
-#include "errors.h"
-#include "event_loop.h"
-#include "fd_limit.h"
-#include "http_endpoint.h"
-#include "metrics.h"
-#include "logging.h"
-#include "order_canceller.h"
-#include "settings.h"
-#include "stream_consumer.h"
-#include "text_escape.h"
+#include "config/consumer_config.h"
+#include "protocol/errors.h"
+#include "io/event_loop.h"
+#include "io/fd_limit.h"
+#include "io/http_endpoint.h"
+#include "io/metrics.h"
+#include "config/logging.h"
+#include "orders/order_canceller.h"
+#include "config/settings.h"
+#include "consumer/stream_consumer.h"
+#include "protocol/text_escape.h"
 
 int main(int argc, char** argv) {
   using namespace expiry;

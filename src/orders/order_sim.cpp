@@ -1,6 +1,6 @@
 // See order_sim.h. Single-threaded and synchronous: one SyncConnection, a paced loop that
 // sleeps in short slices so a stop request is noticed within 50 ms.
-#include "order_sim.h"
+#include "orders/order_sim.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,11 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ctl/sync_connection.h"
-#include "errors.h"
-#include "function_library.h"
-#include "key_layout.h"
-#include "order_canceller.h"
+#include "io/sync/sync_connection.h"
+#include "protocol/errors.h"
+#include "protocol/function_library.h"
+#include "protocol/key_layout.h"
 
 namespace expiry {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "order_canceller.h"
-#include "redis_url.h"
+#include "orders/orders_library.h"
+#include "config/redis_url.h"
 
 namespace expiry {
 

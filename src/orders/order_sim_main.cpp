@@ -12,12 +12,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "errors.h"
-#include "key_layout.h"
-#include "order_sim.h"
-#include "relay_config.h"
-#include "settings.h"
-#include "text_escape.h"
+#include "protocol/errors.h"
+#include "protocol/key_layout.h"
+#include "orders/order_sim.h"
+#include "config/relay_config.h"
+#include "config/settings.h"
+#include "protocol/text_escape.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "order_canceller.h"
+#include "orders/order_canceller.h"
 #include "support/child_process.h"
 #include "support/redis_server.h"
 #include "support/sync_redis.h"

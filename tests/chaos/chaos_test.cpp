@@ -31,10 +31,10 @@
 
 #include "chaos/task_ledger.h"
 #include "chaos/tcp_proxy.h"
-#include "function_library.h"
+#include "protocol/function_library.h"
 #include "integration/relay_harness.h"
-#include "key_layout.h"
-#include "order_canceller.h"
+#include "protocol/key_layout.h"
+#include "orders/order_canceller.h"
 #include "support/child_process.h"
 #include "support/redis_server.h"
 #include "support/sync_redis.h"

@@ -17,8 +17,8 @@
 #include "ctl/schedule_request.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
-#include "key_layout.h"
-#include "text_escape.h"
+#include "protocol/key_layout.h"
+#include "protocol/text_escape.h"
 
 namespace expiry::fuzz {
 namespace {

@@ -15,12 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "errors.h"
+#include "protocol/errors.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
-#include "key_layout.h"
-#include "relay_config.h"
-#include "settings.h"
+#include "protocol/key_layout.h"
+#include "config/relay_config.h"
+#include "config/settings.h"
 
 namespace expiry::fuzz {
 namespace {

@@ -1,4 +1,4 @@
-// Fuzz target for parse_redis_url and RedisEndpoint::redacted (src/redis_url.h).
+// Fuzz target for parse_redis_url and RedisEndpoint::redacted (src/config/redis_url.h).
 // Invariants: only ConfigError escapes; an accepted URL has a port in 1..65535, a db in
 // 0..15999 and a host that is a hostname or an IPv4/IPv6 address; redacted() never depends on
 // the password's content (so it cannot leak it), marks a password with "***", and parses back
@@ -8,10 +8,10 @@
 #include <cctype>
 #include <string>
 
-#include "errors.h"
+#include "protocol/errors.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
-#include "redis_url.h"
+#include "config/redis_url.h"
 
 namespace expiry::fuzz {
 namespace {

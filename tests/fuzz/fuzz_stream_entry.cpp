@@ -16,13 +16,13 @@
 #include "ctl/base64.h"
 #include "ctl/entry_format.h"
 #include "ctl/redis_values.h"
-#include "function_library.h"
+#include "protocol/function_library.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
-#include "order_canceller.h"
+#include "orders/order_canceller.h"
 #include "resp_decoder.h"
-#include "stream_consumer.h"
-#include "text_escape.h"
+#include "consumer/stream_consumer.h"
+#include "protocol/text_escape.h"
 
 namespace expiry::fuzz {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-#include "reply.h"
+#include "protocol/reply.h"
 
 namespace expiry::fuzz {
 

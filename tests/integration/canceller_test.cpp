@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "order_canceller.h"
+#include "orders/order_canceller.h"
 #include "relay_harness.h"
 
 namespace expiry::test {

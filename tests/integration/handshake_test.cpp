@@ -1,4 +1,4 @@
-// The connection handshake (src/redis_connection.cpp): a connection is Ready only after a
+// The connection handshake (src/io/redis_connection.cpp): a connection is Ready only after a
 // PONG (or a server-state error that proves it is Redis), stops at the first refusal, retries
 // transient refusals with growing backoff, and exits 2 only for refusals that retrying cannot
 // cure. Peers that accept and then fail: a non-Redis server, Redis at maxclients, a Redis that

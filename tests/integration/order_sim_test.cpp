@@ -5,7 +5,7 @@
 #include <csignal>
 #include <regex>
 
-#include "order_canceller.h"
+#include "orders/order_canceller.h"
 #include "relay_harness.h"
 
 namespace expiry::test {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "function_library.h"
-#include "key_layout.h"
+#include "protocol/function_library.h"
+#include "protocol/key_layout.h"
 #include "support/child_process.h"
 #include "support/redis_server.h"
 #include "support/sync_redis.h"

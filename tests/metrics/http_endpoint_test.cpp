@@ -2,7 +2,7 @@
 // event loop itself, so there is one thread and every wait has a deadline. The limits tests
 // (connection cap, whole-request deadline, accept back-off at the descriptor limit) use
 // small limits so that they run in a few seconds.
-#include "http_endpoint.h"
+#include "io/http_endpoint.h"
 
 #include <arpa/inet.h>
 #include <event2/event.h>
@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "errors.h"
-#include "event_loop.h"
+#include "protocol/errors.h"
+#include "io/event_loop.h"
 
 namespace expiry {
 namespace {

@@ -1,5 +1,5 @@
-// Unit tests of backoff_delay (src/backoff.h).
-#include "backoff.h"
+// Unit tests of backoff_delay (src/config/backoff.h).
+#include "config/backoff.h"
 
 #include <cmath>
 #include <cstdint>

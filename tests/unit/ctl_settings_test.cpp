@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "errors.h"
-#include "relay_config.h"
+#include "protocol/errors.h"
+#include "config/relay_config.h"
 
 namespace expiry {
 namespace {

@@ -1,6 +1,6 @@
 // due_clock: timer delays from Redis data that may hold any number (issue: a member scored
 // 1e16 or +inf once made the relay busy-loop through an overflow).
-#include "due_clock.h"
+#include "protocol/due_clock.h"
 
 #include <gtest/gtest.h>
 

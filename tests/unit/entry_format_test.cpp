@@ -1,5 +1,5 @@
 // Unit tests of expiry-ctl tail's rendering of stream entries (src/ctl/entry_format.h) and of
-// the reversible escaping it uses (src/text_escape.h).
+// the reversible escaping it uses (src/protocol/text_escape.h).
 #include "ctl/entry_format.h"
 
 #include <string>
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ctl/base64.h"
-#include "text_escape.h"
+#include "protocol/text_escape.h"
 
 namespace expiry {
 namespace {

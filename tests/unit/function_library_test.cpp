@@ -1,6 +1,6 @@
-// Unit tests of the expiry_v1 FCALL argument lists and reply decoders (src/function_library.h),
+// Unit tests of the expiry_v1 FCALL argument lists and reply decoders (src/protocol/function_library.h),
 // checked against the KEYS/ARGV layout that src/lua/expiry.lua documents for each function.
-#include "function_library.h"
+#include "protocol/function_library.h"
 
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
-// Unit tests of the HTTP request head parsing behind HttpEndpoint (src/http_request.h).
-#include "http_request.h"
+// Unit tests of the HTTP request head parsing behind HttpEndpoint (src/protocol/http_request.h).
+#include "protocol/http_request.h"
 
 #include <gtest/gtest.h>
 

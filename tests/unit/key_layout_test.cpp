@@ -1,6 +1,6 @@
 // Unit tests of the key layout, keyspace-event parsing and id/namespace validation
-// (src/key_layout.h).
-#include "key_layout.h"
+// (src/protocol/key_layout.h).
+#include "protocol/key_layout.h"
 
 #include <cstdio>
 #include <string>

@@ -1,5 +1,5 @@
-// Unit tests of the log-line rate limit (src/log_limiter.h), driven with fake time points.
-#include "log_limiter.h"
+// Unit tests of the log-line rate limit (src/config/log_limiter.h), driven with fake time points.
+#include "config/log_limiter.h"
 
 #include <optional>
 

@@ -1,6 +1,6 @@
-// Unit tests of the log formats (src/logging.h): one log call is one physical line, with
+// Unit tests of the log formats (src/config/logging.h): one log call is one physical line, with
 // control characters and invalid UTF-8 in the message escaped, in both formats.
-#include "logging.h"
+#include "config/logging.h"
 
 #include <spdlog/formatter.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "errors.h"
-#include "text_escape.h"
+#include "protocol/errors.h"
+#include "protocol/text_escape.h"
 
 namespace expiry {
 namespace {

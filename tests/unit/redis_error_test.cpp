@@ -1,6 +1,6 @@
-// Unit tests of the one Redis error classifier (src/redis_error.h), fed the error texts real
+// Unit tests of the one Redis error classifier (src/protocol/redis_error.h), fed the error texts real
 // Redis servers send (without the leading '-'), and of the retry policy built on its kinds.
-#include "redis_error.h"
+#include "protocol/redis_error.h"
 
 #include <string>
 #include <vector>

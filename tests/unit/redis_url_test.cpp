@@ -1,11 +1,11 @@
-// Unit tests of parse_redis_url and RedisEndpoint::redacted (src/redis_url.h).
-#include "redis_url.h"
+// Unit tests of parse_redis_url and RedisEndpoint::redacted (src/config/redis_url.h).
+#include "config/redis_url.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry {
 namespace {

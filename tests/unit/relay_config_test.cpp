@@ -1,5 +1,5 @@
-// Unit tests of the relay's option table and validation (src/relay_config.h).
-#include "relay_config.h"
+// Unit tests of the relay's option table and validation (src/config/relay_config.h).
+#include "config/relay_config.h"
 
 #include <fstream>
 #include <map>
@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry {
 namespace {

@@ -1,6 +1,6 @@
-// Unit tests of the layered settings (src/settings.h): precedence flag > env > file > default,
+// Unit tests of the layered settings (src/config/settings.h): precedence flag > env > file > default,
 // type checks, bounds, unknown keys, and the secret-redacting describe().
-#include "settings.h"
+#include "config/settings.h"
 
 #include <cstdint>
 #include <fstream>
@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "errors.h"
+#include "protocol/errors.h"
 
 namespace expiry {
 namespace {

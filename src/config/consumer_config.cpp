@@ -1,0 +1,71 @@
+// The consumer's option table and validation.
+#include "config/consumer_config.h"
+
+#include "protocol/errors.h"
+#include "protocol/key_layout.h"
+#include "config/relay_config.h"
+
+namespace expiry {
+
+std::vector<OptionSpec> consumer_option_specs(const std::string& default_stream) {
+  auto specs = connection_option_specs();
+  const std::vector<OptionSpec> own = {
+      {"stream", OptionKind::String, "stream to consume (empty: NAMESPACE:stream)", default_stream},
+      {"dead_stream", OptionKind::String, "dead-letter stream (empty: STREAM:dead)", ""},
+      {"group", OptionKind::String, "consumer group", "workers"},
+      {"consumer", OptionKind::String, "consumer name, unique per instance (default: hostname-pid)", ""},
+      {"batch", OptionKind::Integer, "entries per read", "64", 1, 10000},
+      {"block_ms", OptionKind::Integer, "XREADGROUP BLOCK time", "1000", 1, 60000},
+      {"min_idle_ms", OptionKind::Integer, "unacknowledged time after which an entry is reclaimed", "5000", 1,
+       86400000},
+      {"reclaim_interval_ms", OptionKind::Integer, "how often pending entries are checked", "1000", 10, 3600000},
+      {"max_deliveries", OptionKind::Integer, "deliveries before an entry is dead-lettered", "5", 1, 1000},
+      {"connect_timeout_ms", OptionKind::Integer, "connect and handshake timeout", "2000", 10, 600000},
+      {"watchdog_interval_ms", OptionKind::Integer, "PING period on idle connections", "1000", 10, 600000},
+      {"watchdog_timeout_ms", OptionKind::Integer, "silence after which a connection is dropped", "5000", 20,
+       3600000},
+      {"reconnect_initial_ms", OptionKind::Integer, "first reconnect delay", "100", 1, 600000},
+      {"reconnect_max_ms", OptionKind::Integer, "largest reconnect delay", "5000", 1, 3600000},
+      {"metrics_port", OptionKind::Integer, "HTTP port for /metrics, /healthz, /readyz (0: off)", "0", 0, 65535},
+      {"metrics_bind", OptionKind::String, "HTTP bind address", "127.0.0.1"},
+      {"log_format", OptionKind::String, "text or json", "text"},
+      {"log_level", OptionKind::String, "trace, debug, info, warn, error", "info"},
+  };
+  specs.insert(specs.end(), own.begin(), own.end());
+  return specs;
+}
+
+ConsumerConfig consumer_config_from(const Settings& s) {
+  ConsumerConfig c;
+  apply_connection_settings(s, c.redis, c.ns);
+  c.stream = s.text("stream").empty() ? KeyLayout(c.ns).default_stream() : s.text("stream");
+  c.dead_stream = s.text("dead_stream").empty() ? c.stream + ":dead" : s.text("dead_stream");
+  if (auto err = stream_name_error(c.stream, c.ns)) throw ConfigError(s.source("stream") + ": " + *err);
+  if (auto err = stream_name_error(c.dead_stream, c.ns)) throw ConfigError(s.source("dead_stream") + ": " + *err);
+  c.group = s.text("group");
+  if (c.group.empty()) throw ConfigError(s.source("group") + ": group must not be empty");
+  c.consumer = s.text("consumer").empty() ? default_instance_name() : s.text("consumer");
+  c.batch = static_cast<int>(s.integer("batch"));
+  c.block = std::chrono::milliseconds(s.integer("block_ms"));
+  c.min_idle = std::chrono::milliseconds(s.integer("min_idle_ms"));
+  c.reclaim_interval = std::chrono::milliseconds(s.integer("reclaim_interval_ms"));
+  c.max_deliveries = static_cast<int>(s.integer("max_deliveries"));
+  c.connect_timeout = std::chrono::milliseconds(s.integer("connect_timeout_ms"));
+  c.watchdog_interval = std::chrono::milliseconds(s.integer("watchdog_interval_ms"));
+  c.watchdog_timeout = std::chrono::milliseconds(s.integer("watchdog_timeout_ms"));
+  if (c.watchdog_timeout <= c.block + c.watchdog_interval) {
+    throw ConfigError("watchdog_timeout_ms must exceed block_ms + watchdog_interval_ms, or blocked reads look hung");
+  }
+  c.reconnect.initial = std::chrono::milliseconds(s.integer("reconnect_initial_ms"));
+  c.reconnect.max = std::chrono::milliseconds(s.integer("reconnect_max_ms"));
+  if (c.reconnect.max < c.reconnect.initial) {
+    throw ConfigError("reconnect_max_ms must not be smaller than reconnect_initial_ms");
+  }
+  c.metrics_port = static_cast<int>(s.integer("metrics_port"));
+  c.metrics_bind = s.text("metrics_bind");
+  c.log_format = s.text("log_format");
+  c.log_level = s.text("log_level");
+  return c;
+}
+
+}  // namespace expiry

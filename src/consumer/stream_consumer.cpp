@@ -1,0 +1,312 @@
+// See stream_consumer.h.
+#include "consumer/stream_consumer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "protocol/redis_error.h"
+
+namespace expiry {
+
+const std::string& StreamEntry::field(const std::string& name) const {
+  static const std::string kEmpty;
+  for (const auto& [k, v] : fields) {
+    if (k == name) return v;
+  }
+  return kEmpty;
+}
+
+std::vector<StreamEntry> parse_stream_entries(const Reply& entries) {
+  std::vector<StreamEntry> out;
+  if (entries.type != Reply::Type::Array) return out;
+  for (const auto& e : entries.elements) {
+    if (e.type != Reply::Type::Array || e.elements.size() != 2) continue;
+    if (e.elements[1].type != Reply::Type::Array) continue;  // nil: deleted entry
+    StreamEntry entry;
+    entry.entry_id = e.elements[0].str;
+    const auto& kv = e.elements[1].elements;
+    for (size_t i = 0; i + 1 < kv.size(); i += 2) entry.fields.emplace_back(kv[i].str, kv[i + 1].str);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+namespace {
+RedisConnection::Options connection_options(const ConsumerConfig& c, const std::string& role) {
+  return RedisConnection::Options{c.redis,
+                                  role,
+                                  "expiry-consumer-" + role + "-" + c.consumer,
+                                  c.connect_timeout,
+                                  c.watchdog_interval,
+                                  c.watchdog_timeout,
+                                  c.reconnect,
+                                  RedisConnection::Watchdog::Ping};
+}
+}  // namespace
+
+StreamConsumer::StreamConsumer(EventLoop& loop, const ConsumerConfig& config, Handler handler)
+    : loop_(loop),
+      config_(config),
+      handler_(std::move(handler)),
+      reclaim_timer_(loop, [this] { reclaim_tick(); }),
+      retry_timer_(loop, [this] { read_next(); }),
+      group_retry_timer_(loop, [this] {
+        if (!stopping_ && !group_ready_ && commands_.ready()) ensure_group();
+      }),
+      commands_(loop, connection_options(config, "commands")),
+      reader_(loop, connection_options(config, "reader")),
+      functions_(commands_) {
+  commands_.set_on_ready([this] {
+    ensure_group();
+    if (on_commands_ready_) on_commands_ready_();
+  });
+  commands_.set_on_down([this](const std::string&) { group_ready_ = false; });
+  reader_.set_on_ready([this] { read_next(); });
+  auto refused = [this](const Reply& r) {
+    if (!ever_ready_ && on_fatal_) on_fatal_("Redis refused the connection handshake: " + r.str);
+  };
+  commands_.set_on_handshake_error(refused);
+  reader_.set_on_handshake_error(refused);
+}
+
+void StreamConsumer::start() {
+  spdlog::info("consumer {} reading {} as group {} (dead letters to {})", config_.consumer, config_.stream,
+               config_.group, config_.dead_stream);
+  commands_.start();
+  reader_.start();
+  reclaim_timer_.arm(config_.reclaim_interval);
+}
+
+void StreamConsumer::ensure_group() {
+  if (group_create_in_flight_) return;
+  group_create_in_flight_ = true;
+  // First start: at 0, so entries forwarded before any consumer ran are handled. After this
+  // consumer had the group, a missing group was destroyed: at $, so nothing it (or the group's
+  // other consumers) handled or dead-lettered is handled again.
+  const bool had_group = ever_ready_;
+  const std::string start_id = had_group ? "$" : "0";
+  auto on_created = [this, had_group](const Reply& r) {
+    group_create_in_flight_ = false;
+    if (r.is_io_error()) return;  // the connection's next on_ready calls ensure_group again
+    const bool existed = classify(r) == RedisErrorKind::BusyGroup;
+    if (r.failed() && !existed) {
+      ++stats_.errors;
+      spdlog::error("cannot create group {} on {}: {}; retrying in 500 ms", config_.group, config_.stream, r.str);
+      group_retry_timer_.arm(std::chrono::milliseconds(500));
+      return;
+    }
+    if (had_group && !existed) {
+      ++stats_.group_recreated;
+      const std::string resume = last_read_id_.empty() ? "0" : last_read_id_;
+      spdlog::error(
+          "consumer group {} on {} was destroyed; created it again at $: entries already in the stream are NOT "
+          "handled again (none twice, no poison entry dead-lettered twice). Skipped too: entries added after this "
+          "consumer's last read ({}) before the group was created again, and entries left unacknowledged. To replay "
+          "from there: XGROUP SETID {} {} {} (XGROUP SETID {} {} 0 replays the whole stream, handled entries "
+          "included)",
+          config_.group, config_.stream, resume, config_.stream, config_.group, resume, config_.stream,
+          config_.group);
+    }
+    group_ready_ = true;
+    ever_ready_ = true;
+    read_next();
+  };
+  commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, start_id, "MKSTREAM"}, on_created);
+}
+
+// A command answered NOGROUP: the group (or the whole stream) is gone. Created again by
+// ensure_group, at $ once this consumer has had it.
+void StreamConsumer::on_group_missing(const char* command) {
+  if (!group_ready_ && group_create_in_flight_) return;
+  spdlog::error("{}: consumer group {} on {} no longer exists (NOGROUP)", command, config_.group, config_.stream);
+  group_ready_ = false;
+  ensure_group();
+}
+
+void StreamConsumer::read_next() {
+  if (stopping_ || read_in_flight_ || unsettled_ > 0 || !group_ready_ || !reader_.ready()) return;
+  retry_timer_.cancel();
+  read_in_flight_ = true;
+  reader_.command({"XREADGROUP", "GROUP", config_.group, config_.consumer, "COUNT", std::to_string(config_.batch),
+                   "BLOCK", std::to_string(config_.block.count()), "STREAMS", config_.stream, ">"},
+                  [this](const Reply& r) { on_read(r); });
+}
+
+void StreamConsumer::on_read(const Reply& reply) {
+  read_in_flight_ = false;
+  if (reply.failed()) {
+    if (!reply.is_io_error()) {
+      ++stats_.errors;
+      if (classify(reply) == RedisErrorKind::NoGroup) {
+        on_group_missing("XREADGROUP");
+      } else {
+        spdlog::error("XREADGROUP failed: {}", reply.str);
+      }
+      retry_timer_.arm(std::chrono::milliseconds(500));
+    }
+    maybe_finish_stop();
+    return;
+  }
+  std::vector<StreamEntry> entries;
+  if (reply.type == Reply::Type::Array) {
+    for (const auto& stream : reply.elements) {
+      if (stream.type == Reply::Type::Array && stream.elements.size() == 2) {
+        auto part = parse_stream_entries(stream.elements[1]);
+        entries.insert(entries.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+      }
+    }
+  }
+  stats_.read += entries.size();
+  if (!entries.empty()) last_read_id_ = entries.back().entry_id;
+  if (entries.empty()) {
+    if (stopping_) {
+      maybe_finish_stop();
+    } else {
+      read_next();
+    }
+    return;
+  }
+  handle_batch(std::move(entries));
+}
+
+void StreamConsumer::handle_batch(std::vector<StreamEntry> entries) {
+  unsettled_ += entries.size();
+  for (auto& entry : entries) {
+    auto shared = std::make_shared<StreamEntry>(std::move(entry));
+    auto settled = std::make_shared<bool>(false);
+    Done done = [this, shared, settled](HandleOutcome outcome, const std::string& reason) {
+      if (*settled) return;  // a handler calling twice must not double-count
+      *settled = true;
+      if (outcome == HandleOutcome::Retry) {
+        ++stats_.retried;
+        spdlog::warn("entry {} not handled ({}), delivery {}; it stays pending", shared->entry_id, reason,
+                     shared->deliveries);
+        entry_settled();
+        return;
+      }
+      commands_.command({"XACK", config_.stream, config_.group, shared->entry_id}, [this, shared](const Reply& r) {
+        if (r.failed()) {
+          ++stats_.errors;  // stays pending; the reclaim path delivers it again (handlers are idempotent)
+          spdlog::warn("XACK {} failed: {}", shared->entry_id, r.describe());
+        } else {
+          ++stats_.acked;
+        }
+        entry_settled();
+      });
+    };
+    try {
+      handler_(*shared, done);
+    } catch (const std::exception& e) {
+      done(HandleOutcome::Retry, std::string("handler threw: ") + e.what());
+    }
+  }
+}
+
+void StreamConsumer::entry_settled() {
+  if (unsettled_ > 0) --unsettled_;
+  if (unsettled_ > 0) return;
+  if (stopping_) {
+    maybe_finish_stop();
+  } else {
+    read_next();
+  }
+}
+
+void StreamConsumer::reclaim_tick() {
+  reclaim_timer_.arm(config_.reclaim_interval);
+  if (stopping_ || reclaim_in_flight_ || !group_ready_ || !commands_.ready()) return;
+  reclaim_in_flight_ = true;
+  commands_.command({"XPENDING", config_.stream, config_.group, "IDLE", std::to_string(config_.min_idle.count()), "-",
+                     "+", std::to_string(config_.batch)},
+                    [this](const Reply& r) { on_pending(r); });
+}
+
+void StreamConsumer::on_pending(const Reply& reply) {
+  if (reply.failed() || reply.type != Reply::Type::Array || reply.elements.empty() || stopping_) {
+    reclaim_in_flight_ = false;
+    if (reply.failed() && !reply.is_io_error()) {
+      if (classify(reply) == RedisErrorKind::NoGroup && !stopping_) {
+        on_group_missing("XPENDING");
+      } else {
+        spdlog::error("XPENDING failed: {}", reply.str);
+      }
+    }
+    return;
+  }
+  std::vector<std::string> claim = {"XCLAIM", config_.stream, config_.group, config_.consumer,
+                                    std::to_string(config_.min_idle.count())};
+  auto deliveries = std::make_shared<std::map<std::string, uint64_t>>();
+  for (const auto& p : reply.elements) {
+    if (p.type != Reply::Type::Array || p.elements.size() != 4) continue;
+    const std::string& id = p.elements[0].str;
+    const auto count = static_cast<uint64_t>(p.elements[3].integer);
+    if (count >= static_cast<uint64_t>(config_.max_deliveries)) {
+      dead_letter(id, count);
+    } else {
+      claim.push_back(id);
+      (*deliveries)[id] = count + 1;  // XCLAIM counts this delivery
+    }
+  }
+  if (claim.size() == 5) {
+    reclaim_in_flight_ = false;
+    return;
+  }
+  commands_.command(claim, [this, deliveries](const Reply& r) {
+    reclaim_in_flight_ = false;
+    if (r.failed()) {
+      if (!r.is_io_error()) spdlog::error("XCLAIM failed: {}", r.str);
+      return;
+    }
+    auto entries = parse_stream_entries(r);
+    if (entries.empty()) return;
+    for (auto& e : entries) e.deliveries = (*deliveries)[e.entry_id];
+    stats_.reclaimed += entries.size();
+    spdlog::info("reclaimed {} entries idle over {} ms", entries.size(), config_.min_idle.count());
+    handle_batch(std::move(entries));
+  });
+}
+
+void StreamConsumer::dead_letter(const std::string& entry_id, uint64_t deliveries) {
+  functions_.fcall({"FCALL", "expiry_dead_letter", "2", config_.stream, config_.dead_stream, config_.group, entry_id,
+                    "failed " + std::to_string(deliveries) + " deliveries", std::to_string(deliveries)},
+                   [this, entry_id](const Reply& r) {
+                     if (r.type == Reply::Type::Integer && r.integer == 1) {
+                       ++stats_.dead_lettered;
+                       spdlog::warn("entry {} moved to {}", entry_id, config_.dead_stream);
+                     } else if (r.failed()) {
+                       ++stats_.errors;
+                       spdlog::error("dead-lettering {} failed: {}", entry_id, r.describe());
+                     }
+                   });
+}
+
+void StreamConsumer::stop(std::function<void()> done) {
+  if (stopping_) return;
+  stopping_ = true;
+  on_stopped_ = std::move(done);
+  reclaim_timer_.cancel();
+  retry_timer_.cancel();
+  spdlog::info("stopping: finishing the current batch");
+  maybe_finish_stop();
+}
+
+void StreamConsumer::maybe_finish_stop() {
+  if (!stopping_ || read_in_flight_ || unsettled_ > 0 || closed_ < 0) return;
+  closed_ = -1;  // closing started
+  auto left = std::make_shared<int>(2);
+  auto one_closed = [this, left] {
+    if (--*left == 0) {
+      spdlog::info("stopped: read={} acked={} retried={} reclaimed={} dead_lettered={} group_recreated={}",
+                   stats_.read, stats_.acked, stats_.retried, stats_.reclaimed, stats_.dead_lettered,
+                   stats_.group_recreated);
+      if (on_stopped_) on_stopped_();
+    }
+  };
+  reader_.set_on_closed(one_closed);
+  commands_.set_on_closed(one_closed);
+  reader_.close();
+  commands_.close();
+}
+
+}  // namespace expiry

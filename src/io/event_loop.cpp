@@ -1,0 +1,102 @@
+// libevent wrappers; see event_loop.h.
+#include "io/event_loop.h"
+
+#include <event2/event.h>
+
+#include <stdexcept>
+
+namespace expiry {
+
+struct EventLoop::SignalHandler {
+  event* ev = nullptr;
+  std::function<void()> fn;
+  ~SignalHandler() {
+    if (ev != nullptr) event_free(ev);
+  }
+};
+
+namespace {
+// Timers with microsecond precision (timerfd with epoll): the relay arms one for a task's due
+// time, and the default millisecond rounding would add up to a millisecond of lateness.
+event_base* new_precise_base() {
+  event_config* cfg = event_config_new();
+  event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+  event_base* base = event_base_new_with_config(cfg);
+  event_config_free(cfg);
+  return base != nullptr ? base : event_base_new();
+}
+}  // namespace
+
+EventLoop::EventLoop() : base_(new_precise_base()) {
+  if (base_ == nullptr) throw std::runtime_error("event_base_new failed");
+  deferred_event_ = event_new(base_, -1, 0, &EventLoop::run_deferred, this);
+}
+
+EventLoop::~EventLoop() {
+  signals_.clear();
+  event_free(deferred_event_);
+  event_base_free(base_);
+}
+
+void EventLoop::run() { event_base_dispatch(base_); }
+
+void EventLoop::stop() { event_base_loopexit(base_, nullptr); }
+
+void EventLoop::defer(std::function<void()> fn) {
+  deferred_.push_back(std::move(fn));
+  if (deferred_.size() == 1) event_active(deferred_event_, EV_TIMEOUT, 0);
+}
+
+void EventLoop::run_deferred(int, short, void* self) {
+  auto* loop = static_cast<EventLoop*>(self);
+  // Only the calls queued before this run; calls they defer wait for the next iteration.
+  std::deque<std::function<void()>> batch;
+  batch.swap(loop->deferred_);
+  for (auto& fn : batch) fn();
+  if (!loop->deferred_.empty()) event_active(loop->deferred_event_, EV_TIMEOUT, 0);
+}
+
+void EventLoop::on_signal(int signo, std::function<void()> fn) {
+  auto handler = std::make_unique<SignalHandler>();
+  handler->fn = std::move(fn);
+  handler->ev = evsignal_new(
+      base_, signo, [](int, short, void* arg) { static_cast<SignalHandler*>(arg)->fn(); }, handler.get());
+  event_add(handler->ev, nullptr);
+  signals_.push_back(std::move(handler));
+}
+
+Timer::Timer(EventLoop& loop, std::function<void()> fn)
+    : event_(evtimer_new(loop.raw(), &Timer::fire, this)), fn_(std::move(fn)) {}
+
+Timer::~Timer() { event_free(event_); }
+
+void Timer::arm(std::chrono::microseconds delay) {
+  if (delay.count() < 0) delay = std::chrono::microseconds(0);
+  timeval tv;
+  tv.tv_sec = static_cast<time_t>(delay.count() / 1000000);
+  tv.tv_usec = static_cast<suseconds_t>(delay.count() % 1000000);
+  evtimer_add(event_, &tv);
+  deadline_ = Clock::now() + delay;
+  armed_ = true;
+}
+
+void Timer::cancel() {
+  evtimer_del(event_);
+  armed_ = false;
+}
+
+bool Timer::armed() const { return armed_; }
+
+std::chrono::microseconds Timer::remaining() const {
+  if (!armed_) return std::chrono::microseconds(0);
+  auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline_ - Clock::now());
+  return left.count() > 0 ? left : std::chrono::microseconds(0);
+}
+
+void Timer::fire(int, short, void* self) {
+  auto* t = static_cast<Timer*>(self);
+  t->armed_ = false;
+  t->fn_();
+}
+
+}  // namespace expiry

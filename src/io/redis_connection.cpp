@@ -1,0 +1,387 @@
+// hiredis async + libevent behind RedisConnection; see redis_connection.h for the contracts.
+// hiredis 0.14.1 rules followed here: never free or reconnect inside a hiredis callback
+// (deferred via the loop instead); hiredis frees the context itself after the connect-failure
+// and disconnect callbacks, so ctx_ is nulled there; a NULL reply means the context is dying.
+#include "io/redis_connection.h"
+
+#include <hiredis/adapters/libevent.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
+#include "io/hiredis_reply.h"
+#include "protocol/redis_error.h"
+
+namespace expiry {
+
+namespace {
+
+// The single place that turns a hiredis context error into text. A failed connect sets only
+// the inner context's error in hiredis 0.14 (it is copied to ac->errstr later, if ever).
+std::string context_error(const redisAsyncContext* ac) {
+  if (ac == nullptr) return "out of memory";
+  const char* hint = ac->err == REDIS_ERR_PROTOCOL || ac->c.err == REDIS_ERR_PROTOCOL
+                         ? " (the peer does not speak Redis: check the host and port of redis_url)"
+                         : "";
+  if (ac->err != 0 && ac->errstr != nullptr && ac->errstr[0] != '\0') return ac->errstr + std::string(hint);
+  if (ac->c.err != 0 && ac->c.errstr[0] != '\0') return ac->c.errstr + std::string(hint);
+  return "connection closed by the server";
+}
+
+}  // namespace
+
+struct RedisConnection::Pending {
+  RedisConnection* conn;
+  ReplyCallback cb;
+};
+
+struct RedisConnection::Subscription {
+  RedisConnection* conn;
+  ReplyCallback cb;
+};
+
+RedisConnection::RedisConnection(EventLoop& loop, Options options)
+    : loop_(loop),
+      options_(std::move(options)),
+      rng_(std::random_device{}()),
+      connect_timer_(loop, [this] { attempt_failed_timeout(); }),
+      retry_timer_(loop, [this] { connect_now(); }),
+      watchdog_timer_(loop, [this] { watchdog_tick(); }) {}
+
+RedisConnection::~RedisConnection() {
+  state_ = State::Closed;
+  on_ready_ = nullptr;
+  on_down_ = nullptr;
+  on_handshake_error_ = nullptr;
+  on_closed_ = nullptr;
+  if (ctx_ != nullptr) {
+    redisAsyncContext* ac = ctx_;
+    ctx_ = nullptr;
+    discard_callbacks_ = true;
+    redisAsyncFree(ac);
+  }
+}
+
+void RedisConnection::start() {
+  if (state_ == State::Disconnected && ctx_ == nullptr && !retry_timer_.armed()) connect_now();
+}
+
+void RedisConnection::connect_now() {
+  if (state_ == State::Closing || state_ == State::Closed) return;
+  subscriptions_.clear();  // the context they belonged to has been freed
+  const auto& ep = options_.endpoint;
+  redisAsyncContext* ac = redisAsyncConnect(ep.host.c_str(), ep.port);
+  if (ac == nullptr || ac->err != 0) {
+    const std::string why = context_error(ac);
+    if (ac != nullptr) redisAsyncFree(ac);
+    attempt_failed(why);
+    return;
+  }
+  ac->data = this;
+  if (redisLibeventAttach(ac, loop_.raw()) != REDIS_OK) {
+    redisAsyncFree(ac);
+    attempt_failed("cannot attach to the event loop");
+    return;
+  }
+  redisAsyncSetConnectCallback(ac, &RedisConnection::on_connect);
+  redisAsyncSetDisconnectCallback(ac, &RedisConnection::on_disconnect);
+  ctx_ = ac;
+  state_ = State::Connecting;
+  dying_ = false;
+  was_ready_ = false;
+  handshake_failed_ = false;
+  ++attempt_;
+  connect_timer_.arm(options_.connect_timeout);
+}
+
+void RedisConnection::on_connect(const redisAsyncContext* ac, int status) {
+  auto* self = static_cast<RedisConnection*>(ac->data);
+  if (self == nullptr || ac != self->ctx_) return;
+  if (status != REDIS_OK) {
+    // hiredis frees the context after this callback returns.
+    const std::string why = context_error(ac);
+    self->ctx_ = nullptr;
+    self->attempt_failed(why);
+    return;
+  }
+  self->begin_handshake();
+}
+
+void RedisConnection::begin_handshake() {
+  const auto& ep = options_.endpoint;
+  std::vector<std::pair<std::string, std::vector<std::string>>> steps;
+  if (!ep.password.empty()) {
+    if (ep.user.empty()) {
+      steps.push_back({"AUTH", {"AUTH", ep.password}});
+    } else {
+      steps.push_back({"AUTH", {"AUTH", ep.user, ep.password}});
+    }
+  }
+  if (ep.db != 0) steps.push_back({"SELECT", {"SELECT", std::to_string(ep.db)}});
+  if (!options_.client_name.empty()) {
+    steps.push_back({"CLIENT SETNAME", {"CLIENT", "SETNAME", options_.client_name}});
+  }
+  // Always last: proves the peer speaks Redis and lets us in, whatever the steps before it.
+  steps.push_back({"PING", {"PING"}});
+  handshake_left_ = steps.size();
+  handshake_failed_ = false;
+  for (auto& [name, argv] : steps) {
+    const std::string step = name;
+    send(argv, [this, step, attempt = attempt_](const Reply& r) { handshake_step_done(r, step, attempt); });
+  }
+}
+
+void RedisConnection::handshake_step_done(const Reply& reply, const std::string& step, uint64_t attempt) {
+  if (state_ != State::Connecting || attempt != attempt_ || handshake_failed_) return;
+  const RedisErrorKind kind = classify(reply);
+  if (kind == RedisErrorKind::Io) {
+    handshake_failed_ = true;  // on_disconnect (or the connect timeout) follows and retries
+    return;
+  }
+  if (kind != RedisErrorKind::None) {
+    const bool setname_not_granted =
+        step == "CLIENT SETNAME" && (kind == RedisErrorKind::NoPermission || kind == RedisErrorKind::UnknownCommand);
+    // A server loading its data (or running a long script) is Redis and lets us in; the
+    // owner's own commands meet the same state and retry. NOPERM: an ACL user without +ping
+    // is logged in, and PING is not a permission the services need.
+    const bool answered_as_redis =
+        step == "PING" && (kind == RedisErrorKind::Loading || kind == RedisErrorKind::Busy ||
+                           kind == RedisErrorKind::MasterDown || kind == RedisErrorKind::NoPermission);
+    if (setname_not_granted) {
+      spdlog::debug("redis {}: CLIENT SETNAME failed, ignored: {}", options_.role, reply.str);
+    } else if (!answered_as_redis) {
+      handshake_refused(step, reply);
+      return;
+    }
+  } else if (step == "PING" && !(reply.type == Reply::Type::Status && reply.str == "PONG")) {
+    handshake_refused(step, Reply::io_error("unexpected PING reply " + reply.describe() + ": is this a Redis server?"));
+    return;
+  }
+  if (--handshake_left_ == 0) become_ready();
+}
+
+void RedisConnection::handshake_refused(const std::string& step, const Reply& reply) {
+  handshake_failed_ = true;
+  const RedisErrorKind kind = classify(reply);
+  const bool permanent =
+      is_auth_refusal(kind) || (step == "SELECT" && kind != RedisErrorKind::Io && !is_transient(kind));
+  if (permanent && on_handshake_error_) on_handshake_error_(reply);
+  force_reconnect(step + " refused: " + reply.str);
+}
+
+void RedisConnection::become_ready() {
+  connect_timer_.cancel();
+  state_ = State::Ready;
+  was_ready_ = true;
+  ready_since_ = Clock::now();
+  last_activity_ = ready_since_;
+  if (ever_ready_) ++reconnects_;
+  ever_ready_ = true;
+  spdlog::info("redis {} connection ready ({})", options_.role, options_.endpoint.redacted());
+  watchdog_timer_.arm(options_.watchdog_interval);
+  if (on_ready_) on_ready_();
+}
+
+void RedisConnection::on_disconnect(const redisAsyncContext* ac, int status) {
+  auto* self = static_cast<RedisConnection*>(ac->data);
+  if (self == nullptr || ac != self->ctx_) return;  // a context we abandoned ourselves
+  // hiredis frees the context after this callback returns.
+  self->ctx_ = nullptr;
+  self->dying_ = false;
+  self->connect_timer_.cancel();
+  self->watchdog_timer_.cancel();
+  if (self->state_ == State::Closing || self->state_ == State::Closed) {
+    self->state_ = State::Closed;
+    if (self->on_closed_) self->loop_.defer(self->on_closed_);
+    return;
+  }
+  const std::string why = status == REDIS_OK ? "disconnected" : context_error(ac);
+  const bool was_ready = self->was_ready_;
+  self->state_ = State::Disconnected;
+  if (was_ready) {
+    self->schedule_retry_after_loss(why);
+  } else {
+    self->attempt_failed(why);
+  }
+}
+
+void RedisConnection::schedule_retry_after_loss(const std::string& why) {
+  if (Clock::now() - ready_since_ >= options_.stable_after) failures_ = 0;
+  const auto delay = backoff_delay(options_.backoff, failures_++, std::uniform_real_distribution<double>(0, 1)(rng_));
+  spdlog::warn("redis {} connection lost: {}; reconnecting in {} ms", options_.role, why, delay.count());
+  retry_timer_.arm(delay);
+  if (on_down_) on_down_(why);
+}
+
+void RedisConnection::attempt_failed_timeout() {
+  drop_now("connect timeout after " + std::to_string(options_.connect_timeout.count()) + " ms");
+}
+
+void RedisConnection::attempt_failed(const std::string& why) {
+  connect_timer_.cancel();
+  state_ = State::Disconnected;
+  const auto delay = backoff_delay(options_.backoff, failures_++, std::uniform_real_distribution<double>(0, 1)(rng_));
+  spdlog::warn("redis {} connection to {} failed: {}; retrying in {} ms", options_.role,
+               options_.endpoint.redacted(), why, delay.count());
+  retry_timer_.arm(delay);
+}
+
+void RedisConnection::drop_now(const std::string& why) {
+  if (ctx_ == nullptr || state_ == State::Closed) return;
+  redisAsyncContext* ac = ctx_;
+  const bool was_ready = was_ready_;
+  ctx_ = nullptr;
+  dying_ = false;
+  connect_timer_.cancel();
+  watchdog_timer_.cancel();
+  if (state_ == State::Closing) {
+    state_ = State::Closed;
+    redisAsyncFree(ac);  // pending callbacks get IoError; on_disconnect ignores the abandoned context
+    if (on_closed_) loop_.defer(on_closed_);
+    return;
+  }
+  state_ = State::Disconnected;
+  redisAsyncFree(ac);
+  subscriptions_.clear();
+  if (was_ready) {
+    schedule_retry_after_loss(why);
+  } else {
+    attempt_failed(why);
+  }
+}
+
+void RedisConnection::force_reconnect(std::string why) {
+  loop_.defer([this, why = std::move(why)] {
+    if (state_ == State::Ready || state_ == State::Connecting) drop_now(why);
+  });
+}
+
+void RedisConnection::close() {
+  if (state_ == State::Closing || state_ == State::Closed) return;
+  retry_timer_.cancel();
+  connect_timer_.cancel();
+  watchdog_timer_.cancel();
+  if (ctx_ == nullptr) {
+    state_ = State::Closed;
+    if (on_closed_) loop_.defer(on_closed_);
+    return;
+  }
+  const bool connected = state_ == State::Ready;
+  state_ = State::Closing;
+  loop_.defer([this, connected] {
+    if (ctx_ == nullptr) return;
+    if (connected) {
+      redisAsyncDisconnect(ctx_);  // after pending replies; on_disconnect completes the close
+    } else {
+      drop_now("closing");
+    }
+  });
+}
+
+bool RedisConnection::send(const std::vector<std::string>& argv, ReplyCallback cb) {
+  constexpr size_t kStackArgs = 16;
+  const char* stack_argv[kStackArgs];
+  size_t stack_lens[kStackArgs];
+  std::vector<const char*> heap_argv;
+  std::vector<size_t> heap_lens;
+  const char** av = stack_argv;
+  size_t* lens = stack_lens;
+  if (argv.size() > kStackArgs) {
+    heap_argv.resize(argv.size());
+    heap_lens.resize(argv.size());
+    av = heap_argv.data();
+    lens = heap_lens.data();
+  }
+  for (size_t i = 0; i < argv.size(); ++i) {
+    av[i] = argv[i].data();
+    lens[i] = argv[i].size();
+  }
+  auto* pending = new Pending{this, std::move(cb)};
+  if (redisAsyncCommandArgv(ctx_, &RedisConnection::on_reply, pending, static_cast<int>(argv.size()), av, lens) !=
+      REDIS_OK) {
+    ReplyCallback failed = std::move(pending->cb);
+    delete pending;
+    loop_.defer([failed] { failed(Reply::io_error("connection is closing")); });
+    return false;
+  }
+  ++inflight_;
+  return true;
+}
+
+void RedisConnection::command(const std::vector<std::string>& argv, ReplyCallback cb) {
+  if (!ready() || ctx_ == nullptr) {
+    loop_.defer([cb = std::move(cb)] { cb(Reply::io_error("not connected")); });
+    return;
+  }
+  send(argv, std::move(cb));
+}
+
+void RedisConnection::subscribe(const std::vector<std::string>& argv, ReplyCallback on_message) {
+  if (!ready() || ctx_ == nullptr) return;  // the owner subscribes again from on_ready
+  std::vector<const char*> av;
+  std::vector<size_t> lens;
+  for (const auto& a : argv) {
+    av.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  subscriptions_.push_back(std::make_unique<Subscription>(Subscription{this, std::move(on_message)}));
+  if (redisAsyncCommandArgv(ctx_, &RedisConnection::on_subscription_reply, subscriptions_.back().get(),
+                            static_cast<int>(av.size()), av.data(), lens.data()) != REDIS_OK) {
+    subscriptions_.pop_back();
+    force_reconnect("cannot send " + argv.front());  // the owner subscribes again from on_ready
+  }
+}
+
+void RedisConnection::deliver(const ReplyCallback& cb, const Reply& reply) {
+  try {
+    cb(reply);
+  } catch (const std::exception& e) {
+    spdlog::error("redis {}: reply callback threw, ignored: {}", options_.role, e.what());
+  } catch (...) {
+    spdlog::error("redis {}: reply callback threw, ignored", options_.role);
+  }
+}
+
+void RedisConnection::on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
+  std::unique_ptr<Pending> pending(static_cast<Pending*>(privdata));
+  RedisConnection* self = pending->conn;
+  if (self->inflight_ > 0) --self->inflight_;
+  if (self->discard_callbacks_) return;
+  if (reply == nullptr) {
+    if (ac == self->ctx_) self->dying_ = true;  // on_disconnect follows
+    self->deliver(pending->cb, Reply::io_error(context_error(ac)));
+    return;
+  }
+  if (ac == self->ctx_) self->last_activity_ = Clock::now();
+  self->deliver(pending->cb, reply_from_hiredis(static_cast<redisReply*>(reply)));
+}
+
+void RedisConnection::on_subscription_reply(redisAsyncContext* ac, void* reply, void* privdata) {
+  auto* sub = static_cast<Subscription*>(privdata);
+  RedisConnection* self = sub->conn;
+  if (reply == nullptr || self->discard_callbacks_) {
+    if (reply == nullptr && ac == self->ctx_) self->dying_ = true;
+    return;  // the connection is going away; on_disconnect/on_down tell the owner
+  }
+  if (ac == self->ctx_) self->last_activity_ = Clock::now();
+  self->deliver(sub->cb, reply_from_hiredis(static_cast<redisReply*>(reply)));
+}
+
+void RedisConnection::watchdog_tick() {
+  if (state_ != State::Ready || ctx_ == nullptr) return;
+  const auto now = Clock::now();
+  const auto silent = now - last_activity_;
+  if (inflight_ > 0 && silent > options_.watchdog_timeout) {
+    drop_now("no reply for " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) +
+             " ms");
+    return;
+  }
+  if (options_.watchdog == Watchdog::Ping && inflight_ == 0 && silent >= options_.watchdog_interval) {
+    send({"PING"}, [](const Reply&) {});
+  }
+  watchdog_timer_.arm(options_.watchdog_interval);
+}
+
+}  // namespace expiry

@@ -1,0 +1,130 @@
+// One asynchronous Redis connection (hiredis on libevent) that reconnects by itself.
+// It is the only owner of a redisAsyncContext; all hiredis includes stay in the .cpp.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "config/backoff.h"
+#include "io/event_loop.h"
+#include "config/redis_url.h"
+#include "protocol/reply.h"
+
+struct redisAsyncContext;
+
+namespace expiry {
+
+class RedisConnection {
+ public:
+  enum class State { Disconnected, Connecting, Ready, Closing, Closed };
+  // Ping: PING when idle, drop if a reply is overdue. Passive: the owner proves liveness
+  // (a subscribed connection cannot PING in hiredis 0.14); only overdue replies are checked.
+  enum class Watchdog { Ping, Passive };
+
+  struct Options {
+    RedisEndpoint endpoint;
+    std::string role;         // "commands", "subscriber": used in logs and CLIENT SETNAME
+    std::string client_name;  // CLIENT SETNAME value (no spaces); empty: none
+    std::chrono::milliseconds connect_timeout{2000};
+    std::chrono::milliseconds watchdog_interval{1000};
+    std::chrono::milliseconds watchdog_timeout{3000};
+    BackoffPolicy backoff;
+    Watchdog watchdog = Watchdog::Ping;
+    // A connection lost sooner than this after becoming Ready does not reset the backoff: a
+    // server that accepts and then drops every connection is retried ever more slowly.
+    std::chrono::milliseconds stable_after{1000};
+  };
+
+  using ReplyCallback = std::function<void(const Reply&)>;
+
+  RedisConnection(EventLoop& loop, Options options);
+  // Frees the context; pending callbacks are discarded without being called (their owners
+  // are being destroyed too). Use close() for a graceful end.
+  ~RedisConnection();
+  RedisConnection(const RedisConnection&) = delete;
+  RedisConnection& operator=(const RedisConnection&) = delete;
+
+  // Called each time the connection becomes Ready (after AUTH/SELECT).
+  void set_on_ready(std::function<void()> fn) { on_ready_ = std::move(fn); }
+  // Called when a Ready connection is lost; a reconnect is already scheduled.
+  void set_on_down(std::function<void(const std::string& why)> fn) { on_down_ = std::move(fn); }
+  // Called when the handshake meets a refusal that retrying cannot cure: credentials refused
+  // or required (NOAUTH, WRONGPASS, NOPERM on any step) or a SELECT refused for good. The
+  // connection retries anyway, with backoff, unless the owner closes it. Transient refusals
+  // (maxclients, LOADING on AUTH ...) are only logged and retried.
+  void set_on_handshake_error(std::function<void(const Reply&)> fn) { on_handshake_error_ = std::move(fn); }
+  // Called once after close() has finished.
+  void set_on_closed(std::function<void()> fn) { on_closed_ = std::move(fn); }
+
+  // Starts connecting; failures retry with backoff until close().
+  void start();
+  // Sends a command. `cb` runs exactly once, on the loop: with the reply, with an error reply,
+  // or with an IoError if the connection is not Ready or is lost first.
+  void command(const std::vector<std::string>& argv, ReplyCallback cb);
+  // Sends (P)SUBSCRIBE; `on_message` runs for the confirmation and every message, until the
+  // connection is lost. Subscriptions are not renewed on reconnect: do that from on_ready.
+  void subscribe(const std::vector<std::string>& argv, ReplyCallback on_message);
+  // Drops the connection and reconnects with backoff (deferred, so callable from callbacks).
+  void force_reconnect(std::string why);
+  // Lets in-flight replies arrive, then disconnects; no reconnect afterwards.
+  void close();
+
+  bool ready() const { return state_ == State::Ready && !dying_; }
+  size_t inflight() const { return inflight_; }
+  uint64_t reconnects() const { return reconnects_; }
+
+ private:
+  struct Pending;
+  struct Subscription;
+
+  static void on_connect(const redisAsyncContext* ac, int status);
+  static void on_disconnect(const redisAsyncContext* ac, int status);
+  static void on_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  static void on_subscription_reply(redisAsyncContext* ac, void* reply, void* privdata);
+
+  void connect_now();
+  void begin_handshake();
+  void handshake_step_done(const Reply& reply, const std::string& step, uint64_t attempt);
+  void handshake_refused(const std::string& step, const Reply& reply);
+  void become_ready();
+  void drop_now(const std::string& why);
+  void attempt_failed(const std::string& why);
+  void attempt_failed_timeout();
+  void schedule_retry_after_loss(const std::string& why);
+  void watchdog_tick();
+  bool send(const std::vector<std::string>& argv, ReplyCallback cb);
+  void deliver(const ReplyCallback& cb, const Reply& reply);
+
+  EventLoop& loop_;
+  Options options_;
+  redisAsyncContext* ctx_ = nullptr;  // owned by hiredis once connecting; nulled when hiredis frees it
+  State state_ = State::Disconnected;
+  bool dying_ = false;                // hiredis is failing this context's callbacks; await on_disconnect
+  bool discard_callbacks_ = false;    // set by the destructor: drop pending callbacks uncalled
+  bool was_ready_ = false;            // this context reached Ready (so losing it calls on_down)
+  bool ever_ready_ = false;
+  size_t inflight_ = 0;               // commands sent and not yet answered (excluding subscriptions)
+  size_t handshake_left_ = 0;         // handshake replies still expected
+  bool handshake_failed_ = false;     // a step was refused: the other replies are ignored
+  uint64_t attempt_ = 0;              // connection attempts made; tags handshake replies
+  Clock::time_point ready_since_;     // when the connection last became Ready
+  uint32_t failures_ = 0;             // consecutive failed attempts, for backoff
+  uint64_t reconnects_ = 0;           // times Ready was reached again after a loss
+  Clock::time_point last_activity_;   // last reply or message received
+  std::vector<std::unique_ptr<Subscription>> subscriptions_;  // privdata of the live context
+  std::minstd_rand rng_;
+  Timer connect_timer_;
+  Timer retry_timer_;
+  Timer watchdog_timer_;
+  std::function<void()> on_ready_;
+  std::function<void(const std::string&)> on_down_;
+  std::function<void(const Reply&)> on_handshake_error_;
+  std::function<void()> on_closed_;
+};
+
+}  // namespace expiry

@@ -1,0 +1,194 @@
+// Blocking hiredis client behind SyncConnection; see sync_connection.h for the contracts.
+// Written against the API common to hiredis 0.14 and 1.x (no redisOptions).
+#include "io/sync/sync_connection.h"
+
+#include <hiredis/hiredis.h>
+#include <sys/time.h>
+
+#include <cctype>
+#include <stdexcept>
+
+#include "protocol/errors.h"
+#include "protocol/function_library.h"
+#include "io/hiredis_reply.h"
+#include "protocol/redis_error.h"
+
+namespace expiry {
+namespace {
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+struct ReplyDeleter {
+  void operator()(void* r) const { freeReplyObject(r); }
+};
+using ReplyPtr = std::unique_ptr<void, ReplyDeleter>;
+
+// The argv/argvlen arrays hiredis wants, pointing into `argv`.
+struct ArgvView {
+  explicit ArgvView(const std::vector<std::string>& argv) {
+    if (argv.empty()) throw std::invalid_argument("empty Redis command");
+    ptrs.reserve(argv.size());
+    lens.reserve(argv.size());
+    for (const auto& a : argv) {
+      ptrs.push_back(a.data());
+      lens.push_back(a.size());
+    }
+  }
+  int argc() const { return static_cast<int>(ptrs.size()); }
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+};
+
+bool is_unknown_command(const Reply& r) {
+  return classify(r) == RedisErrorKind::UnknownCommand;
+}
+
+[[noreturn]] void throw_too_old(const Reply& r) {
+  throw ReplyError("Redis 7.0 or newer is required (this server does not know FUNCTION/FCALL): " + r.str);
+}
+
+// "SET", "FCALL expiry_schedule", "FUNCTION LOAD": how a command is named in messages.
+std::string command_name(const std::vector<std::string>& argv) {
+  std::string name;
+  for (char c : argv.at(0)) name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  if (argv.size() > 1 && (name == "FCALL" || name == "FCALL_RO" || name == "FUNCTION" || name == "XINFO")) {
+    name += " " + argv[1];
+  }
+  return name;
+}
+
+}  // namespace
+
+const Reply& expect_ok(const Reply& reply, const std::string& what) {
+  if (reply.type != Reply::Type::Error && reply.type != Reply::Type::IoError) return reply;
+  if (classify(reply) == RedisErrorKind::NoAuth) {
+    throw ReplyError(what + ": " + reply.str +
+                     " (the server requires a password: put it in the URL or use --password-file)");
+  }
+  throw ReplyError(what + ": " + reply.str);
+}
+
+void SyncConnection::ContextDeleter::operator()(redisContext* ctx) const { redisFree(ctx); }
+
+SyncConnection::SyncConnection(const RedisEndpoint& endpoint) : SyncConnection(endpoint, Options{}) {}
+
+SyncConnection::SyncConnection(const RedisEndpoint& endpoint, Options options)
+    : endpoint_(endpoint), options_(options) {
+  ctx_.reset(redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, to_timeval(options_.connect_timeout)));
+  if (!ctx_) throw IoError("cannot connect to " + endpoint_.redacted() + ": out of memory");
+  if (ctx_->err != 0) throw IoError("cannot connect to " + endpoint_.redacted() + ": " + ctx_->errstr);
+  if (redisSetTimeout(ctx_.get(), to_timeval(options_.command_timeout)) != REDIS_OK) {
+    throw IoError("cannot set the command timeout on " + endpoint_.redacted() + ": " + ctx_->errstr);
+  }
+  handshake();
+}
+
+SyncConnection::~SyncConnection() = default;
+
+void SyncConnection::handshake() {
+  if (!endpoint_.password.empty()) {
+    std::vector<std::string> auth{"AUTH"};
+    if (!endpoint_.user.empty()) auth.push_back(endpoint_.user);
+    auth.push_back(endpoint_.password);
+    const Reply r = command(auth);
+    if (r.type == Reply::Type::Error) {
+      throw ReplyError("authentication failed for " + endpoint_.redacted() + ": " + r.str);
+    }
+  }
+  if (endpoint_.db != 0) {
+    const Reply r = command({"SELECT", std::to_string(endpoint_.db)});
+    if (r.type == Reply::Type::Error) {
+      throw ReplyError("cannot select database " + std::to_string(endpoint_.db) + " on " + endpoint_.redacted() +
+                       ": " + r.str);
+    }
+  }
+}
+
+void SyncConnection::check_usable(bool allow_pending) const {
+  if (!broken_reason_.empty()) throw IoError(broken_reason_);
+  if (!allow_pending && pending_ != 0) {
+    throw std::logic_error("SyncConnection::command while pipelined replies are unread");
+  }
+}
+
+void SyncConnection::fail_io() {
+  const bool timed_out =
+#ifdef REDIS_ERR_TIMEOUT
+      ctx_->err == REDIS_ERR_TIMEOUT ||
+#endif
+      (ctx_->err == REDIS_ERR_IO && std::string(ctx_->errstr).find("temporarily unavailable") != std::string::npos);
+  if (timed_out) {
+    broken_reason_ = "no reply from " + endpoint_.redacted() + " within " +
+                     std::to_string(options_.command_timeout.count()) + " ms";
+  } else {
+    broken_reason_ = "Redis connection to " + endpoint_.redacted() + " failed: " +
+                     (ctx_->errstr[0] != '\0' ? std::string(ctx_->errstr) : std::string("connection closed"));
+  }
+  throw IoError(broken_reason_);
+}
+
+Reply SyncConnection::command(const std::vector<std::string>& argv) {
+  check_usable(false);
+  ArgvView view(argv);
+  ReplyPtr reply(redisCommandArgv(ctx_.get(), view.argc(), view.ptrs.data(), view.lens.data()));
+  if (!reply) fail_io();
+  return reply_from_hiredis(static_cast<redisReply*>(reply.get()));
+}
+
+Reply SyncConnection::checked(const std::vector<std::string>& argv) {
+  Reply r = command(argv);
+  expect_ok(r, command_name(argv));
+  return r;
+}
+
+void SyncConnection::append(const std::vector<std::string>& argv) {
+  check_usable(true);
+  ArgvView view(argv);
+  if (redisAppendCommandArgv(ctx_.get(), view.argc(), view.ptrs.data(), view.lens.data()) != REDIS_OK) fail_io();
+  ++pending_;
+}
+
+Reply SyncConnection::read_reply() {
+  check_usable(true);
+  if (pending_ == 0) throw std::logic_error("SyncConnection::read_reply without an appended command");
+  return receive();
+}
+
+void SyncConnection::flush() {
+  check_usable(true);
+  for (int done = 0; done == 0;) {
+    if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail_io();
+  }
+}
+
+Reply SyncConnection::receive() {
+  void* raw = nullptr;
+  if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) fail_io();
+  ReplyPtr reply(raw);
+  --pending_;
+  return reply_from_hiredis(static_cast<redisReply*>(reply.get()));
+}
+
+Reply SyncConnection::fcall(const std::vector<std::string>& argv) {
+  Reply r = command(argv);
+  if (is_function_missing(r)) {
+    load_library();
+    r = command(argv);
+  }
+  if (is_unknown_command(r)) throw_too_old(r);
+  return r;
+}
+
+std::string SyncConnection::load_library() {
+  const Reply r = command(load_library_argv());
+  if (is_unknown_command(r)) throw_too_old(r);
+  expect_ok(r, "FUNCTION LOAD");
+  return r.str;
+}
+
+}  // namespace expiry

@@ -1,0 +1,78 @@
+// A blocking Redis connection for the CLI: one hiredis context, commands and pipelines.
+// The only owner of a redisContext in src/ctl; all hiredis includes stay in the .cpp.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/redis_url.h"
+#include "protocol/reply.h"
+
+struct redisContext;
+
+namespace expiry {
+
+class SyncConnection {
+ public:
+  struct Options {
+    std::chrono::milliseconds connect_timeout{2000};
+    std::chrono::milliseconds command_timeout{5000};  // longest wait for one reply
+  };
+
+  // Connects, then AUTHs (user + password, or password alone) and SELECTs as the endpoint says.
+  // Throws IoError when Redis cannot be reached, ReplyError when AUTH or SELECT is refused.
+  explicit SyncConnection(const RedisEndpoint& endpoint);
+  SyncConnection(const RedisEndpoint& endpoint, Options options);
+  ~SyncConnection();
+  SyncConnection(const SyncConnection&) = delete;
+  SyncConnection& operator=(const SyncConnection&) = delete;
+  SyncConnection(SyncConnection&&) = delete;
+  SyncConnection& operator=(SyncConnection&&) = delete;
+
+  // Sends one binary-safe command and waits for its reply. Error replies are returned as
+  // Reply::Type::Error; a broken connection or a timeout throws IoError, after which every
+  // call throws IoError.
+  Reply command(const std::vector<std::string>& argv);
+  // Like command(), but throws ReplyError ("<COMMAND>: <error>") for an error reply.
+  Reply checked(const std::vector<std::string>& argv);
+
+  // Pipelining: append() buffers a command (nothing is sent yet); each read_reply() sends what
+  // is buffered and returns the next reply in order. Same error contract as command().
+  void append(const std::vector<std::string>& argv);
+  Reply read_reply();
+  // Sends everything appended so far without reading a reply, so Redis can work on it while
+  // the caller prepares the next window. Same error contract as command().
+  void flush();
+
+  // FCALL of the expiry_v1 library: when the library is missing, loads it (FUNCTION LOAD
+  // REPLACE) and retries once. Throws ReplyError if the server predates Redis 7.0.
+  Reply fcall(const std::vector<std::string>& argv);
+  // FUNCTION LOAD REPLACE of the expiry_v1 library; returns the library name Redis reports.
+  std::string load_library();
+
+  const RedisEndpoint& endpoint() const { return endpoint_; }
+
+ private:
+  struct ContextDeleter {
+    void operator()(redisContext* ctx) const;
+  };
+
+  void handshake();
+  Reply receive();
+  [[noreturn]] void fail_io();
+  void check_usable(bool allow_pending) const;
+
+  RedisEndpoint endpoint_;
+  Options options_;
+  std::unique_ptr<redisContext, ContextDeleter> ctx_;
+  size_t pending_ = 0;         // appended commands whose replies have not been read
+  std::string broken_reason_;  // set once the connection is unusable
+};
+
+// Throws ReplyError for an error reply (with a hint for NOAUTH and for servers older than 7.0),
+// naming `what` (e.g. "FCALL expiry_schedule"); returns `reply` otherwise.
+const Reply& expect_ok(const Reply& reply, const std::string& what);
+
+}  // namespace expiry

@@ -1,0 +1,127 @@
+// FCALL argument lists and reply decoding for the expiry_v1 library; see function_library.h.
+#include "protocol/function_library.h"
+
+#include "generated/expiry_lua.h"  // generated: kExpiryLuaSource
+#include "protocol/redis_error.h"
+
+namespace expiry {
+
+const std::string& function_library_source() {
+  static const std::string source(kExpiryLuaSource);
+  return source;
+}
+
+std::vector<std::string> load_library_argv() { return {"FUNCTION", "LOAD", "REPLACE", function_library_source()}; }
+
+bool is_function_missing(const Reply& reply) {
+  return classify(reply) == RedisErrorKind::FunctionMissing;
+}
+
+namespace {
+// FCALL <function> 3 <schedule> <trigger> <shadow> <id>: the head of every per-task call.
+std::vector<std::string> task_call(const char* function, const KeyLayout& keys, std::string_view id) {
+  return {"FCALL", function, "3", keys.schedule_key(), keys.trigger_key(id), keys.shadow_key(id), std::string(id)};
+}
+
+const char* mode_word(ScheduleMode mode) { return mode == ScheduleMode::Delay ? "delay" : "at"; }
+}  // namespace
+
+std::vector<std::string> schedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode,
+                                       long long ms, std::string_view payload, std::string_view stream) {
+  auto argv = task_call("expiry_schedule", keys, id);
+  argv.insert(argv.end(), {mode_word(mode), std::to_string(ms), std::string(payload)});
+  if (!stream.empty()) argv.emplace_back(stream);
+  return argv;
+}
+
+std::vector<std::string> reschedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode, long long ms) {
+  auto argv = task_call("expiry_reschedule", keys, id);
+  argv.insert(argv.end(), {mode_word(mode), std::to_string(ms)});
+  return argv;
+}
+
+std::vector<std::string> cancel_argv(const KeyLayout& keys, std::string_view id) {
+  return task_call("expiry_cancel", keys, id);
+}
+
+std::vector<std::string> claim_argv(const KeyLayout& keys, std::string_view id, std::string_view via,
+                                    std::string_view stream, std::string_view group) {
+  return {"FCALL",
+          "expiry_claim",
+          "4",
+          keys.schedule_key(),
+          keys.trigger_key(id),
+          keys.shadow_key(id),
+          std::string(stream),
+          std::string(id),
+          std::string(via),
+          std::string(group)};
+}
+
+std::vector<std::string> sweep_argv(const KeyLayout& keys, std::string_view stream, int limit,
+                                    std::string_view via, std::string_view group) {
+  return {"FCALL",         "expiry_sweep",      "2", keys.schedule_key(), std::string(stream), std::to_string(limit),
+          std::string(via), std::string(group)};
+}
+
+namespace {
+bool is_int(const Reply& r) { return r.type == Reply::Type::Integer; }
+}  // namespace
+
+std::optional<ScheduleResult> decode_schedule(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 2) return std::nullopt;
+  if (!is_int(reply.elements[0]) || !is_int(reply.elements[1])) return std::nullopt;
+  return ScheduleResult{reply.elements[0].integer, reply.elements[1].integer == 1};
+}
+
+std::optional<RescheduleResult> decode_reschedule(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 2) return std::nullopt;
+  if (!is_int(reply.elements[0]) || !is_int(reply.elements[1])) return std::nullopt;
+  return RescheduleResult{reply.elements[0].integer, reply.elements[1].integer};
+}
+
+std::optional<ClaimResult> decode_claim(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.empty() || !is_int(reply.elements[0])) return std::nullopt;
+  ClaimResult r;
+  switch (reply.elements[0].integer) {
+    case 1:
+      if (reply.elements.size() != 3 || reply.elements[1].type != Reply::Type::String || !is_int(reply.elements[2])) {
+        return std::nullopt;
+      }
+      r.outcome = ClaimResult::Outcome::Forwarded;
+      r.entry_id = reply.elements[1].str;
+      r.lateness_ms = reply.elements[2].integer;
+      return r;
+    case 0:
+      if (reply.elements.size() != 1) return std::nullopt;
+      r.outcome = ClaimResult::Outcome::NotPending;
+      return r;
+    case -1:
+      if (reply.elements.size() != 2 || !is_int(reply.elements[1])) return std::nullopt;
+      r.outcome = ClaimResult::Outcome::NotDue;
+      r.due_ms = reply.elements[1].integer;
+      return r;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<SweepResult> decode_sweep(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 6) return std::nullopt;
+  for (size_t i = 0; i < 5; ++i) {
+    if (!is_int(reply.elements[i])) return std::nullopt;
+  }
+  const Reply& lateness = reply.elements[5];
+  if (lateness.type != Reply::Type::Array) return std::nullopt;
+  SweepResult r{reply.elements[0].integer, reply.elements[1].integer, reply.elements[2].integer,
+                reply.elements[3].integer, reply.elements[4].integer, {}};
+  r.lateness_ms.reserve(lateness.elements.size());
+  for (const auto& l : lateness.elements) {
+    if (!is_int(l)) return std::nullopt;
+    r.lateness_ms.push_back(l.integer);
+  }
+  if (r.lateness_ms.size() != static_cast<size_t>(r.forwarded)) return std::nullopt;
+  return r;
+}
+
+}  // namespace expiry

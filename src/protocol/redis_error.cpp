@@ -1,0 +1,94 @@
+// See redis_error.h. Keyed on the error prefix Redis sends (server.c's shared error objects);
+// the few errors that share the generic "ERR" prefix are told apart by their fixed text.
+#include "protocol/redis_error.h"
+
+namespace expiry {
+
+namespace {
+
+bool starts_with(std::string_view text, std::string_view head) { return text.substr(0, head.size()) == head; }
+
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+}  // namespace
+
+RedisErrorKind classify_error_text(std::string_view text) {
+  struct Prefix {
+    std::string_view head;
+    RedisErrorKind kind;
+  };
+  static constexpr Prefix kPrefixes[] = {
+      {"NOAUTH", RedisErrorKind::NoAuth},         {"WRONGPASS", RedisErrorKind::WrongPass},
+      {"NOPERM", RedisErrorKind::NoPermission},   {"BUSYGROUP", RedisErrorKind::BusyGroup},
+      {"NOGROUP", RedisErrorKind::NoGroup},       {"WRONGTYPE", RedisErrorKind::WrongType},
+      {"LOADING", RedisErrorKind::Loading},       {"READONLY", RedisErrorKind::ReadOnly},
+      {"OOM", RedisErrorKind::OutOfMemory},       {"BUSY", RedisErrorKind::Busy},
+      {"MASTERDOWN", RedisErrorKind::MasterDown}, {"TRYAGAIN", RedisErrorKind::TryAgain},
+  };
+  for (const auto& p : kPrefixes) {
+    if (starts_with(text, p.head) && (text.size() == p.head.size() || text[p.head.size()] == ' ')) return p.kind;
+  }
+  if (starts_with(text, "ERR ")) {
+    if (starts_with(text, "ERR unknown command")) return RedisErrorKind::UnknownCommand;
+    if (starts_with(text, "ERR Function not found")) return RedisErrorKind::FunctionMissing;
+    if (starts_with(text, "ERR max number of clients reached")) return RedisErrorKind::MaxClients;
+    if (starts_with(text, "ERR invalid password") || starts_with(text, "ERR invalid username-password") ||
+        (starts_with(text, "ERR AUTH") && contains(text, "without any password configured")) ||
+        starts_with(text, "ERR Client sent AUTH, but no password is set")) {
+      return RedisErrorKind::WrongPass;
+    }
+  }
+  return RedisErrorKind::Other;
+}
+
+RedisErrorKind classify(const Reply& reply) {
+  if (reply.type == Reply::Type::IoError) return RedisErrorKind::Io;
+  if (reply.type != Reply::Type::Error) return RedisErrorKind::None;
+  return classify_error_text(reply.str);
+}
+
+bool is_auth_refusal(RedisErrorKind kind) {
+  return kind == RedisErrorKind::NoAuth || kind == RedisErrorKind::WrongPass || kind == RedisErrorKind::NoPermission;
+}
+
+bool is_transient(RedisErrorKind kind) {
+  switch (kind) {
+    case RedisErrorKind::Io:
+    case RedisErrorKind::Loading:
+    case RedisErrorKind::ReadOnly:
+    case RedisErrorKind::OutOfMemory:
+    case RedisErrorKind::MaxClients:
+    case RedisErrorKind::Busy:
+    case RedisErrorKind::MasterDown:
+    case RedisErrorKind::TryAgain:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* to_string(RedisErrorKind kind) {
+  switch (kind) {
+    case RedisErrorKind::None: return "none";
+    case RedisErrorKind::Io: return "io";
+    case RedisErrorKind::NoAuth: return "noauth";
+    case RedisErrorKind::WrongPass: return "wrongpass";
+    case RedisErrorKind::NoPermission: return "noperm";
+    case RedisErrorKind::UnknownCommand: return "unknown-command";
+    case RedisErrorKind::FunctionMissing: return "function-missing";
+    case RedisErrorKind::BusyGroup: return "busygroup";
+    case RedisErrorKind::NoGroup: return "nogroup";
+    case RedisErrorKind::WrongType: return "wrongtype";
+    case RedisErrorKind::Loading: return "loading";
+    case RedisErrorKind::ReadOnly: return "readonly";
+    case RedisErrorKind::OutOfMemory: return "oom";
+    case RedisErrorKind::MaxClients: return "maxclients";
+    case RedisErrorKind::Busy: return "busy";
+    case RedisErrorKind::MasterDown: return "masterdown";
+    case RedisErrorKind::TryAgain: return "tryagain";
+    case RedisErrorKind::Other: return "other";
+  }
+  return "other";
+}
+
+}  // namespace expiry

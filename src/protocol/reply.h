@@ -1,0 +1,30 @@
+// A Redis reply as a plain value, so that nothing outside src/io/ sees hiredis.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace expiry {
+
+struct Reply {
+  enum class Type { Nil, Status, Error, Integer, String, Array, IoError };
+
+  Type type = Type::Nil;
+  std::string str;  // Status, Error, String, and IoError's reason
+  long long integer = 0;
+  std::vector<Reply> elements;
+
+  static Reply io_error(std::string why) {
+    Reply r;
+    r.type = Type::IoError;
+    r.str = std::move(why);
+    return r;
+  }
+  // Server error reply, or the connection failed before a reply came.
+  bool failed() const { return type == Type::Error || type == Type::IoError; }
+  bool is_io_error() const { return type == Type::IoError; }
+  // Compact text for logs and error messages.
+  std::string describe() const;
+};
+
+}  // namespace expiry

@@ -1,0 +1,42 @@
+// Event path: claims one task per expired trigger key and forwards it into the stream
+// (expiry_claim), with a bound on claims in flight.
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+#include "io/function_caller.h"
+#include "protocol/key_layout.h"
+#include "config/relay_config.h"
+#include "relay/relay_stats.h"
+
+namespace expiry {
+
+class EventClaimer {
+ public:
+  EventClaimer(FunctionCaller& functions, const RelayConfig& config, const KeyLayout& keys, RelayStats& stats);
+  EventClaimer(const EventClaimer&) = delete;
+  EventClaimer& operator=(const EventClaimer&) = delete;
+
+  // Called when a claim could not settle the task and the sweep must look (errors, overflow).
+  void set_on_needs_sweep(std::function<void()> fn) { on_needs_sweep_ = std::move(fn); }
+  // Called with the Redis-clock due time of a task that is pending but not yet due.
+  void set_on_not_due(std::function<void(long long due_ms)> fn) { on_not_due_ = std::move(fn); }
+
+  // Claims task `id` (fire-and-forget). Over the in-flight bound it counts the event as
+  // deferred and asks for a sweep instead, so a burst never grows an unbounded queue.
+  void fire(std::string_view id);
+
+  size_t inflight() const { return inflight_; }
+
+ private:
+  FunctionCaller& functions_;
+  const RelayConfig& config_;
+  const KeyLayout& keys_;
+  RelayStats& stats_;
+  size_t inflight_ = 0;
+  std::function<void()> on_needs_sweep_;
+  std::function<void(long long)> on_not_due_;
+};
+
+}  // namespace expiry

@@ -1,0 +1,159 @@
+// See expiry_listener.h. Message handling does nothing slow: parse, then hand the id on.
+#include "relay/expiry_listener.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+namespace expiry {
+
+namespace {
+constexpr const char* kExpiredPattern = "__keyevent@*__:expired";
+}
+
+ExpiryListener::ExpiryListener(EventLoop& loop, const RelayConfig& config, const KeyLayout& keys, RelayStats& stats,
+                               RedisConnection& commands)
+    : config_(config),
+      keys_(keys),
+      stats_(stats),
+      commands_(commands),
+      health_channel_(keys.health_channel(config.instance)),
+      wake_channel_(keys.wake_channel()),
+      probe_timer_(loop, [this] { probe_tick(); }),
+      connection_(loop, RedisConnection::Options{config.redis, "subscriber", "expiry-relay-sub-" + config.instance,
+                                                 config.connect_timeout, config.watchdog_interval,
+                                                 config.watchdog_timeout, config.reconnect,
+                                                 RedisConnection::Watchdog::Passive}) {
+  connection_.set_on_ready([this] { subscribe_all(); });
+  connection_.set_on_down([this](const std::string&) {
+    subscribed_ = false;
+    probe_outstanding_ = false;
+  });
+}
+
+void ExpiryListener::start() {
+  connection_.start();
+  probe_timer_.arm(config_.watchdog_interval);
+}
+
+void ExpiryListener::close() {
+  probe_timer_.cancel();
+  subscribed_ = false;
+  connection_.close();
+}
+
+void ExpiryListener::subscribe_all() {
+  confirmations_ = 0;
+  subscribed_ = false;
+  probe_outstanding_ = false;
+  connection_.subscribe({"PSUBSCRIBE", kExpiredPattern}, [this](const Reply& m) { on_keyevent(m); });
+  connection_.subscribe({"SUBSCRIBE", wake_channel_}, [this](const Reply& m) { on_channel(m); });
+  connection_.subscribe({"SUBSCRIBE", health_channel_}, [this](const Reply& m) { on_channel(m); });
+}
+
+void ExpiryListener::confirmed() {
+  if (++confirmations_ != kSubscriptions) return;
+  subscribed_ = true;
+  spdlog::info("subscribed to {} and {}", kExpiredPattern, wake_channel_);
+  if (on_subscribed_) on_subscribed_();
+}
+
+void ExpiryListener::on_keyevent(const Reply& msg) {
+  if (msg.type != Reply::Type::Array || msg.elements.empty()) return;
+  const std::string& kind = msg.elements[0].str;
+  if (kind == "psubscribe") {
+    confirmed();
+    return;
+  }
+  if (kind != "pmessage" || msg.elements.size() != 4) return;
+  ++stats_.events_received;
+  const std::string& key = msg.elements[3].str;
+  auto db = db_from_expired_channel(msg.elements[2].str);
+  auto id = keys_.id_from_trigger_key(key);
+  if (!db || !id) {
+    ++stats_.events_ignored;
+    return;
+  }
+  // Keys are logged with {:?} (quoted, controls, invisible code points and invalid UTF-8
+  // escaped): they come from outside and may hold a line break.
+  if (*db != config_.redis.db) {
+    // A trigger key of our namespace in another database: producers and this relay disagree on
+    // the database, and those tasks would never fire from here.
+    ++stats_.events_ignored;
+    ++stats_.events_other_db;
+    if (auto dropped = other_db_log_.allow(Clock::now())) {
+      spdlog::warn("trigger key {:?} expired in database {}, but this relay serves database {}: producers and relays "
+                   "must use the same database (ignored; {} more such events since the last line)",
+                   key, *db, config_.redis.db, *dropped);
+    }
+    return;
+  }
+  if (auto err = task_id_error(*id)) {
+    // No producer using the library writes such a key, and the library would refuse the claim.
+    ++stats_.events_ignored;
+    ++stats_.events_invalid_id;
+    if (auto dropped = invalid_id_log_.allow(Clock::now())) {
+      spdlog::warn("expired trigger key {:?} holds no valid task id ({}); not claimed ({} more such events since the "
+                   "last line)",
+                   key, *err, *dropped);
+    }
+    return;
+  }
+  if (on_trigger_) on_trigger_(*id);
+}
+
+void ExpiryListener::on_channel(const Reply& msg) {
+  if (msg.type != Reply::Type::Array || msg.elements.empty()) return;
+  const std::string& kind = msg.elements[0].str;
+  if (kind == "subscribe") {
+    confirmed();
+    return;
+  }
+  if (kind != "message" || msg.elements.size() != 3) return;
+  const std::string& channel = msg.elements[1].str;
+  if (channel == health_channel_) {
+    probe_outstanding_ = false;
+    return;
+  }
+  if (channel == wake_channel_) {
+    ++stats_.wakeups;
+    const std::string& text = msg.elements[2].str;
+    long long due = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), due);
+    if (ec == std::errc() && end == text.data() + text.size() && on_wake_) on_wake_(due);
+  }
+}
+
+void ExpiryListener::probe_tick() {
+  probe_timer_.arm(config_.watchdog_interval);
+  if (!subscribed_ || !commands_.ready()) return;
+  const auto now = Clock::now();
+  if (probe_outstanding_) {
+    if (now - probe_sent_at_ > config_.watchdog_timeout) {
+      ++stats_.health_probe_failures;
+      probe_outstanding_ = false;
+      subscribed_ = false;
+      connection_.force_reconnect("health probe not received within " +
+                                  std::to_string(config_.watchdog_timeout.count()) + " ms");
+    }
+    return;
+  }
+  probe_outstanding_ = true;
+  probe_sent_at_ = now;
+  commands_.command({"PUBLISH", health_channel_, "1"}, [this](const Reply& r) {
+    if (r.failed()) {
+      probe_outstanding_ = false;  // the command connection failed, not the subscription
+      if (!r.is_io_error()) spdlog::error("health probe PUBLISH {} refused: {}", health_channel_, r.str);
+      return;
+    }
+    if (r.type == Reply::Type::Integer && r.integer == 0 && subscribed_) {
+      // Nobody is subscribed to our own channel: the server dropped the subscription.
+      ++stats_.health_probe_failures;
+      probe_outstanding_ = false;
+      subscribed_ = false;
+      connection_.force_reconnect("health probe had no subscriber");
+    }
+  });
+}
+
+}  // namespace expiry

@@ -1,0 +1,295 @@
+// See relay.h.
+#include "relay/relay.h"
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "protocol/function_library.h"
+#include "protocol/redis_error.h"
+#include "relay/relay_metrics.h"
+
+namespace expiry {
+
+std::string handshake_hint(const Reply& reply) {
+  switch (classify(reply)) {
+    case RedisErrorKind::NoAuth:
+      return " (Redis requires a password: put it in the URL, redis://:PASSWORD@host:port, or in password_file)";
+    case RedisErrorKind::WrongPass:
+      return " (check the user name and password in the URL or password_file)";
+    case RedisErrorKind::NoPermission:
+      return " (the ACL user lacks a permission the connection needs; see docs/security.md)";
+    default:
+      return "";
+  }
+}
+
+Relay::Relay(EventLoop& loop, RelayConfig config)
+    : loop_(loop),
+      config_(std::move(config)),
+      keys_(config_.ns),
+      commands_(loop, RedisConnection::Options{config_.redis, "commands", "expiry-relay-cmd-" + config_.instance,
+                                               config_.connect_timeout, config_.watchdog_interval,
+                                               config_.watchdog_timeout, config_.reconnect,
+                                               RedisConnection::Watchdog::Ping}),
+      functions_(commands_),
+      claimer_(functions_, config_, keys_, stats_),
+      sweeper_(loop, functions_, config_, keys_, stats_),
+      listener_(loop, config_, keys_, stats_, commands_),
+      drain_timer_(loop, [this] { drain_tick(); }),
+      prepare_retry_(loop, [this] {
+        if (commands_.ready() && !stopping_) prepare_redis();
+      }) {
+  commands_.set_on_ready([this] { prepare_redis(); });
+  commands_.set_on_down([this](const std::string&) {
+    prepared_ = false;
+    if (!unready_since_) unready_since_ = Clock::now();
+  });
+  commands_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
+  listener_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
+  listener_.set_on_trigger([this](std::string_view id) {
+    if (stopping_ || !config_.event_claims) return;
+    if (sweeper_.draining()) {
+      // The trigger expired after its due time, so the draining sweep will claim the task; a
+      // claim of its own would only cost Redis a second lookup (a burst's events arrive while
+      // its sweep is still draining).
+      ++stats_.events_to_draining_sweep;
+      return;
+    }
+    claimer_.fire(id);
+  });
+  listener_.set_on_wake([this](long long due) { sweeper_.note_due(due); });
+  listener_.set_on_subscribed([this] {
+    if (prepared_) sweeper_.sweep_now("resubscribed");
+  });
+  register_relay_metrics(metrics_, stats_, commands_, listener_.connection(), functions_);
+  // The same answers as /readyz and /healthz, so dashboards and probes agree.
+  metrics_.add({Metrics::Kind::Gauge, "expiry_relay_ready", "1 if /readyz answers 200.", {{{}, [this] {
+                  std::string why;
+                  return ready(why) ? 1.0 : 0.0;
+                }}}});
+  metrics_.add({Metrics::Kind::Gauge, "expiry_relay_healthy", "1 if /healthz answers 200.", {{{}, [this] {
+                  std::string why;
+                  return healthy(why) ? 1.0 : 0.0;
+                }}}});
+  claimer_.set_on_needs_sweep([this] { sweeper_.sweep_now("event claim deferred"); });
+  claimer_.set_on_not_due([this](long long due) { sweeper_.note_due(due); });
+}
+
+bool Relay::healthy(std::string& why) const {
+  if (!unready_since_ || config_.unhealthy_after.count() == 0) return true;
+  const auto for_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - *unready_since_);
+  if (for_ms <= config_.unhealthy_after) return true;
+  why = "no ready connection to Redis for " + std::to_string(for_ms.count() / 1000) + " s (unhealthy_after_ms=" +
+        std::to_string(config_.unhealthy_after.count()) + "); see the log";
+  return false;
+}
+
+void Relay::start() {
+  unready_since_ = Clock::now();
+  spdlog::info("expiry-relay {} starting: redis={} namespace={} stream={} group={} sweep_interval={}ms",
+               config_.instance, config_.redis.redacted(), config_.ns, config_.stream, config_.group,
+               config_.sweep_interval.count());
+  commands_.start();
+  listener_.start();
+}
+
+bool Relay::ready(std::string& why) const {
+  if (stopping_) {
+    why = "stopping";
+    return false;
+  }
+  if (!commands_.ready()) {
+    why = "command connection not connected";
+    return false;
+  }
+  if (!prepared_) {
+    why = "command connection connected, startup checks not passed yet (see the log)";
+    return false;
+  }
+  if (!listener_.subscribed()) {
+    why = "not subscribed to expired events";
+    return false;
+  }
+  return true;
+}
+
+void Relay::on_handshake_error(const Reply& reply) {
+  // Refused credentials (or a database that does not exist) before the relay ever worked are a
+  // configuration error: stop. Later (a rotated password), keep retrying with backoff and let
+  // operators see the log. Transient refusals (maxclients ...) never come here.
+  const std::string why = "Redis refused the connection handshake: " + reply.str + handshake_hint(reply);
+  if (!ever_prepared_) {
+    fail(why);
+  } else {
+    spdlog::error("{}; retrying", why);
+  }
+}
+
+void Relay::prepare_redis() {
+  prepared_ = false;
+  prepare_retry_.cancel();
+  auto left = std::make_shared<int>(4);
+  auto step_done = [this, left] {
+    if (--*left == 0 && !stopping_) on_prepared();
+  };
+  functions_.load([this, step_done](const Reply& r) {
+    if (r.is_io_error()) return;
+    if (r.failed()) {
+      if (classify(r) == RedisErrorKind::UnknownCommand) {
+        fail("Redis 7.0 or newer is required (FUNCTION LOAD is unknown): " + r.str);
+      } else if (classify(r) == RedisErrorKind::NoPermission) {
+        fail("the Redis user may not load the function library (see docs/security.md): " + r.str);
+      } else {
+        retry_prepare("cannot load the function library " + std::string(kLibraryName) + ": " + r.str);
+      }
+      return;
+    }
+    step_done();
+  });
+  commands_.command({"CONFIG", "GET", "notify-keyspace-events"}, [this, step_done](const Reply& r) {
+    if (r.is_io_error()) return;
+    check_notifications(r);
+    step_done();
+  });
+  commands_.command({"CONFIG", "GET", "maxmemory-policy"}, [this, step_done](const Reply& r) {
+    if (r.is_io_error()) return;
+    check_eviction(r);
+    step_done();
+  });
+  // At first start the group is created at 0, so entries forwarded before it existed are
+  // handled. Missing at a later reconnect, it was destroyed: created again at $, so consumers do
+  // not handle (or dead-letter) the whole stream again (as StreamConsumer does).
+  const bool seen = group_seen_;
+  commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, seen ? "$" : "0", "MKSTREAM"},
+                    [this, step_done, seen](const Reply& r) {
+                      if (r.is_io_error()) return;
+                      const bool existed = classify(r) == RedisErrorKind::BusyGroup;
+                      if (r.failed() && !existed) {
+                        if (classify(r) == RedisErrorKind::NoPermission) {
+                          fail("the Redis user may not create the consumer group (see docs/security.md): " + r.str);
+                        } else {
+                          retry_prepare("cannot create consumer group " + config_.group + " on " + config_.stream +
+                                        ": " + r.str);
+                        }
+                        return;
+                      }
+                      if (seen && !existed) {
+                        ++stats_.group_recreated;
+                        spdlog::error("consumer group {} on {} was missing (destroyed); created it again at $: "
+                                      "entries already in the stream are not handled again. To replay them: "
+                                      "XGROUP SETID {} {} <id to resume after> (0: the whole stream)",
+                                      config_.group, config_.stream, config_.stream, config_.group);
+                      }
+                      group_seen_ = true;
+                      step_done();
+                    });
+}
+
+void Relay::retry_prepare(const std::string& why) {
+  if (prepare_retry_.armed()) return;
+  const auto delay = backoff_delay(config_.reconnect, prepare_failures_++, 0.5);
+  spdlog::error("{}; retrying in {} ms (tasks wait safely in the schedule)", why, delay.count());
+  prepare_retry_.arm(delay);
+}
+
+void Relay::check_notifications(const Reply& reply) {
+  // `problem` states the fact; what follows from it depends on require_notifications.
+  std::string problem;
+  std::string fix;
+  if (reply.failed()) {
+    problem = "cannot read notify-keyspace-events (" + reply.str + ")";
+    if (classify(reply) == RedisErrorKind::NoPermission && !config_.require_notifications) {
+      spdlog::info("{}: CONFIG GET is not granted, as docs/security.md recommends; if expired events are off, "
+                   "tasks fire from the sweep only",
+                   problem);
+      return;
+    }
+  } else if (reply.type == Reply::Type::Array && reply.elements.size() == 2) {
+    const std::string& flags = reply.elements[1].str;
+    const bool keyevent = flags.find('E') != std::string::npos;
+    const bool expired = flags.find('x') != std::string::npos || flags.find('A') != std::string::npos;
+    if (!keyevent || !expired) {
+      problem = "notify-keyspace-events is '" + flags + "', without E and x: no expired events will arrive";
+      fix = " Fix: CONFIG SET notify-keyspace-events Ex (or see redis.conf)";
+    }
+  } else {
+    problem = "unexpected CONFIG GET reply " + reply.describe();
+  }
+  if (problem.empty()) return;
+  if (config_.require_notifications) {
+    fail(problem + "; require_notifications is set, so the relay exits." + fix);
+  } else {
+    spdlog::warn("{}; tasks fire from the sweep only.{}", problem, fix);
+  }
+}
+
+void Relay::check_eviction(const Reply& reply) {
+  std::string problem;
+  if (reply.failed()) {
+    if (classify(reply) == RedisErrorKind::NoPermission && !config_.require_noeviction) {
+      spdlog::info("cannot read maxmemory-policy (CONFIG GET is not granted); it must be noeviction, or Redis may "
+                   "evict pending tasks");
+      return;
+    }
+    problem = "cannot read maxmemory-policy (" + reply.str + ")";
+  } else if (reply.type == Reply::Type::Array && reply.elements.size() == 2) {
+    const std::string& policy = reply.elements[1].str;
+    if (policy == "noeviction") return;
+    problem = "maxmemory-policy is '" + policy + "': a full Redis may evict pending tasks and lose them";
+  } else {
+    problem = "unexpected CONFIG GET reply " + reply.describe();
+  }
+  const std::string fix = " Fix: CONFIG SET maxmemory-policy noeviction (or see redis.conf)";
+  if (config_.require_noeviction) {
+    fail(problem + "; require_noeviction is set, so the relay exits." + fix);
+  } else {
+    spdlog::warn("{}.{}", problem, fix);
+  }
+}
+
+void Relay::on_prepared() {
+  prepared_ = true;
+  unready_since_.reset();
+  prepare_failures_ = 0;
+  ever_prepared_ = true;
+  sweeper_.sweep_now("connected");
+}
+
+void Relay::fail(const std::string& why) {
+  if (exit_code_ != 0) return;
+  spdlog::critical("{}", why);
+  exit_code_ = 2;
+  stopping_ = true;
+  sweeper_.stop();
+  listener_.close();  // no reconnect attempts (or their log lines) after a fatal error
+  commands_.close();
+  loop_.stop();
+}
+
+void Relay::stop(std::function<void()> done, std::chrono::milliseconds drain_limit) {
+  if (stopping_) return;
+  stopping_ = true;
+  on_stopped_ = std::move(done);
+  spdlog::info("stopping: letting in-flight calls finish");
+  sweeper_.stop();
+  listener_.close();
+  drain_deadline_ = Clock::now() + drain_limit;
+  drain_tick();
+}
+
+void Relay::drain_tick() {
+  const bool drained = claimer_.inflight() == 0 && !sweeper_.busy();
+  if (!drained && Clock::now() < drain_deadline_) {
+    drain_timer_.arm(std::chrono::milliseconds(5));
+    return;
+  }
+  if (!drained) spdlog::warn("stop: gave up waiting for in-flight calls");
+  commands_.set_on_closed([this] {
+    spdlog::info("stopped: {}", stats_.summary());
+    if (on_stopped_) on_stopped_();
+  });
+  commands_.close();
+}
+
+}  // namespace expiry

@@ -1,0 +1,85 @@
+// The expiry-relay service: a command connection (claims, sweeps, health probes), an expiry
+// listener on its own connection, and the sweeper. Checks Redis at every (re)connect:
+// the function library, notify-keyspace-events and the stream's consumer group.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "io/event_loop.h"
+#include "relay/expiry_listener.h"
+#include "io/function_caller.h"
+#include "protocol/key_layout.h"
+#include "io/metrics.h"
+#include "relay/sweeper.h"
+#include "io/redis_connection.h"
+#include "config/relay_config.h"
+#include "relay/relay_stats.h"
+#include "relay/event_claimer.h"
+
+namespace expiry {
+
+// What to tell the user about a handshake refusal ("" if nothing useful): which setting to fix.
+std::string handshake_hint(const Reply& reply);
+
+class Relay {
+ public:
+  Relay(EventLoop& loop, RelayConfig config);
+  Relay(const Relay&) = delete;
+  Relay& operator=(const Relay&) = delete;
+
+  void start();
+  // Graceful stop: no new claims or sweeps; in-flight calls finish (bounded by
+  // `drain_limit`), then both connections close and `done` runs.
+  void stop(std::function<void()> done, std::chrono::milliseconds drain_limit = std::chrono::milliseconds(10000));
+  // Stops at once with exit code 2 after a configuration problem Redis revealed
+  // (wrong password, Redis too old, notifications missing with require_notifications).
+  void fail(const std::string& why);
+
+  int exit_code() const { return exit_code_; }
+  const RelayStats& stats() const { return stats_; }
+  const Metrics& metrics() const { return metrics_; }
+  // Ready: the command connection passed the startup checks and the listener is subscribed.
+  bool ready(std::string& why) const;
+  // Healthy unless the relay has gone longer than config.unhealthy_after without a ready
+  // command connection (since start or since the connection was lost): then a restart may
+  // help (a wrong route, a stale DNS answer), and /healthz says so.
+  bool healthy(std::string& why) const;
+
+ private:
+  void prepare_redis();
+  void check_notifications(const Reply& reply);
+  // Warns (or fails, with require_noeviction) unless maxmemory-policy is noeviction.
+  void check_eviction(const Reply& reply);
+  // A startup check failed for a reason that may pass (LOADING, READONLY, OOM ...): log, and
+  // run the checks again after a backoff delay.
+  void retry_prepare(const std::string& why);
+  void on_prepared();
+  void on_handshake_error(const Reply& reply);
+  void drain_tick();
+
+  EventLoop& loop_;
+  const RelayConfig config_;
+  const KeyLayout keys_;
+  RelayStats stats_;
+  Metrics metrics_;
+  RedisConnection commands_;
+  FunctionCaller functions_;
+  EventClaimer claimer_;
+  Sweeper sweeper_;
+  ExpiryListener listener_;
+  Timer drain_timer_;
+  Timer prepare_retry_;
+  uint32_t prepare_failures_ = 0;
+  bool prepared_ = false;   // the current command connection passed prepare_redis()
+  std::optional<Clock::time_point> unready_since_;  // since when the commands are not prepared
+  bool ever_prepared_ = false;
+  bool group_seen_ = false;  // the group existed (or was created) once: missing at a reconnect, it was destroyed
+  bool stopping_ = false;
+  int exit_code_ = 0;
+  Clock::time_point drain_deadline_;
+  std::function<void()> on_stopped_;
+};
+
+}  // namespace expiry

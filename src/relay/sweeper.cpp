@@ -1,0 +1,122 @@
+// See sweeper.h. The timer callback decides its next delay, like an ae timeProc: the
+// earliest due score from the sweep reply, capped by the sweep period.
+#include "relay/sweeper.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "protocol/due_clock.h"
+#include "protocol/function_library.h"
+
+namespace expiry {
+
+using std::chrono::duration_cast;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+Sweeper::Sweeper(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, const KeyLayout& keys,
+                       RelayStats& stats)
+    : loop_(loop),
+      functions_(functions),
+      config_(config),
+      keys_(keys),
+      stats_(stats),
+      timer_(loop, [this] { sweep_now("timer"); }) {}
+
+void Sweeper::sweep_now(const char* reason) {
+  if (stopped_) return;
+  if (in_flight_ > 0) {
+    again_ = true;
+    return;
+  }
+  spdlog::trace("sweep: {}", reason);
+  timer_.cancel();
+  run_batch();
+}
+
+void Sweeper::note_due(long long due_ms) {
+  if (stopped_ || !config_.next_due_timer) return;
+  if (in_flight_ > 0) {
+    again_ = true;  // the in-flight sweep may have read the schedule before this task arrived
+    return;
+  }
+  if (server_now_us_ == 0) {
+    sweep_now("due notice before the first sweep");
+    return;
+  }
+  arm_within(delay_until_due(due_ms, estimated_server_now_us(), config_.sweep_interval));
+}
+
+void Sweeper::stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+long long Sweeper::estimated_server_now_us() const {
+  return estimated_now_us(server_now_us_, Clock::now() - server_now_seen_at_);
+}
+
+void Sweeper::arm_within(microseconds delay) {
+  if (timer_.armed() && timer_.remaining() <= delay) return;
+  timer_.arm(delay);
+}
+
+void Sweeper::fill_pipeline() {
+  if (stopped_) return;
+  timer_.cancel();
+  while (in_flight_ < config_.sweep_pipeline) run_batch();
+}
+
+void Sweeper::run_batch() {
+  ++in_flight_;
+  again_ = false;
+  const auto sent_at = Clock::now();
+  functions_.fcall(sweep_argv(keys_, config_.stream, config_.sweep_batch, "sweep", config_.group),
+                   [this, sent_at](const Reply& reply) { on_batch_reply(reply, sent_at); });
+}
+
+void Sweeper::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
+  --in_flight_;
+  const auto now = Clock::now();
+  ++stats_.sweep_batches;
+  stats_.sweep_time_us += duration_cast<microseconds>(now - sent_at).count();
+  if (stopped_) return;
+
+  auto result = decode_sweep(reply);
+  if (!result) {
+    draining_ = false;
+    ++stats_.sweep_errors;
+    if (reply.is_io_error()) return;  // the reconnect sweeps again
+    spdlog::error("sweep failed: {}; retrying in {} ms", reply.describe(), config_.sweep_interval.count());
+    timer_.arm(config_.sweep_interval);
+    return;
+  }
+  stats_.forwarded_sweep += static_cast<uint64_t>(result->forwarded);
+  for (long long ms : result->lateness_ms) stats_.observe_lateness_ms(ms);
+  stats_.pending = result->pending;
+  stats_.overdue = result->overdue;
+  stats_.oldest_overdue_ms = result->more_due() ? saturating_sub(result->now_ms(), result->next_due_ms) : 0;
+  server_now_us_ = result->now_us;
+  server_now_seen_at_ = now;
+  draining_ = result->more_due();
+
+  if (draining_) {
+    // Let the loop serve events between batches, so a large backlog never starves them.
+    loop_.defer([this] { fill_pipeline(); });
+    return;
+  }
+  if (in_flight_ > 0) return;  // the last reply decides what comes next
+  if (again_) {
+    loop_.defer([this] { sweep_now("asked again"); });
+    return;
+  }
+  microseconds delay = config_.sweep_interval;
+  if (result->next_due_ms >= 0 && config_.next_due_timer) {
+    // Due at the start of its millisecond on the Redis clock; the reply's clock is in µs.
+    delay = delay_until_due(result->next_due_ms, result->now_us, config_.sweep_interval);
+  }
+  timer_.arm(delay);
+}
+
+}  // namespace expiry

@@ -1,0 +1,61 @@
+// The reconciliation sweep: forwards every due task in the schedule ZSET in bounded batches
+// (expiry_sweep), and keeps one timer armed for the earliest due task, capped by the sweep
+// period. It is the on-time path; events are only a hint. While a backlog drains it keeps
+// sweep_pipeline calls in flight, so Redis never waits for this process between batches;
+// each call is atomic and claims different tasks, so that never forwards a task twice.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "io/event_loop.h"
+#include "io/function_caller.h"
+#include "protocol/key_layout.h"
+#include "config/relay_config.h"
+#include "relay/relay_stats.h"
+
+namespace expiry {
+
+class Sweeper {
+ public:
+  Sweeper(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, const KeyLayout& keys,
+             RelayStats& stats);
+  Sweeper(const Sweeper&) = delete;
+  Sweeper& operator=(const Sweeper&) = delete;
+
+  // Sweeps as soon as possible; calls made while sweeps are in flight coalesce into one more.
+  void sweep_now(const char* reason);
+  // A task is due at `due_ms` on the Redis clock: make sure a sweep runs by then.
+  void note_due(long long due_ms);
+  // Stops the timer; in-flight sweep calls still complete, but start no other.
+  void stop();
+  bool busy() const { return in_flight_ > 0; }
+  // True while sweep calls are in flight after a reply that said more tasks were due: every
+  // task due now will be claimed by this drain (or by the sweep after a reconnect), so an
+  // expired event needs no claim of its own.
+  bool draining() const { return in_flight_ > 0 && draining_; }
+
+ private:
+  void run_batch();
+  // Tops the in-flight calls up to sweep_pipeline (a backlog is draining).
+  void fill_pipeline();
+  void on_batch_reply(const Reply& reply, Clock::time_point sent_at);
+  void arm_within(std::chrono::microseconds delay);
+  // Redis-clock "now" (µs) estimated from the last sweep reply and the local steady clock.
+  long long estimated_server_now_us() const;
+
+  EventLoop& loop_;
+  FunctionCaller& functions_;
+  const RelayConfig& config_;
+  const KeyLayout& keys_;
+  RelayStats& stats_;
+  Timer timer_;
+  int in_flight_ = 0;            // sweep calls waiting for their replies
+  bool again_ = false;           // another sweep was asked for meanwhile
+  bool draining_ = false;        // the last sweep reply said more tasks were due
+  bool stopped_ = false;
+  long long server_now_us_ = 0;  // Redis TIME (µs) at the last sweep reply
+  Clock::time_point server_now_seen_at_;
+};
+
+}  // namespace expiry
