@@ -173,6 +173,17 @@ TEST_F(RedisConnectionIo, WatchdogDropsASleepingServerAndFailsEachCommandOnce) {
   expect_each_failed_once(calls);
 }
 
+TEST_F(RedisConnectionIo, ASubscribeHiredisRefusesToSendForcesAReconnect) {
+  auto conn = connect(connection_options(server_.port(), "subscriber"));
+  // hiredis 0.14 refuses (P)UNSUBSCRIBE on a context that is not subscribed: the send fails.
+  int messages = 0;
+  conn->subscribe({"UNSUBSCRIBE"}, [&](const Reply&) { ++messages; });
+  h_.run_until([&] { return readies_ == 2; }, "the refused send forces a reconnect");
+  EXPECT_EQ(downs_, 1);
+  EXPECT_NE(last_down_.find("cannot send UNSUBSCRIBE"), std::string::npos) << last_down_;
+  EXPECT_EQ(messages, 0);
+}
+
 TEST_F(RedisConnectionIo, CommandsBeforeReadyFailOnce) {
   RedisConnection conn(h_.loop, connection_options(server_.port(), "commands"));
   CallCounter early;
