@@ -2,6 +2,7 @@
 // renewed from on_ready after its subscriber is killed, FunctionCaller reloading its library
 // exactly once after FUNCTION FLUSH, and StreamConsumer surviving handlers that throw or call
 // done twice.
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
