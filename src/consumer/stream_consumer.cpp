@@ -199,6 +199,8 @@ void StreamConsumer::handle_batch(std::vector<StreamEntry> entries) {
       handler_(*shared, done);
     } catch (const std::exception& e) {
       done(HandleOutcome::Retry, std::string("handler threw: ") + e.what());
+    } catch (...) {
+      done(HandleOutcome::Retry, "handler threw a non-standard exception");
     }
   }
 }

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "io/callback_barrier.h"
+
 namespace expiry {
 
 struct EventLoop::SignalHandler {
@@ -43,16 +45,24 @@ void EventLoop::run() { event_base_dispatch(base_); }
 void EventLoop::stop() { event_base_loopexit(base_, nullptr); }
 
 void EventLoop::defer(std::function<void()> fn) {
-  deferred_.push_back(std::move(fn));
+  deferred_.push_back(Deferred{{}, false, std::move(fn)});
+  if (deferred_.size() == 1) event_active(deferred_event_, EV_TIMEOUT, 0);
+}
+
+void EventLoop::defer(const AliveToken& alive, std::function<void()> fn) {
+  deferred_.push_back(Deferred{alive.watch(), true, std::move(fn)});
   if (deferred_.size() == 1) event_active(deferred_event_, EV_TIMEOUT, 0);
 }
 
 void EventLoop::run_deferred(int, short, void* self) {
   auto* loop = static_cast<EventLoop*>(self);
   // Only the calls queued before this run; calls they defer wait for the next iteration.
-  std::deque<std::function<void()>> batch;
+  std::deque<Deferred> batch;
   batch.swap(loop->deferred_);
-  for (auto& fn : batch) fn();
+  for (auto& d : batch) {
+    if (d.guarded && d.alive.expired()) continue;  // its owner died first: cancelled
+    call_guarded("deferred call", d.fn);
+  }
   if (!loop->deferred_.empty()) event_active(loop->deferred_event_, EV_TIMEOUT, 0);
 }
 
@@ -60,7 +70,9 @@ void EventLoop::on_signal(int signo, std::function<void()> fn) {
   auto handler = std::make_unique<SignalHandler>();
   handler->fn = std::move(fn);
   handler->ev = evsignal_new(
-      base_, signo, [](int, short, void* arg) { static_cast<SignalHandler*>(arg)->fn(); }, handler.get());
+      base_, signo,
+      [](int, short, void* arg) { call_guarded("signal handler", static_cast<SignalHandler*>(arg)->fn); },
+      handler.get());
   event_add(handler->ev, nullptr);
   signals_.push_back(std::move(handler));
 }
@@ -96,7 +108,7 @@ std::chrono::microseconds Timer::remaining() const {
 void Timer::fire(int, short, void* self) {
   auto* t = static_cast<Timer*>(self);
   t->armed_ = false;
-  t->fn_();
+  call_guarded("timer callback", t->fn_);
 }
 
 }  // namespace expiry

@@ -1,5 +1,13 @@
 // The libevent loop the whole service runs on: timers, deferred calls and signals.
 // Single-threaded: every method must be called from the loop's thread.
+//
+// Callback contracts:
+// - Deferred work that needs an object (captures `this`) is cancellable: pass the object's
+//   AliveToken to defer(); the work is dropped, uncalled, if the token died first. Only
+//   closures that own everything they touch may use the unguarded defer().
+// - Every callback the loop runs (timers, deferred calls, signal handlers) goes through one
+//   exception barrier (io/callback_barrier.h): what it throws is logged and swallowed, never
+//   thrown across libevent.
 #pragma once
 
 #include <chrono>
@@ -15,6 +23,20 @@ struct event_base;
 
 namespace expiry {
 
+// Held as a member by an object that defers work capturing `this`: the work runs only while
+// the token (and so the object) lives. Not copyable: a copy would outlive the wrong object.
+class AliveToken {
+ public:
+  AliveToken() : alive_(std::make_shared<char>(0)) {}
+  AliveToken(const AliveToken&) = delete;
+  AliveToken& operator=(const AliveToken&) = delete;
+
+  std::weak_ptr<void> watch() const { return alive_; }
+
+ private:
+  std::shared_ptr<void> alive_;
+};
+
 class EventLoop {
  public:
   EventLoop();
@@ -28,7 +50,10 @@ class EventLoop {
   // Makes run() return after the current callbacks finish.
   void stop();
   // Runs fn on the next loop iteration, never from inside this call (safe from hiredis callbacks).
+  // For closures that capture no object that may die first (see the contracts above).
   void defer(std::function<void()> fn);
+  // The same, but fn is dropped uncalled if `alive` has died by then: for work that needs `this`.
+  void defer(const AliveToken& alive, std::function<void()> fn);
   // Calls fn (on the loop) whenever signo arrives, until the loop is destroyed.
   void on_signal(int signo, std::function<void()> fn);
 
@@ -37,12 +62,18 @@ class EventLoop {
 
   event_base* base_;                         // owned
   event* deferred_event_;                    // owned; activated when deferred_ is non-empty
-  std::deque<std::function<void()>> deferred_;
+  struct Deferred {
+    std::weak_ptr<void> alive;  // empty (never set) for unguarded work
+    bool guarded;
+    std::function<void()> fn;
+  };
+  std::deque<Deferred> deferred_;
   struct SignalHandler;
   std::vector<std::unique_ptr<SignalHandler>> signals_;
 };
 
-// A one-shot timer; re-arming replaces the previous deadline. Cancelled on destruction.
+// A one-shot timer; re-arming replaces the previous deadline. Cancelled on destruction, so a
+// Timer member is also a cancellable way to defer work (arm it with a zero delay).
 class Timer {
  public:
   Timer(EventLoop& loop, std::function<void()> fn);

@@ -9,8 +9,11 @@
 #include <hiredis/hiredis.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
+#include "io/callback_barrier.h"
 #include "io/hiredis_reply.h"
 #include "protocol/redis_error.h"
 
@@ -32,6 +35,25 @@ std::string context_error(const redisAsyncContext* ac) {
 
 }  // namespace
 
+// Marks one of this connection's callbacks as running, so that destroying the connection from
+// inside it is caught (the destructor aborts) instead of becoming a use-after-free.
+class RedisConnection::CallbackScope {
+ public:
+  explicit CallbackScope(RedisConnection& conn) : conn_(conn) { ++conn_.in_callback_; }
+  ~CallbackScope() { --conn_.in_callback_; }
+  CallbackScope(const CallbackScope&) = delete;
+  CallbackScope& operator=(const CallbackScope&) = delete;
+
+ private:
+  RedisConnection& conn_;
+};
+
+template <class Fn>
+void RedisConnection::run_own(Fn&& fn) {
+  CallbackScope scope(*this);
+  std::forward<Fn>(fn)();
+}
+
 struct RedisConnection::Pending {
   RedisConnection* conn;
   ReplyCallback cb;
@@ -45,12 +67,22 @@ struct RedisConnection::Subscription {
 RedisConnection::RedisConnection(EventLoop& loop, Options options)
     : loop_(loop),
       options_(std::move(options)),
+      reply_callback_who_("redis " + options_.role + ": reply callback"),
       rng_(std::random_device{}()),
-      connect_timer_(loop, [this] { attempt_failed_timeout(); }),
-      retry_timer_(loop, [this] { connect_now(); }),
-      watchdog_timer_(loop, [this] { watchdog_tick(); }) {}
+      connect_timer_(loop, [this] { run_own([this] { attempt_failed_timeout(); }); }),
+      retry_timer_(loop, [this] { run_own([this] { connect_now(); }); }),
+      watchdog_timer_(loop, [this] { run_own([this] { watchdog_tick(); }); }) {}
 
 RedisConnection::~RedisConnection() {
+  if (in_callback_ > 0) {
+    // Destroying the connection from inside its own callback: the code that called it still
+    // uses `this` (and hiredis its context) after the callback returns.
+    std::fprintf(stderr,
+                 "fatal: RedisConnection (%s) destroyed from inside its own callback; destroy it from "
+                 "on_closed or from deferred work instead\n",
+                 options_.role.c_str());
+    std::abort();
+  }
   state_ = State::Closed;
   on_ready_ = nullptr;
   on_down_ = nullptr;
@@ -99,6 +131,7 @@ void RedisConnection::connect_now() {
 void RedisConnection::on_connect(const redisAsyncContext* ac, int status) {
   auto* self = static_cast<RedisConnection*>(ac->data);
   if (self == nullptr || ac != self->ctx_) return;
+  CallbackScope scope(*self);
   if (status != REDIS_OK) {
     // hiredis frees the context after this callback returns.
     const std::string why = context_error(ac);
@@ -187,6 +220,7 @@ void RedisConnection::become_ready() {
 void RedisConnection::on_disconnect(const redisAsyncContext* ac, int status) {
   auto* self = static_cast<RedisConnection*>(ac->data);
   if (self == nullptr || ac != self->ctx_) return;  // a context we abandoned ourselves
+  CallbackScope scope(*self);
   // hiredis frees the context after this callback returns.
   self->ctx_ = nullptr;
   self->dying_ = false;
@@ -194,7 +228,7 @@ void RedisConnection::on_disconnect(const redisAsyncContext* ac, int status) {
   self->watchdog_timer_.cancel();
   if (self->state_ == State::Closing || self->state_ == State::Closed) {
     self->state_ = State::Closed;
-    if (self->on_closed_) self->loop_.defer(self->on_closed_);
+    if (self->on_closed_) self->loop_.defer(self->alive_, self->on_closed_);
     return;
   }
   const std::string why = status == REDIS_OK ? "disconnected" : context_error(ac);
@@ -239,7 +273,7 @@ void RedisConnection::drop_now(const std::string& why) {
   if (state_ == State::Closing) {
     state_ = State::Closed;
     redisAsyncFree(ac);  // pending callbacks get IoError; on_disconnect ignores the abandoned context
-    if (on_closed_) loop_.defer(on_closed_);
+    if (on_closed_) loop_.defer(alive_, on_closed_);
     return;
   }
   state_ = State::Disconnected;
@@ -253,8 +287,10 @@ void RedisConnection::drop_now(const std::string& why) {
 }
 
 void RedisConnection::force_reconnect(std::string why) {
-  loop_.defer([this, why = std::move(why)] {
-    if (state_ == State::Ready || state_ == State::Connecting) drop_now(why);
+  loop_.defer(alive_, [this, why = std::move(why)] {
+    run_own([&] {
+      if (state_ == State::Ready || state_ == State::Connecting) drop_now(why);
+    });
   });
 }
 
@@ -265,18 +301,20 @@ void RedisConnection::close() {
   watchdog_timer_.cancel();
   if (ctx_ == nullptr) {
     state_ = State::Closed;
-    if (on_closed_) loop_.defer(on_closed_);
+    if (on_closed_) loop_.defer(alive_, on_closed_);
     return;
   }
   const bool connected = state_ == State::Ready;
   state_ = State::Closing;
-  loop_.defer([this, connected] {
-    if (ctx_ == nullptr) return;
-    if (connected) {
-      redisAsyncDisconnect(ctx_);  // after pending replies; on_disconnect completes the close
-    } else {
-      drop_now("closing");
-    }
+  loop_.defer(alive_, [this, connected] {
+    run_own([&] {
+      if (ctx_ == nullptr) return;
+      if (connected) {
+        redisAsyncDisconnect(ctx_);  // after pending replies; on_disconnect completes the close
+      } else {
+        drop_now("closing");
+      }
+    });
   });
 }
 
@@ -303,7 +341,7 @@ bool RedisConnection::send(const std::vector<std::string>& argv, ReplyCallback c
       REDIS_OK) {
     ReplyCallback failed = std::move(pending->cb);
     delete pending;
-    loop_.defer([failed] { failed(Reply::io_error("connection is closing")); });
+    loop_.defer(alive_, [this, failed] { run_own([&] { deliver(failed, Reply::io_error("connection is closing")); }); });
     return false;
   }
   ++inflight_;
@@ -312,7 +350,7 @@ bool RedisConnection::send(const std::vector<std::string>& argv, ReplyCallback c
 
 void RedisConnection::command(const std::vector<std::string>& argv, ReplyCallback cb) {
   if (!ready() || ctx_ == nullptr) {
-    loop_.defer([cb = std::move(cb)] { cb(Reply::io_error("not connected")); });
+    loop_.defer(alive_, [this, cb = std::move(cb)] { run_own([&] { deliver(cb, Reply::io_error("not connected")); }); });
     return;
   }
   send(argv, std::move(cb));
@@ -335,13 +373,7 @@ void RedisConnection::subscribe(const std::vector<std::string>& argv, ReplyCallb
 }
 
 void RedisConnection::deliver(const ReplyCallback& cb, const Reply& reply) {
-  try {
-    cb(reply);
-  } catch (const std::exception& e) {
-    spdlog::error("redis {}: reply callback threw, ignored: {}", options_.role, e.what());
-  } catch (...) {
-    spdlog::error("redis {}: reply callback threw, ignored", options_.role);
-  }
+  call_guarded(reply_callback_who_, [&] { cb(reply); });
 }
 
 void RedisConnection::on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
@@ -349,6 +381,7 @@ void RedisConnection::on_reply(redisAsyncContext* ac, void* reply, void* privdat
   RedisConnection* self = pending->conn;
   if (self->inflight_ > 0) --self->inflight_;
   if (self->discard_callbacks_) return;
+  CallbackScope scope(*self);
   if (reply == nullptr) {
     if (ac == self->ctx_) self->dying_ = true;  // on_disconnect follows
     self->deliver(pending->cb, Reply::io_error(context_error(ac)));
@@ -365,6 +398,7 @@ void RedisConnection::on_subscription_reply(redisAsyncContext* ac, void* reply, 
     if (reply == nullptr && ac == self->ctx_) self->dying_ = true;
     return;  // the connection is going away; on_disconnect/on_down tell the owner
   }
+  CallbackScope scope(*self);
   if (ac == self->ctx_) self->last_activity_ = Clock::now();
   self->deliver(sub->cb, reply_from_hiredis(static_cast<redisReply*>(reply)));
 }

@@ -44,7 +44,10 @@ class RedisConnection {
 
   RedisConnection(EventLoop& loop, Options options);
   // Frees the context; pending callbacks are discarded without being called (their owners
-  // are being destroyed too). Use close() for a graceful end.
+  // are being destroyed too), and so is deferred work (on_closed included). Use close() for
+  // a graceful end. Destroying a connection from inside one of its own callbacks (a reply,
+  // on_ready, on_down, on_handshake_error) is a programming error: it aborts with a message.
+  // on_closed runs from the loop, outside them, so the owner may destroy it there.
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
@@ -68,6 +71,8 @@ class RedisConnection {
   void command(const std::vector<std::string>& argv, ReplyCallback cb);
   // Sends (P)SUBSCRIBE; `on_message` runs for the confirmation and every message, until the
   // connection is lost. Subscriptions are not renewed on reconnect: do that from on_ready.
+  // If the connection is not Ready, or hiredis refuses to send, nothing is sent and
+  // `on_message` is never called; a refused send forces a reconnect, so on_ready follows.
   void subscribe(const std::vector<std::string>& argv, ReplyCallback on_message);
   // Drops the connection and reconnects with backoff (deferred, so callable from callbacks).
   void force_reconnect(std::string why);
@@ -81,6 +86,7 @@ class RedisConnection {
  private:
   struct Pending;
   struct Subscription;
+  class CallbackScope;
 
   static void on_connect(const redisAsyncContext* ac, int status);
   static void on_disconnect(const redisAsyncContext* ac, int status);
@@ -99,9 +105,14 @@ class RedisConnection {
   void watchdog_tick();
   bool send(const std::vector<std::string>& argv, ReplyCallback cb);
   void deliver(const ReplyCallback& cb, const Reply& reply);
+  // Runs fn (work of this connection's own timers or deferred calls) inside a CallbackScope.
+  template <class Fn>
+  void run_own(Fn&& fn);
 
   EventLoop& loop_;
   Options options_;
+  const std::string reply_callback_who_;  // "redis <role>: reply callback", for the exception barrier
+  int in_callback_ = 0;               // depth of this connection's own callbacks on the stack
   redisAsyncContext* ctx_ = nullptr;  // owned by hiredis once connecting; nulled when hiredis frees it
   State state_ = State::Disconnected;
   bool dying_ = false;                // hiredis is failing this context's callbacks; await on_disconnect
@@ -125,6 +136,7 @@ class RedisConnection {
   std::function<void(const std::string&)> on_down_;
   std::function<void(const Reply&)> on_handshake_error_;
   std::function<void()> on_closed_;
+  AliveToken alive_;                  // guards work this connection defers to the loop
 };
 
 }  // namespace expiry

@@ -3,7 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <charconv>
+#include "protocol/integers.h"
 
 namespace expiry {
 
@@ -118,9 +118,8 @@ void ExpiryListener::on_channel(const Reply& msg) {
   if (channel == wake_channel_) {
     ++stats_.wakeups;
     const std::string& text = msg.elements[2].str;
-    long long due = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), due);
-    if (ec == std::errc() && end == text.data() + text.size() && on_wake_) on_wake_(due);
+    const std::optional<long long> due = parse_int64(text);
+    if (due && on_wake_) on_wake_(*due);
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "protocol/due_clock.h"
 #include "protocol/function_library.h"
+#include "protocol/sweep_timing.h"
 
 namespace expiry {
 
@@ -45,7 +46,7 @@ void Sweeper::note_due(long long due_ms) {
     sweep_now("due notice before the first sweep");
     return;
   }
-  arm_within(delay_until_due(due_ms, estimated_server_now_us(), config_.sweep_interval));
+  arm_within(due_notice_delay(due_ms, server_now_us_, Clock::now() - server_now_seen_at_, config_.sweep_interval));
 }
 
 void Sweeper::stop() {
@@ -53,13 +54,8 @@ void Sweeper::stop() {
   timer_.cancel();
 }
 
-long long Sweeper::estimated_server_now_us() const {
-  return estimated_now_us(server_now_us_, Clock::now() - server_now_seen_at_);
-}
-
 void Sweeper::arm_within(microseconds delay) {
-  if (timer_.armed() && timer_.remaining() <= delay) return;
-  timer_.arm(delay);
+  if (needs_earlier_arm(timer_.armed(), timer_.remaining(), delay)) timer_.arm(delay);
 }
 
 void Sweeper::fill_pipeline() {
@@ -103,20 +99,15 @@ void Sweeper::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
 
   if (draining_) {
     // Let the loop serve events between batches, so a large backlog never starves them.
-    loop_.defer([this] { fill_pipeline(); });
+    loop_.defer(alive_, [this] { fill_pipeline(); });
     return;
   }
   if (in_flight_ > 0) return;  // the last reply decides what comes next
   if (again_) {
-    loop_.defer([this] { sweep_now("asked again"); });
+    loop_.defer(alive_, [this] { sweep_now("asked again"); });
     return;
   }
-  microseconds delay = config_.sweep_interval;
-  if (result->next_due_ms >= 0 && config_.next_due_timer) {
-    // Due at the start of its millisecond on the Redis clock; the reply's clock is in µs.
-    delay = delay_until_due(result->next_due_ms, result->now_us, config_.sweep_interval);
-  }
-  timer_.arm(delay);
+  timer_.arm(next_sweep_delay(result->next_due_ms, result->now_us, config_.next_due_timer, config_.sweep_interval));
 }
 
 }  // namespace expiry

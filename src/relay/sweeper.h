@@ -40,9 +40,8 @@ class Sweeper {
   // Tops the in-flight calls up to sweep_pipeline (a backlog is draining).
   void fill_pipeline();
   void on_batch_reply(const Reply& reply, Clock::time_point sent_at);
+  // Arms the timer for `delay` unless it already fires sooner.
   void arm_within(std::chrono::microseconds delay);
-  // Redis-clock "now" (µs) estimated from the last sweep reply and the local steady clock.
-  long long estimated_server_now_us() const;
 
   EventLoop& loop_;
   FunctionCaller& functions_;
@@ -50,6 +49,7 @@ class Sweeper {
   const KeyLayout& keys_;
   RelayStats& stats_;
   Timer timer_;
+  AliveToken alive_;             // guards the work this sweeper defers to the loop
   int in_flight_ = 0;            // sweep calls waiting for their replies
   bool again_ = false;           // another sweep was asked for meanwhile
   bool draining_ = false;        // the last sweep reply said more tasks were due
