@@ -20,7 +20,7 @@
 #include "protocol/key_layout.h"
 #include "support/child_process.h"
 #include "support/redis_server.h"
-#include "support/sync_redis.h"
+#include "support/redis_client.h"
 #include "support/wait.h"
 
 namespace expiry::test {
@@ -40,14 +40,14 @@ inline std::unique_ptr<ChildProcess> start_relay(const RedisServer& server, cons
 
 // True once the relay `instance` has loaded the library, created the group and subscribed
 // (its health channel has a subscriber).
-inline bool relay_ready(SyncRedis& redis, const std::string& instance, const std::string& ns = "expiry") {
+inline bool relay_ready(SyncConnection& redis, const std::string& instance, const std::string& ns = "expiry") {
   auto numsub = redis.command({"PUBSUB", "NUMSUB", KeyLayout(ns).health_channel(instance)});
   if (numsub.elements.size() != 2 || numsub.elements[1].integer != 1) return false;
   auto groups = redis.command({"XINFO", "GROUPS", KeyLayout(ns).default_stream()});
-  return !groups.is_error() && !groups.elements.empty();
+  return !groups.failed() && !groups.elements.empty();
 }
 
-inline void wait_relay_ready(SyncRedis& redis, const std::string& instance, ChildProcess& relay) {
+inline void wait_relay_ready(SyncConnection& redis, const std::string& instance, ChildProcess& relay) {
   ASSERT_TRUE(wait_until([&] { return relay_ready(redis, instance); }, 10s))
       << "relay " << instance << " not ready; output:\n"
       << relay.output();
@@ -108,7 +108,7 @@ inline double metric_value(const std::string& text, const std::string& series) {
   return -1;
 }
 
-inline long long redis_now_ms(SyncRedis& redis) {
+inline long long redis_now_ms(SyncConnection& redis) {
   auto t = redis.command({"TIME"});
   return std::stoll(t.elements[0].str) * 1000 + std::stoll(t.elements[1].str) / 1000;
 }
@@ -120,7 +120,7 @@ struct Task {
 };
 
 // Schedules `tasks` with pipelined FCALLs (loading the library first) and returns their due times.
-inline std::map<std::string, long long> schedule_all(SyncRedis& redis, const std::vector<Task>& tasks,
+inline std::map<std::string, long long> schedule_all(SyncConnection& redis, const std::vector<Task>& tasks,
                                                      const std::string& ns = "expiry") {
   KeyLayout keys(ns);
   redis.command(load_library_argv());
@@ -131,22 +131,22 @@ inline std::map<std::string, long long> schedule_all(SyncRedis& redis, const std
     for (size_t i = start; i < std::min(tasks.size(), start + kWindow); ++i) {
       cmds.push_back(schedule_argv(keys, tasks[i].id, ScheduleMode::Delay, tasks[i].delay_ms, tasks[i].payload));
     }
-    std::vector<SyncRedis::Reply> replies;
-    redis.pipeline(cmds, &replies);
+    std::vector<Reply> replies;
+    pipeline(redis, cmds, &replies);
     for (size_t i = 0; i < replies.size(); ++i) {
-      EXPECT_FALSE(replies[i].is_error()) << replies[i].to_string();
-      if (!replies[i].is_error()) due[tasks[start + i].id] = replies[i].elements[0].integer;
+      EXPECT_FALSE(replies[i].failed()) << replies[i].describe();
+      if (!replies[i].failed()) due[tasks[start + i].id] = replies[i].elements[0].integer;
     }
   }
   return due;
 }
 
-inline long long xlen(SyncRedis& redis, const std::string& stream = "expiry:stream") {
-  return redis.integer({"XLEN", stream});
+inline long long xlen(SyncConnection& redis, const std::string& stream = "expiry:stream") {
+  return integer(redis, {"XLEN", stream});
 }
 
-inline long long zcard(SyncRedis& redis, const std::string& ns = "expiry") {
-  return redis.integer({"ZCARD", KeyLayout(ns).schedule_key()});
+inline long long zcard(SyncConnection& redis, const std::string& ns = "expiry") {
+  return integer(redis, {"ZCARD", KeyLayout(ns).schedule_key()});
 }
 
 // Asserts each id in `expected` is in `entries` exactly once with its payload, and nothing else is.
