@@ -36,7 +36,7 @@
 #include "protocol/key_layout.h"
 #include "protocol/redis_time.h"
 #include "orders/order_canceller.h"
-#include "support/child_process.h"
+#include "io/process/child_process.h"
 #include "support/redis_server.h"
 #include "support/redis_client.h"
 #include "support/wait.h"

@@ -24,7 +24,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "support/child_process.h"
+#include "io/process/child_process.h"
 #include "support/redis_server.h"
 #include "support/redis_client.h"
 #include "support/wait.h"

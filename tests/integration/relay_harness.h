@@ -18,7 +18,7 @@
 
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
-#include "support/child_process.h"
+#include "io/process/child_process.h"
 #include "support/redis_server.h"
 #include "support/redis_client.h"
 #include "support/wait.h"
