@@ -100,13 +100,13 @@ struct Payment {
   bool operator>(const Payment& o) const { return at > o.at; }
 };
 
-Reply fcall_orders(SyncConnection& redis, std::vector<std::string> argv) {
-  Reply r = redis.command(argv);
-  if (is_function_missing(r)) {
-    expect_ok(redis.command({"FUNCTION", "LOAD", "REPLACE", orders_library_source()}), "FUNCTION LOAD orders_v1");
-    r = redis.command(argv);
-  }
-  return expect_ok(r, argv[1]);
+const SyncConnection::FunctionLibrary& orders_library() {
+  static const SyncConnection::FunctionLibrary library{orders_library_source(), "FUNCTION LOAD orders_v1"};
+  return library;
+}
+
+Reply fcall_orders(SyncConnection& redis, const std::vector<std::string>& argv) {
+  return expect_ok(redis.fcall(argv, orders_library()), argv[1]);
 }
 
 }  // namespace
@@ -114,7 +114,7 @@ Reply fcall_orders(SyncConnection& redis, std::vector<std::string> argv) {
 OrderSimSummary run_order_sim(const OrderSimConfig& config, const StopRequest* stop) {
   SyncConnection redis(config.redis);
   redis.load_library();
-  expect_ok(redis.command({"FUNCTION", "LOAD", "REPLACE", orders_library_source()}), "FUNCTION LOAD orders_v1");
+  redis.load_library(orders_library());
   const KeyLayout keys(config.ns);
   std::mt19937 rng(config.seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
