@@ -15,6 +15,8 @@
 
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
+#include "protocol/integers.h"
+#include "protocol/redis_time.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
 
@@ -125,7 +127,9 @@ OrderSimSummary run_order_sim(const OrderSimConfig& config, const StopRequest* s
 
   auto redis_now = [&] {
     const Reply t = redis.command({"TIME"});
-    return std::stoll(t.elements.at(0).str) * 1000 + std::stoll(t.elements.at(1).str) / 1000;
+    const auto ms = time_reply_ms(t);
+    if (!ms) throw ReplyError("TIME: unexpected reply " + t.describe());
+    return *ms;
   };
 
   // Stop requests: the first ends the creation of orders and starts the drain, bounded by
@@ -254,7 +258,9 @@ OrderSimSummary run_order_sim(const OrderSimConfig& config, const StopRequest* s
     if (status == "cancelled") {
       ++summary.cancelled;
       if (o.paid) ++summary.wrongly_cancelled;
-      summary.lateness_ms.push_back(std::stoll(r.elements[1].str) - o.due_ms);
+      const auto cancelled_ms = parse_int64(r.elements[1].str);
+      if (!cancelled_ms) throw ReplyError("order " + o.id + ": cancelled_ms is not an integer: " + r.describe());
+      summary.lateness_ms.push_back(*cancelled_ms - o.due_ms);
     } else if (status == "pending" && !o.paid) {
       // Cut short, an order whose timeout (plus grace) is still ahead is not a miss yet.
       if (summary.cut_short() && checked_ms < o.due_ms + config.grace.count()) {

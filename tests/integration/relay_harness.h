@@ -18,6 +18,7 @@
 
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_time.h"
 #include "io/process/child_process.h"
 #include "support/redis_server.h"
 #include "support/redis_client.h"
@@ -109,8 +110,10 @@ inline double metric_value(const std::string& text, const std::string& series) {
 }
 
 inline long long redis_now_ms(SyncConnection& redis) {
-  auto t = redis.command({"TIME"});
-  return std::stoll(t.elements[0].str) * 1000 + std::stoll(t.elements[1].str) / 1000;
+  const Reply t = redis.command({"TIME"});
+  const auto ms = time_reply_ms(t);
+  if (!ms) throw std::runtime_error("TIME: unexpected reply " + t.describe());
+  return *ms;
 }
 
 struct Task {
