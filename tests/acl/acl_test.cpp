@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -437,7 +438,7 @@ TEST_F(RelayAclTest, ClaimsOnExpiredEventsUnderTheDocumentedRules) {
   ASSERT_TRUE(wait_until([&] { return xlen(admin_) >= 5; }, 10s)) << tail(relay->output());
   const auto entries = xrange_all(admin_, "expiry:stream");
   expect_exactly_once(entries, expected);
-  for (const auto& e : entries) EXPECT_EQ(e.at("via"), "event");
+  for (const auto& e : entries) EXPECT_EQ(e.at(entry_field::kVia), entry_field::kViaEvent);
   EXPECT_EQ(relay->terminate(), 0);
   expect_no_denials_except({"command:config|get"});
 }
@@ -492,7 +493,7 @@ TEST_F(RelayAclTest, PerTaskStreamNeedsItsOwnKeyPattern) {
       admin_.command(schedule_argv(keys, "own", ScheduleMode::Delay, 0, "p", "orders:timeouts")).failed());
   auto relay = start_relay("r1", connection(kRelay.name, Creds::Url, ""));
   ASSERT_TRUE(wait_until([&] { return xlen(admin_, "orders:timeouts") == 1; }, 10s)) << tail(relay->output());
-  EXPECT_EQ(xrange_all(admin_, "orders:timeouts").at(0).at("id"), "own");
+  EXPECT_EQ(xrange_all(admin_, "orders:timeouts").at(0).at(entry_field::kId), "own");
   EXPECT_EQ(relay->terminate(), 0);
   expect_no_denials_except({"command:config|get"});
 
@@ -503,8 +504,8 @@ TEST_F(RelayAclTest, PerTaskStreamNeedsItsOwnKeyPattern) {
   auto refused = start_relay("r2", connection(kRelay.name, Creds::Url, ""));
   ASSERT_TRUE(wait_until([&] { return xlen(admin_) == 1 && zcard(admin_) == 0; }, 10s)) << tail(refused->output());
   auto entry = xrange_all(admin_, keys.default_stream()).at(0);
-  EXPECT_EQ(entry.at("id"), "other");
-  EXPECT_EQ(entry.at("undeliverable_stream"), "orders:elsewhere");
+  EXPECT_EQ(entry.at(entry_field::kId), "other");
+  EXPECT_EQ(entry.at(entry_field::kUndeliverableStream), "orders:elsewhere");
   EXPECT_EQ(refused->terminate(), 0);
 }
 
@@ -523,10 +524,10 @@ TEST_F(RelayAclTest, ATaskForAForbiddenStreamDoesNotHoldUpOthers) {
   ASSERT_EQ(entries.size(), 2u);
   std::map<std::string, std::map<std::string, std::string>> by_id;
   for (auto& e : entries) by_id[e["id"]] = e;
-  EXPECT_EQ(by_id["first"]["undeliverable_stream"], "orders:elsewhere");
-  EXPECT_NE(by_id["first"]["undeliverable_reason"].find("may not run XADD"), std::string::npos)
-      << by_id["first"]["undeliverable_reason"];
-  EXPECT_EQ(by_id["second"].count("undeliverable_stream"), 0u);
+  EXPECT_EQ(by_id["first"][entry_field::kUndeliverableStream], "orders:elsewhere");
+  EXPECT_NE(by_id["first"][entry_field::kUndeliverableReason].find("may not run XADD"), std::string::npos)
+      << by_id["first"][entry_field::kUndeliverableReason];
+  EXPECT_EQ(by_id["second"].count(entry_field::kUndeliverableStream), 0u);
   EXPECT_EQ(integer(admin_, {"EXISTS", "orders:elsewhere"}), 0) << "nothing written to the forbidden stream";
   EXPECT_EQ(relay->terminate(), 0);
 }
@@ -609,8 +610,8 @@ TEST_F(RelayAclTest, NeverForwardsWithoutThePayloadWhenHgetallIsDenied) {
   auto relay = start_relay("r1", connection(kRelay.name, Creds::Url, ""));
   wait_until([&] { return xlen(admin_) > 0 || contains(relay->output(), "failed"); }, 10s);
   for (const auto& e : xrange_all(admin_, "expiry:stream")) {
-    EXPECT_EQ(e.at("payload"), "payload-t1") << "forwarded without its payload (missing_payload="
-                                             << (e.count("missing_payload") ? e.at("missing_payload") : "") << ")";
+    EXPECT_EQ(e.at(entry_field::kPayload), "payload-t1") << "forwarded without its payload (missing_payload="
+                                             << (e.count(entry_field::kMissingPayload) ? e.at(entry_field::kMissingPayload) : "") << ")";
   }
   EXPECT_TRUE(has_line_with(relay->output(), {"NOPERM"}) || has_line_with(relay->output(), {kScriptDenied}))
       << tail(relay->output());
@@ -853,8 +854,9 @@ class CancellerAclBase : public AclTest {
     admin_.command({"HSET", "order:2", "status", "pending"});
     admin_.command({"HSET", "order:3", "status", "paid"});
     for (const char* id : {"1", "2", "3"}) {
-      admin_.command({"XADD", "orders:timeouts", "*", "id", std::string("order:") + id, "payload",
-                      nlohmann::json{{"order_id", id}}.dump(), "due_ms", "1000", "fired_ms", "1000", "via", "sweep"});
+      admin_.command({"XADD", "orders:timeouts", "*", entry_field::kId, std::string("order:") + id, entry_field::kPayload,
+                      nlohmann::json{{"order_id", id}}.dump(), entry_field::kDueMs, "1000", entry_field::kFiredMs, "1000",
+                      entry_field::kVia, entry_field::kViaSweep});
     }
     admin_.command({"XADD", "orders:timeouts", "*", "id", "poison", "payload", "no order here"});
   }
@@ -958,7 +960,7 @@ TEST_F(CancellerAclTest, DISABLED_APermissionErrorDoesNotDeadLetterValidTasks) {
   auto canceller = start_canceller("c1", connection(kCanceller.name, Creds::Url, ""));
   std::this_thread::sleep_for(3s);  // many reclaim rounds at --min-idle-ms 100, --max-deliveries 2
   for (const auto& e : xrange_all(admin_, "orders:timeouts:dead")) {
-    EXPECT_EQ(e.at("id"), "poison") << "a valid timeout was dead-lettered because of a missing ACL rule";
+    EXPECT_EQ(e.at(entry_field::kId), "poison") << "a valid timeout was dead-lettered because of a missing ACL rule";
   }
 }
 

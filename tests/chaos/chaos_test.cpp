@@ -40,6 +40,7 @@
 #include "support/redis_server.h"
 #include "support/redis_client.h"
 #include "support/wait.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -872,7 +873,7 @@ void ChaosRun::settle_and_check() {
   const LedgerReport tasks = ledger_.check_stream(entries);
   std::vector<std::string> dead_ids;
   for (const auto& e : xrange_all(*redis_, kDeadStream)) {
-    auto it = e.find("id");
+    auto it = e.find(entry_field::kId);
     dead_ids.push_back(it == e.end() ? "" : it->second);
   }
   std::unordered_map<std::string, std::string> status;
@@ -892,8 +893,8 @@ void ChaosRun::settle_and_check() {
   std::vector<long long> lateness;
   size_t via_event = 0;
   for (const auto& e : entries) {
-    lateness.push_back(std::stoll(e.at("fired_ms")) - std::stoll(e.at("due_ms")));
-    if (e.count("via") != 0 && e.at("via") == "event") ++via_event;
+    lateness.push_back(std::stoll(e.at(entry_field::kFiredMs)) - std::stoll(e.at(entry_field::kDueMs)));
+    if (e.count(entry_field::kVia) != 0 && e.at(entry_field::kVia) == entry_field::kViaEvent) ++via_event;
   }
   std::sort(lateness.begin(), lateness.end());
   auto pct = [&](double p) {

@@ -12,6 +12,7 @@
 
 #include "orders/order_canceller.h"
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -191,11 +192,11 @@ TEST_F(CancellerTest, PoisonEntriesAreDeadLetteredAfterMaxDeliveries) {
   ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 5s));
   auto dead = xrange_all(redis_, kDeadStream);
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(dead[0]["original_id"], poison_id);
-  EXPECT_EQ(dead[0]["deliveries"], "3");
-  EXPECT_EQ(dead[0]["id"], "order:poison");
-  EXPECT_NE(dead[0]["reason"].find("3 deliveries"), std::string::npos);
-  EXPECT_EQ(dead[0]["payload"], R"({"order_id":"poison"})");
+  EXPECT_EQ(dead[0][entry_field::kOriginalId], poison_id);
+  EXPECT_EQ(dead[0][entry_field::kDeliveries], "3");
+  EXPECT_EQ(dead[0][entry_field::kId], "order:poison");
+  EXPECT_NE(dead[0][entry_field::kReason].find("3 deliveries"), std::string::npos);
+  EXPECT_EQ(dead[0][entry_field::kPayload], R"({"order_id":"poison"})");
   EXPECT_EQ(status_of("fine"), "cancelled");
   EXPECT_EQ(canceller->terminate(), 0);
 }

@@ -5,6 +5,7 @@
 // sweep and the event-claim path, and checks every task against the invariant; then it repairs
 // the cause and checks that each task is forwarded exactly once.
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -33,7 +34,7 @@ std::map<std::string, TaskState> task_states(SyncConnection& redis, const std::v
   for (const auto& id : ids) out[id].pending = redis.command({"ZSCORE", kKeys.schedule_key(), id}).type != Reply::Type::Nil;
   for (const auto& stream : all_streams(redis)) {
     for (auto& e : xrange_all(redis, stream)) {
-      auto it = e.find("id");
+      auto it = e.find(entry_field::kId);
       if (it == e.end() || out.count(it->second) == 0) continue;
       e["_stream"] = stream;
       out[it->second].entries.push_back(e);
@@ -55,7 +56,7 @@ void expect_invariant(SyncConnection& redis, const std::map<std::string, std::st
       EXPECT_EQ(shadow.str, payloads.at(id)) << "a pending task lost its shadow hash";
     } else {
       ASSERT_EQ(state.entries.size(), 1u) << "neither pending nor forwarded exactly once: the task is lost or doubled";
-      EXPECT_EQ(state.entries[0].at("payload"), payloads.at(id));
+      EXPECT_EQ(state.entries[0].at(entry_field::kPayload), payloads.at(id));
       EXPECT_EQ(integer(redis, {"EXISTS", kKeys.shadow_key(id), kKeys.trigger_key(id)}), 0) << "keys left behind";
     }
   }
@@ -128,7 +129,7 @@ TEST_F(ClaimInvariantTest, PerTaskStreamWithExhaustedIdsFallsBackToTheDefaultStr
   EXPECT_EQ(e["undeliverable_stream"], "orders:full");
   EXPECT_NE(e["undeliverable_reason"].find("exhausted"), std::string::npos) << e["undeliverable_reason"];
   EXPECT_EQ(integer(redis_, {"XLEN", "orders:full"}), 1) << "only the filler";
-  EXPECT_EQ(entry_of("plain").count("undeliverable_stream"), 0u);
+  EXPECT_EQ(entry_of("plain").count(entry_field::kUndeliverableStream), 0u);
 }
 
 TEST_F(ClaimInvariantTest, AFailureMidSweepLeavesEarlierTasksForwardedAndTheRestPending) {

@@ -18,6 +18,7 @@
 //  12 redis.conf binds loopback                 (configuration; .gitignore covers appendonlydir/)
 //  13 log lines                                 Handshake.*, RelayNotifications.RequireNotificationsMakesItFatal
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -63,8 +64,8 @@ TEST_F(FirstHourTest, RescheduleMovesAPendingTaskAndKeepsItsPayloadAndStream) {
   auto relay = start_relay(server_, "r1");
   ASSERT_TRUE(wait_until([&] { return xlen(redis_, "orders:timeouts") == 1; }, 10s)) << relay->output();
   auto e = xrange_all(redis_, "orders:timeouts").at(0);
-  EXPECT_EQ(e.at("payload"), "{\"order_id\":\"42\"}");
-  EXPECT_LT(std::stoll(e.at("fired_ms")) - std::stoll(e.at("due_ms")), 1000);
+  EXPECT_EQ(e.at(entry_field::kPayload), "{\"order_id\":\"42\"}");
+  EXPECT_LT(std::stoll(e.at(entry_field::kFiredMs)) - std::stoll(e.at(entry_field::kDueMs)), 1000);
   // Not pending any more: exit 3, and nothing is written.
   auto again = run_ctl(server_, {"reschedule", "order:42", "--delay-ms", "200"});
   EXPECT_EQ(again.exit_code, 3) << again.output;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -155,19 +156,19 @@ class HostileDataTest : public ::testing::Test {
         [&] {
           entries = xrange_all(redis_, "expiry:stream");
           for (const auto& e : entries) {
-            if (e.at("id") == id) return true;
+            if (e.at(entry_field::kId) == id) return true;
           }
           return false;
         },
         10s))
         << relay_->output();
     for (const auto& e : entries) {
-      if (e.at("id") != id) continue;
-      EXPECT_EQ(std::stoll(e.at("due_ms")), due.at(id));
-      const long long late = std::stoll(e.at("fired_ms")) - std::stoll(e.at("due_ms"));
+      if (e.at(entry_field::kId) != id) continue;
+      EXPECT_EQ(std::stoll(e.at(entry_field::kDueMs)), due.at(id));
+      const long long late = std::stoll(e.at(entry_field::kFiredMs)) - std::stoll(e.at(entry_field::kDueMs));
       EXPECT_GE(late, 0);
       EXPECT_LT(late, 500) << "task " << id << " fired " << late << " ms late";
-      EXPECT_EQ(e.at("payload"), "on time");
+      EXPECT_EQ(e.at(entry_field::kPayload), "on time");
     }
   }
 
@@ -223,8 +224,8 @@ TEST_F(HostileDataTest, AMemberScoredMinusInfIsDueAndForwardedOnce) {
       << relay_->output();
   const auto entries = xrange_all(redis_, "expiry:stream");
   ASSERT_EQ(entries.size(), 1u);
-  EXPECT_EQ(entries[0].at("id"), "gone");
-  EXPECT_EQ(entries[0].at("missing_payload"), "absent") << "a hand-written member has no shadow hash";
+  EXPECT_EQ(entries[0].at(entry_field::kId), "gone");
+  EXPECT_EQ(entries[0].at(entry_field::kMissingPayload), "absent") << "a hand-written member has no shadow hash";
   EXPECT_EQ(metric("expiry_relay_tasks_scheduled_already_due_total"), 1) << "no lateness for an unknown schedule time";
   EXPECT_EQ(metric("expiry_relay_lateness_seconds_count"), 0);
   EXPECT_TRUE(relay_->running());
@@ -451,12 +452,12 @@ TEST_F(HostileDataTest, AShadowHashPointingIntoTheTaskKeySpaceIsForwardedToTheDe
   const auto entries = xrange_all(redis_, "expiry:stream");
   ASSERT_EQ(entries.size(), 1u);
   const auto& e = entries[0];
-  EXPECT_EQ(e.at("id"), "x");
-  EXPECT_EQ(e.at("payload"), "x's payload");
-  ASSERT_EQ(e.count("undeliverable_stream"), 1u);
-  EXPECT_EQ(e.at("undeliverable_stream"), "expiry:{0}:task:y");
-  ASSERT_EQ(e.count("undeliverable_reason"), 1u);
-  EXPECT_TRUE(contains(e.at("undeliverable_reason"), "task key space")) << e.at("undeliverable_reason");
+  EXPECT_EQ(e.at(entry_field::kId), "x");
+  EXPECT_EQ(e.at(entry_field::kPayload), "x's payload");
+  ASSERT_EQ(e.count(entry_field::kUndeliverableStream), 1u);
+  EXPECT_EQ(e.at(entry_field::kUndeliverableStream), "expiry:{0}:task:y");
+  ASSERT_EQ(e.count(entry_field::kUndeliverableReason), 1u);
+  EXPECT_TRUE(contains(e.at(entry_field::kUndeliverableReason), "task key space")) << e.at(entry_field::kUndeliverableReason);
   // y's shadow hash is untouched and y still pending.
   EXPECT_EQ(redis_.command({"TYPE", "expiry:{0}:task:y"}).str, "hash");
   EXPECT_EQ(redis_.command({"HGETALL", "expiry:{0}:task:y"}).describe(), y_before.describe());
@@ -498,7 +499,7 @@ TEST_F(HostileDataTest, ATaskScheduledAlreadyDueIsCountedApartFromTheLatencyHist
   ASSERT_TRUE(wait_until([&] { return metric("expiry_relay_tasks_scheduled_already_due_total") == 1; }, 10s))
       << relay_->output();
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s));
-  EXPECT_EQ(xrange_all(redis_, "expiry:stream")[0].at("id"), "ancient");
+  EXPECT_EQ(xrange_all(redis_, "expiry:stream")[0].at(entry_field::kId), "ancient");
   EXPECT_EQ(metric("expiry_relay_lateness_seconds_count"), 0);
   EXPECT_LT(metric("expiry_relay_lateness_seconds_sum"), 1.0);
 

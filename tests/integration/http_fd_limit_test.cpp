@@ -22,6 +22,7 @@
 
 #include "orders/order_canceller.h"
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -296,7 +297,7 @@ TEST_F(HttpFdLimitTest, RelayForwardsOnTimeWhileHttpIsHeldAtItsCapAndRedisConnec
   for (const auto& t : tasks) expected[t.id] = t.payload;
   expect_exactly_once(entries, expected);
   std::vector<long long> lateness;
-  for (const auto& e : entries) lateness.push_back(std::stoll(e.at("fired_ms")) - std::stoll(e.at("due_ms")));
+  for (const auto& e : entries) lateness.push_back(std::stoll(e.at(entry_field::kFiredMs)) - std::stoll(e.at(entry_field::kDueMs)));
   std::sort(lateness.begin(), lateness.end());
   const long long p50 = percentile(lateness, 0.50);
   const long long p99 = percentile(lateness, 0.99);
@@ -346,8 +347,9 @@ TEST_F(HttpFdLimitTest, CancellerKeepsCancellingWhileHttpIsHeldAtItsCap) {
   ASSERT_TRUE(wait_fds_at_least(pid, base_fds + kHttpCap, most_fds)) << open_fds(pid) << " descriptors";
   EXPECT_GE(integer(redis_, {"CLIENT", "KILL", "TYPE", "normal"}), 1);  // its connections reopen
   redis_.command({"HSET", "order:held", "status", "pending"});
-  redis_.command({"XADD", "expiry:stream", "*", "id", "order:held", "payload",
-                  nlohmann::json{{"order_id", "held"}}.dump(), "due_ms", "1", "fired_ms", "1", "via", "sweep"});
+  redis_.command({"XADD", "expiry:stream", "*", entry_field::kId, "order:held", entry_field::kPayload,
+                  nlohmann::json{{"order_id", "held"}}.dump(), entry_field::kDueMs, "1", entry_field::kFiredMs, "1",
+                  entry_field::kVia, entry_field::kViaSweep});
   ASSERT_TRUE(wait_until(
       [&] {
         most_fds = std::max(most_fds, open_fds(pid));

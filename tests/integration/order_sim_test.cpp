@@ -7,6 +7,7 @@
 
 #include "orders/order_canceller.h"
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -165,7 +166,7 @@ TEST_F(OrderSimTest, TheCancellerLeavesTasksInTheDefaultStreamAlone) {
   const auto order_entries = xrange_all(redis_, kOrderTimeoutStream);
   // (At least: a payment that races its timeout leaves an entry for a paid order.)
   EXPECT_GE(static_cast<long long>(order_entries.size()), cancelled);
-  for (const auto& e : order_entries) EXPECT_EQ(e.at("id").rfind("order:t-", 0), 0u) << e.at("id");
+  for (const auto& e : order_entries) EXPECT_EQ(e.at(entry_field::kId).rfind("order:t-", 0), 0u) << e.at(entry_field::kId);
   EXPECT_EQ(group_field(kOrderTimeoutStream, "workers", "pending"), "0");
 
   // The user's tasks are in the default stream, untouched: never delivered to any consumer of
@@ -173,7 +174,7 @@ TEST_F(OrderSimTest, TheCancellerLeavesTasksInTheDefaultStreamAlone) {
   const auto user_entries = xrange_all(redis_, "expiry:stream");
   ASSERT_EQ(user_entries.size(), 2u);
   std::set<std::string> ids;
-  for (const auto& e : user_entries) ids.insert(e.at("id"));
+  for (const auto& e : user_entries) ids.insert(e.at(entry_field::kId));
   EXPECT_EQ(ids, (std::set<std::string>{"invoice:7", "order:mine"}));
   EXPECT_EQ(group_field("expiry:stream", "workers", "last-delivered-id"), "0-0");
   EXPECT_EQ(group_field("expiry:stream", "workers", "pending"), "0");

@@ -23,6 +23,7 @@
 #include "support/redis_server.h"
 #include "support/redis_client.h"
 #include "support/wait.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 
@@ -156,14 +157,14 @@ inline long long zcard(SyncConnection& redis, const std::string& ns = "expiry") 
 inline void expect_exactly_once(const Entries& entries, const std::map<std::string, std::string>& expected) {
   std::map<std::string, int> seen;
   for (const auto& e : entries) {
-    const auto& id = e.at("id");
+    const auto& id = e.at(entry_field::kId);
     ++seen[id];
     auto it = expected.find(id);
     if (it == expected.end()) {
       ADD_FAILURE() << "unexpected task in stream: " << id;
       continue;
     }
-    EXPECT_EQ(e.at("payload"), it->second) << "payload of " << id;
+    EXPECT_EQ(e.at(entry_field::kPayload), it->second) << "payload of " << id;
   }
   size_t duplicated = 0;
   size_t lost = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -23,12 +24,12 @@ TEST_F(RelayTest, ScheduledTaskAppearsOnceWithPayloadIntact) {
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1 && zcard(redis_) == 0; }, 5s)) << relay->output();
   auto entries = xrange_all(redis_, "expiry:stream");
   ASSERT_EQ(entries.size(), 1u);
-  EXPECT_EQ(entries[0]["id"], "order:42");
-  EXPECT_EQ(entries[0]["payload"], payload);
-  EXPECT_EQ(entries[0]["due_ms"], std::to_string(due["order:42"]));
-  EXPECT_GE(std::stoll(entries[0]["fired_ms"]), due["order:42"]);
-  EXPECT_TRUE(entries[0]["via"] == "sweep" || entries[0]["via"] == "event");
-  EXPECT_FALSE(entries[0]["created_ms"].empty());
+  EXPECT_EQ(entries[0][entry_field::kId], "order:42");
+  EXPECT_EQ(entries[0][entry_field::kPayload], payload);
+  EXPECT_EQ(entries[0][entry_field::kDueMs], std::to_string(due["order:42"]));
+  EXPECT_GE(std::stoll(entries[0][entry_field::kFiredMs]), due["order:42"]);
+  EXPECT_TRUE(entries[0][entry_field::kVia] == entry_field::kViaSweep || entries[0][entry_field::kVia] == entry_field::kViaEvent);
+  EXPECT_FALSE(entries[0][entry_field::kCreatedMs].empty());
   // The claim removed the shadow hash and the trigger key.
   EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:task:order:42", "expiry:{0}:t:order:42"}), 0);
   // The consumer group exists for consumers.
@@ -77,9 +78,9 @@ TEST_F(RelayTest, RescheduledTaskFiresOnlyAtItsNewTime) {
 
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s)) << relay->output();
   auto entries = xrange_all(redis_, "expiry:stream");
-  EXPECT_EQ(entries[0]["payload"], "new");
-  EXPECT_EQ(entries[0]["due_ms"], std::to_string(second["order:7"]));
-  EXPECT_GE(std::stoll(entries[0]["fired_ms"]), second["order:7"]);
+  EXPECT_EQ(entries[0][entry_field::kPayload], "new");
+  EXPECT_EQ(entries[0][entry_field::kDueMs], std::to_string(second["order:7"]));
+  EXPECT_GE(std::stoll(entries[0][entry_field::kFiredMs]), second["order:7"]);
 }
 
 TEST_F(RelayTest, RescheduledEarlierFiresAtTheEarlierTime) {
@@ -89,8 +90,8 @@ TEST_F(RelayTest, RescheduledEarlierFiresAtTheEarlierTime) {
   auto moved = schedule_all(redis_, {{"a", 300, "soon"}});
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 3s)) << relay->output();
   auto entries = xrange_all(redis_, "expiry:stream");
-  EXPECT_EQ(entries[0]["payload"], "soon");
-  EXPECT_LE(std::stoll(entries[0]["fired_ms"]) - moved["a"], 200);
+  EXPECT_EQ(entries[0][entry_field::kPayload], "soon");
+  EXPECT_LE(std::stoll(entries[0][entry_field::kFiredMs]) - moved["a"], 200);
 }
 
 TEST_F(RelayTest, ThreeRelaysForwardTenThousandTasksExactlyOnce) {
@@ -219,9 +220,9 @@ TEST_F(RelayTest, MissingShadowHashIsForwardedWithMarker) {
   redis_.command({"DEL", "expiry:{0}:task:ghost"});
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s)) << relay->output();
   auto entries = xrange_all(redis_, "expiry:stream");
-  EXPECT_EQ(entries[0]["id"], "ghost");
-  EXPECT_EQ(entries[0]["missing_payload"], "absent");
-  EXPECT_EQ(entries[0]["payload"], "");
+  EXPECT_EQ(entries[0][entry_field::kId], "ghost");
+  EXPECT_EQ(entries[0][entry_field::kMissingPayload], "absent");
+  EXPECT_EQ(entries[0][entry_field::kPayload], "");
 }
 
 TEST_F(RelayTest, PerTaskStreamGetsTheGroupToo) {
@@ -246,7 +247,7 @@ TEST_F(RelayTest, OtherNamespacesAndDatabasesAreIgnored) {
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s));
   EXPECT_EQ(zcard(redis_, "billing"), 1);
   EXPECT_EQ(xlen(redis_, "billing:stream"), 0);
-  EXPECT_EQ(xrange_all(redis_, "expiry:stream")[0]["id"], "mine");
+  EXPECT_EQ(xrange_all(redis_, "expiry:stream")[0][entry_field::kId], "mine");
 }
 
 TEST_F(RelayTest, MetricsAndHealthEndpointsReportRealFigures) {

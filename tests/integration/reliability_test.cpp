@@ -2,6 +2,7 @@
 // unusual ids, a full Redis, LOADING, a read-only replica, SIGTERM during a sweep. Each test
 // asserts that nothing is lost or forwarded twice, and that the failure is reported clearly.
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -128,7 +129,7 @@ TEST_F(ReliabilityTest, OneSweepCallRoutesMixedStreamsEachTaskOnce) {
       EXPECT_EQ(e["undeliverable_stream"], "bad:stream");
       ++redirected;
     } else {
-      EXPECT_EQ(e.count("undeliverable_stream"), 0u);
+      EXPECT_EQ(e.count(entry_field::kUndeliverableStream), 0u);
     }
   }
   EXPECT_EQ(redirected, 10);
