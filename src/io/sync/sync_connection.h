@@ -1,5 +1,6 @@
-// A blocking Redis connection for the CLI: one hiredis context, commands and pipelines.
-// The only owner of a redisContext in src/ctl; all hiredis includes stay in the .cpp.
+// The one blocking Redis client: one hiredis context, commands and pipelines, used by the CLI,
+// order-sim, the benchmark and the tests. The only owner of a redisContext outside the async
+// connection; all hiredis includes stay in the .cpp.
 #pragma once
 
 #include <chrono>
