@@ -1,12 +1,13 @@
 // See machine_load.h.
 #include "bench/machine_load.h"
 
+#include "io/process/child_process.h"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -24,31 +25,14 @@ double machine_busy_seconds() {
   return static_cast<double>(user + nice + system + irq + softirq + steal) / ticks_per_second();
 }
 
-double process_seconds(pid_t pid) {
-  if (pid <= 0) return 0;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return 0;
-  const auto close_paren = line.rfind(')');
-  if (close_paren == std::string::npos) return 0;
-  std::istringstream rest(line.substr(close_paren + 2));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return static_cast<double>(utime + stime) / ticks_per_second();
-}
-
 }  // namespace
 
 CpuSnapshot cpu_snapshot(const std::vector<pid_t>& own) {
   CpuSnapshot s;
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   s.machine_busy_s = machine_busy_seconds();
-  s.own_s = process_seconds(getpid());
-  for (pid_t pid : own) s.own_s += process_seconds(pid);
+  s.own_s = process_cpu_seconds(getpid());
+  for (pid_t pid : own) s.own_s += process_cpu_seconds(pid);
   rusage children{};  // children already reaped (expiry-ctl, relays of earlier runs)
   if (getrusage(RUSAGE_CHILDREN, &children) == 0) {
     s.own_s += static_cast<double>(children.ru_utime.tv_sec + children.ru_stime.tv_sec) +

@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "protocol/errors.h"
+#include "protocol/integers.h"
+#include "protocol/redis_time.h"
 
 namespace expiry::bench {
 
@@ -31,7 +33,9 @@ long long info_integer(SyncConnection& conn, const std::string& section, const s
   const auto fields = info_fields(conn, section);
   const auto it = fields.find(field);
   if (it == fields.end()) throw Error("INFO " + section + " has no field " + field);
-  return std::stoll(it->second);
+  const auto value = parse_int64(it->second);
+  if (!value) throw Error("INFO " + section + " field " + field + " is not an integer: '" + it->second + "'");
+  return *value;
 }
 
 namespace {
@@ -42,7 +46,11 @@ long long csv_value(const std::string& csv, const std::string& key) {
   std::string item;
   while (std::getline(in, item, ',')) {
     const auto eq = item.find('=');
-    if (eq != std::string::npos && item.compare(0, eq, key) == 0) return std::stoll(item.substr(eq + 1));
+    if (eq != std::string::npos && item.compare(0, eq, key) == 0) {
+      const auto value = parse_int64(std::string_view(item).substr(eq + 1));
+      if (!value) throw Error("INFO value " + item + " is not an integer");
+      return *value;
+    }
   }
   return -1;
 }
@@ -70,7 +78,9 @@ KeyspaceCounts keyspace_db0(SyncConnection& conn) {
 
 long long redis_time_us(SyncConnection& conn) {
   const Reply r = conn.checked({"TIME"});
-  return std::stoll(r.elements.at(0).str) * 1000000 + std::stoll(r.elements.at(1).str);
+  const auto us = time_reply_us(r);
+  if (!us) throw ReplyError("TIME: unexpected reply " + r.describe());
+  return *us;
 }
 
 nlohmann::json BlockingSummary::to_json() const {

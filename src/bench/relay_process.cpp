@@ -51,6 +51,13 @@ RelayProcess::RelayProcess(const BenchContext& ctx, RelayRole role, const std::s
       health_channel_(ctx.keys.health_channel(instance)),
       child_(relay_argv(ctx, role, instance), log_path_) {}
 
+RelayProcess::~RelayProcess() {
+  try {
+    child_.terminate();
+  } catch (...) {  // failed, ignored: nothing more can be done from a destructor
+  }
+}
+
 void RelayProcess::wait_ready(SyncConnection& conn, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const std::string cmd_name = "name=expiry-relay-cmd-" + instance_ + " ";

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/bench_context.h"
-#include "bench/child_process.h"
+#include "io/process/child_process.h"
 #include "io/sync/sync_connection.h"
 
 namespace expiry::bench {
@@ -26,13 +26,17 @@ class RelayProcess {
  public:
   // Starts the relay; its log goes to <work_dir>/<instance>.log. `instance` names its clients.
   RelayProcess(const BenchContext& ctx, RelayRole role, const std::string& instance);
+  // Stops the relay gracefully if it still runs (SIGTERM, then SIGKILL after 5 s).
+  ~RelayProcess();
+  RelayProcess(const RelayProcess&) = delete;
+  RelayProcess& operator=(const RelayProcess&) = delete;
 
   // Waits until both of its connections are up and subscribed (CLIENT LIST, PUBSUB NUMSUB).
   // Throws Error on timeout or if the relay exits.
   void wait_ready(SyncConnection& conn, std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
   ProcessUsage usage() const { return child_.usage(); }
   // SIGTERM and wait; returns the exit code (0 after a graceful stop).
-  int stop() { return child_.stop(); }
+  int stop() { return child_.terminate(); }
   pid_t pid() const { return child_.pid(); }
   const std::string& log_path() const { return log_path_; }
   RelayRole role() const { return role_; }

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <regex>
 
-#include "bench/child_process.h"
+#include "io/process/child_process.h"
 #include "bench/lateness_stats.h"
 #include "bench/machine_load.h"
 #include "bench/redis_probe.h"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "io/sync/pipeline.h"
 #include "protocol/errors.h"
 
 namespace expiry::bench {
@@ -12,20 +13,18 @@ double run_pipelined(SyncConnection& conn, size_t n, size_t depth,
                      const std::function<std::vector<std::string>(size_t)>& make_argv,
                      const std::function<void(size_t, const Reply&)>& on_reply, int windows_in_flight) {
   const auto start = std::chrono::steady_clock::now();
-  depth = std::max<size_t>(depth, 1);
-  const size_t ahead = windows_in_flight > 1 ? depth : 0;  // commands sent beyond the window being read
-  size_t sent = 0;
-  auto send_until = [&](size_t end) {
-    end = std::min(n, end);
-    if (sent >= end) return;
-    for (; sent < end; ++sent) conn.append(make_argv(sent));
-    conn.flush();
+  PipelineOptions options;
+  options.window = depth;
+  options.windows_in_flight = windows_in_flight > 1 ? 2 : 1;
+  size_t next = 0;
+  PipelineSteps steps;
+  steps.next_command = [&](std::vector<std::string>& argv) {
+    if (next >= n) return false;
+    argv = make_argv(next++);
+    return true;
   };
-  for (size_t base = 0; base < n; base += depth) {
-    const size_t end = std::min(n, base + depth);
-    send_until(end + ahead);
-    for (size_t i = base; i < end; ++i) on_reply(i, conn.read_reply());
-  }
+  steps.on_reply = on_reply;
+  run_pipeline(conn, options, steps);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <deque>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "ctl/bulk_file.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/stop_signals.h"
+#include "io/sync/pipeline.h"
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
@@ -72,6 +74,120 @@ long long elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
 }
 
+// Prints the invalid lines of `name` and why nothing was written.
+void report_invalid(const BulkValidation& validation, const std::string& name) {
+  for (const auto& e : validation.errors) std::cerr << e << "\n";
+  if (validation.invalid > validation.errors.size()) {
+    std::cerr << "... and " << (validation.invalid - validation.errors.size()) << " more invalid lines\n";
+  }
+  std::cerr << "expiry-ctl: " << validation.invalid << " invalid line" << (validation.invalid == 1 ? "" : "s")
+            << " in " << name << "; nothing was written\n";
+}
+
+void rewind(std::ifstream& input, const std::string& name) {
+  input.clear();
+  input.seekg(0);
+  if (!input) throw ConfigError("cannot rewind " + name);
+}
+
+struct SentTask {
+  size_t line;
+  std::string id;
+};
+
+// What Redis answered to the tasks sent.
+struct BulkTally {
+  size_t total = 0;              // valid tasks in the input
+  size_t written = 0;
+  size_t replaced = 0;
+  size_t rejected = 0;
+  size_t last_written_line = 0;  // the line of the last task Redis confirmed
+  std::optional<SentTask> first_rejected;
+  std::string rejection;         // Redis's answer to first_rejected
+
+  void count(const SentTask& sent, const Reply& reply) {
+    if (auto result = decode_schedule(reply)) {
+      ++written;
+      replaced += result->replaced ? 1 : 0;
+      last_written_line = sent.line;
+    } else {
+      ++rejected;
+      if (!first_rejected) {
+        first_rejected = sent;
+        rejection = reply.type == Reply::Type::Error ? reply.str : "unexpected reply " + reply.describe();
+      }
+    }
+  }
+};
+
+// Sends every task of `reader` in windows of kWindow, two in flight, until the input ends, a
+// task is rejected or a stop signal arrives; every reply of what was sent is read and counted.
+void send_tasks(SyncConnection& conn, const KeyLayout& keys, BulkReader& reader, const std::string& name,
+                StopSignals& stop, BulkTally& tally) {
+  std::deque<SentTask> in_flight;  // sent, reply not read yet, in order
+  auto last_progress = std::chrono::steady_clock::now();
+  PipelineSteps steps;
+  steps.next_command = [&](std::vector<std::string>& argv) {
+    auto line = reader.next();
+    if (!line) return false;
+    if (line->kind != BulkLine::Kind::Task) {  // the file changed after validation
+      throw ConfigError(name + " changed while it was read: line " + std::to_string(reader.line_number()) + ": " +
+                        line->error + "; " + std::to_string(tally.written) + " tasks were confirmed written before");
+    }
+    argv = schedule_request_argv(keys, line->request);
+    in_flight.push_back({reader.line_number(), line->request.id});
+    return true;
+  };
+  steps.on_reply = [&](size_t, const Reply& reply) {
+    tally.count(in_flight.front(), reply);
+    in_flight.pop_front();
+  };
+  steps.may_send = [&] { return !tally.first_rejected && stop.poll() == 0; };
+  steps.after_window = [&] {
+    if (std::chrono::steady_clock::now() - last_progress < kProgressEvery) return;
+    last_progress = std::chrono::steady_clock::now();
+    std::cerr << "progress: " << tally.written << "/" << tally.total << " tasks scheduled ("
+              << (tally.written * 100 / tally.total) << "%)\n";
+  };
+  try {
+    run_pipeline(conn, PipelineOptions{kWindow, 2}, steps);
+  } catch (const IoError& e) {
+    throw IoError(std::string(e.what()) + "; " + std::to_string(tally.written) + " of " +
+                  std::to_string(tally.total) + " tasks were confirmed written (those in flight may or may not have been)");
+  }
+}
+
+// Prints how the run ended and returns the exit code.
+int report_outcome(const BulkTally& tally, const std::string& name, StopSignals& stop,
+                   std::chrono::steady_clock::time_point start) {
+  if (tally.first_rejected) {
+    std::cerr << "expiry-ctl: line " << tally.first_rejected->line << " (id " << escape_text(tally.first_rejected->id)
+              << "): Redis rejected the task: " << tally.rejection << "\n";
+  }
+  const size_t not_sent = tally.total - tally.written - tally.rejected;
+  if (const int sig = stop.poll(); sig != 0 && not_sent > 0) {
+    // Windows go out in file order and every reply was read: without rejections, exactly the
+    // tasks up to last_written_line are written.
+    std::cerr << "expiry-ctl: interrupted by " << signal_name(sig) << ": " << tally.written << " of " << tally.total
+              << " tasks were written";
+    if (tally.rejected == 0 && tally.written > 0) {
+      std::cerr << " (the tasks up to line " << tally.last_written_line << " of " << name << ")";
+    }
+    std::cerr << "; the other " << (tally.total - tally.written) << " were not";
+    if (tally.rejected > 0) std::cerr << " (" << tally.rejected << " rejected, " << not_sent << " not sent)";
+    std::cerr << "\n";
+    return sig == SIGINT ? kExitInterrupted : kExitTerminated;
+  }
+  if (tally.first_rejected) {
+    std::cerr << "expiry-ctl: stopped: " << tally.written << " of " << tally.total << " tasks were written, "
+              << tally.rejected << " rejected, " << not_sent << " not sent\n";
+    return kExitRedisError;
+  }
+  std::cout << "scheduled " << tally.written << " tasks (" << tally.replaced << " replaced) in " << elapsed_ms(start)
+            << " ms\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
@@ -80,119 +196,20 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
   const BulkValidation validation = validate_bulk_stream(*input, kMaxBulkErrors, target.ns);
   if (input->bad()) throw ConfigError("cannot read " + name);
   if (!validation.ok()) {
-    for (const auto& e : validation.errors) std::cerr << e << "\n";
-    if (validation.invalid > validation.errors.size()) {
-      std::cerr << "... and " << (validation.invalid - validation.errors.size()) << " more invalid lines\n";
-    }
-    std::cerr << "expiry-ctl: " << validation.invalid << " invalid line" << (validation.invalid == 1 ? "" : "s")
-              << " in " << name << "; nothing was written\n";
+    report_invalid(validation, name);
     return kExitUsage;
   }
-  input->clear();
-  input->seekg(0);
-  if (!*input) throw ConfigError("cannot rewind " + name);
+  rewind(*input, name);
 
   const auto start = std::chrono::steady_clock::now();
-  const KeyLayout keys(target.ns);
   StopSignals stop;  // from here on a Ctrl-C or SIGTERM stops the writes; it no longer kills
   SyncConnection conn(target.redis);
   expect_ok(conn.fcall({"FCALL", "expiry_version", "0"}), "FCALL expiry_version");  // loads the library if missing
-
-  struct Sent {
-    size_t line;
-    std::string id;
-  };
-  const size_t total = validation.tasks;
-  size_t written = 0, replaced = 0, rejected = 0;
-  size_t last_written_line = 0;  // the line of the last task Redis confirmed
-  std::optional<Sent> first_rejected;
-  std::string rejection;
+  BulkTally tally;
+  tally.total = validation.tasks;
   BulkReader reader(*input);
-  bool more = true;
-  // Appends the next window of up to kWindow tasks and sends it; clears `more` at the end of input.
-  auto send_window = [&](std::vector<Sent>& window) {
-    window.clear();
-    while (more && window.size() < kWindow) {
-      auto line = reader.next();
-      if (!line) {
-        more = false;
-        break;
-      }
-      if (line->kind != BulkLine::Kind::Task) {  // the file changed after validation
-        throw ConfigError(name + " changed while it was read: line " + std::to_string(reader.line_number()) + ": " +
-                          line->error + "; " + std::to_string(written) + " tasks were confirmed written before");
-      }
-      conn.append(schedule_request_argv(keys, line->request));
-      window.push_back({reader.line_number(), line->request.id});
-    }
-    if (!window.empty()) conn.flush();
-  };
-  // Reads the replies of a sent window and tallies them.
-  auto read_window = [&](const std::vector<Sent>& window) {
-    for (const auto& sent : window) {
-      const Reply reply = conn.read_reply();
-      if (auto result = decode_schedule(reply)) {
-        ++written;
-        replaced += result->replaced ? 1 : 0;
-        last_written_line = sent.line;
-      } else {
-        ++rejected;
-        if (!first_rejected) {
-          first_rejected = sent;
-          rejection = reply.type == Reply::Type::Error ? reply.str : "unexpected reply " + reply.describe();
-        }
-      }
-    }
-  };
-
-  // Two windows in flight: Redis runs one while this process parses and sends the next.
-  std::vector<Sent> in_flight, next;
-  in_flight.reserve(kWindow);
-  next.reserve(kWindow);
-  auto last_progress = start;
-  try {
-    if (stop.poll() == 0) send_window(in_flight);
-    while (!in_flight.empty()) {
-      if (!first_rejected && stop.poll() == 0) send_window(next);
-      read_window(in_flight);
-      std::swap(in_flight, next);
-      next.clear();
-      if (first_rejected && in_flight.empty()) break;
-      if (std::chrono::steady_clock::now() - last_progress >= kProgressEvery) {
-        last_progress = std::chrono::steady_clock::now();
-        std::cerr << "progress: " << written << "/" << total << " tasks scheduled (" << (written * 100 / total)
-                  << "%)\n";
-      }
-    }
-  } catch (const IoError& e) {
-    throw IoError(std::string(e.what()) + "; " + std::to_string(written) + " of " + std::to_string(total) +
-                  " tasks were confirmed written (those in flight may or may not have been)");
-  }
-  if (first_rejected) {
-    std::cerr << "expiry-ctl: line " << first_rejected->line << " (id " << escape_text(first_rejected->id)
-              << "): Redis rejected the task: " << rejection << "\n";
-  }
-  const size_t not_sent = total - written - rejected;
-  if (const int sig = stop.poll(); sig != 0 && not_sent > 0) {
-    // Windows go out in file order and every reply was read: without rejections, exactly the
-    // tasks up to last_written_line are written.
-    std::cerr << "expiry-ctl: interrupted by " << signal_name(sig) << ": " << written << " of " << total
-              << " tasks were written";
-    if (rejected == 0 && written > 0) {
-      std::cerr << " (the tasks up to line " << last_written_line << " of " << name << ")";
-    }
-    std::cerr << "; the other " << (total - written) << " were not";
-    if (rejected > 0) std::cerr << " (" << rejected << " rejected, " << not_sent << " not sent)";
-    std::cerr << "\n";
-    return sig == SIGINT ? kExitInterrupted : kExitTerminated;
-  }
-  if (first_rejected) {
-    std::cerr << "expiry-ctl: stopped: " << written << " of " << total << " tasks were written, " << rejected
-              << " rejected, " << not_sent << " not sent\n";
-    return kExitRedisError;
-  }
-  std::cout << "scheduled " << written << " tasks (" << replaced << " replaced) in " << elapsed_ms(start) << " ms\n";
-  return kExitOk;
+  send_tasks(conn, KeyLayout(target.ns), reader, name, stop, tally);
+  return report_outcome(tally, name, stop, start);
 }
 
 }  // namespace expiry

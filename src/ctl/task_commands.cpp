@@ -12,6 +12,7 @@
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_error.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {
@@ -111,7 +112,7 @@ int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {
   }
   SyncConnection conn(target.redis);
   const Reply reply = conn.fcall(reschedule_argv(KeyLayout(target.ns), options.id, mode, ms));
-  if (reply.type == Reply::Type::Error && reply.str.find("is not pending") != std::string::npos) {
+  if (classify(reply) == RedisErrorKind::TaskNotPending) {
     std::cerr << "expiry-ctl: task " << escape_text(options.id)
               << " is not pending (already fired, cancelled or never scheduled); nothing was changed\n";
     return kExitNotPending;

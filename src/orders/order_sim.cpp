@@ -15,6 +15,8 @@
 
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
+#include "protocol/integers.h"
+#include "protocol/redis_time.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
 
@@ -100,172 +102,220 @@ struct Payment {
   bool operator>(const Payment& o) const { return at > o.at; }
 };
 
-Reply fcall_orders(SyncConnection& redis, std::vector<std::string> argv) {
-  Reply r = redis.command(argv);
-  if (is_function_missing(r)) {
-    expect_ok(redis.command({"FUNCTION", "LOAD", "REPLACE", orders_library_source()}), "FUNCTION LOAD orders_v1");
-    r = redis.command(argv);
-  }
-  return expect_ok(r, argv[1]);
+const SyncConnection::FunctionLibrary& orders_library() {
+  static const SyncConnection::FunctionLibrary library{orders_library_source(), "FUNCTION LOAD orders_v1"};
+  return library;
 }
 
-}  // namespace
+Reply fcall_orders(SyncConnection& redis, const std::vector<std::string>& argv) {
+  return expect_ok(redis.fcall(argv, orders_library()), argv[1]);
+}
 
-OrderSimSummary run_order_sim(const OrderSimConfig& config, const StopRequest* stop) {
-  SyncConnection redis(config.redis);
-  redis.load_library();
-  expect_ok(redis.command({"FUNCTION", "LOAD", "REPLACE", orders_library_source()}), "FUNCTION LOAD orders_v1");
-  const KeyLayout keys(config.ns);
-  std::mt19937 rng(config.seed);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
+// One run: the orders, the payments still to make and the tally, with one step per phase.
+class OrderSim {
+ public:
+  OrderSim(const OrderSimConfig& config, const StopRequest* stop)
+      : config_(config), stop_(stop), redis_(config.redis), keys_(config.ns), rng_(config.seed) {}
 
-  std::vector<Order> orders;
-  std::priority_queue<Payment, std::vector<Payment>, std::greater<>> payments;
-  OrderSimSummary summary;
+  OrderSimSummary run() {
+    redis_.load_library();
+    redis_.load_library(orders_library());
+    create_orders();
+    note_stop();
+    make_remaining_payments();
+    note_stop();
+    wait_for_cancels();
+    note_stop();
+    check_orders();
+    return summary_;
+  }
 
-  auto redis_now = [&] {
-    const Reply t = redis.command({"TIME"});
-    return std::stoll(t.elements.at(0).str) * 1000 + std::stoll(t.elements.at(1).str) / 1000;
-  };
+ private:
+  long long redis_now() {
+    const Reply t = redis_.command({"TIME"});
+    const auto ms = time_reply_ms(t);
+    if (!ms) throw ReplyError("TIME: unexpected reply " + t.describe());
+    return *ms;
+  }
 
   // Stop requests: the first ends the creation of orders and starts the drain, bounded by
-  // drain_deadline; a second one, or the deadline, ends the drain.
-  const auto start = Clock::now();
-  auto drain_deadline = Clock::time_point::max();
-  long long stop_redis_ms = 0;  // the Redis clock at the stop request
-  auto stop_requested = [&] { return stop != nullptr && stop->count.load() > 0; };
-  auto drain_over = [&] { return (stop != nullptr && stop->count.load() > 1) || Clock::now() >= drain_deadline; };
-  auto note_stop = [&] {
-    if (summary.cut_short() || !stop_requested()) return;
-    summary.stopped_by = stop->first_signal.load();
-    summary.ran_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
-    summary.drain_ms = config.drain.count();
-    drain_deadline = Clock::now() + config.drain;
-    stop_redis_ms = redis_now();
-    std::cerr << "order-sim: " << signal_name(summary.stopped_by) << ": no new orders; waiting up to "
-              << config.drain.count() << " ms for the " << summary.created
+  // drain_deadline_; a second one, or the deadline, ends the drain.
+  bool stop_requested() const { return stop_ != nullptr && stop_->count.load() > 0; }
+  bool drain_over() const {
+    return (stop_ != nullptr && stop_->count.load() > 1) || Clock::now() >= drain_deadline_;
+  }
+
+  // On the first stop request seen: marks the summary cut short and starts the drain.
+  void note_stop() {
+    if (summary_.cut_short() || !stop_requested()) return;
+    summary_.stopped_by = stop_->first_signal.load();
+    summary_.ran_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start_).count();
+    summary_.drain_ms = config_.drain.count();
+    drain_deadline_ = Clock::now() + config_.drain;
+    stop_redis_ms_ = redis_now();
+    std::cerr << "order-sim: " << signal_name(summary_.stopped_by) << ": no new orders; waiting up to "
+              << config_.drain.count() << " ms for the " << summary_.created
               << " orders in flight (send it again to stop waiting)\n";
-  };
+  }
+
   // Sleeps until `t`, in slices short enough to notice a stop request; returns early when
   // `interrupted` becomes true.
-  auto sleep_until_or = [&](Clock::time_point t, auto interrupted) {
+  template <class Interrupted>
+  static void sleep_until_or(Clock::time_point t, Interrupted interrupted) {
     constexpr milliseconds kSlice{50};
     while (Clock::now() < t && !interrupted()) {
       std::this_thread::sleep_until(std::min(t, Clock::now() + kSlice));
     }
-  };
+  }
 
-  auto pay_due = [&](Clock::time_point now) {
-    while (!payments.empty() && payments.top().at <= now) {
-      Order& o = orders[payments.top().order];
-      payments.pop();
-      const Reply status = fcall_orders(redis, {"FCALL", "order_pay", "1", "order:" + o.id});
+  // Makes the payments due by `now`.
+  void pay_due(Clock::time_point now) {
+    while (!payments_.empty() && payments_.top().at <= now) {
+      Order& o = orders_[payments_.top().order];
+      payments_.pop();
+      const Reply status = fcall_orders(redis_, {"FCALL", "order_pay", "1", "order:" + o.id});
       if (status.str == "pending") {
         o.paid = true;
-        ++summary.paid;
+        ++summary_.paid;
         // Paying also cancels the timeout; if it fired meanwhile, the canceller sees "paid".
-        expect_ok(redis.fcall(cancel_argv(keys, "order:" + o.id)), "expiry_cancel");
+        expect_ok(redis_.fcall(cancel_argv(keys_, "order:" + o.id)), "expiry_cancel");
       } else {
-        ++summary.paid_too_late;
+        ++summary_.paid_too_late;
       }
     }
-  };
+  }
 
-  const auto interval = std::chrono::duration<double>(1.0 / std::max(0.001, config.rate));
-  size_t n = 0;
-  uint64_t last_progress = 0;
-  while (!stop_requested()) {
-    const auto next_at = start + std::chrono::duration_cast<Clock::duration>(interval * static_cast<double>(n));
-    if (next_at - start >= config.duration) break;
-    while (Clock::now() < next_at && !stop_requested()) {
-      pay_due(Clock::now());
-      const auto wake = payments.empty() ? next_at : std::min(next_at, payments.top().at);
-      sleep_until_or(wake, stop_requested);  // pacing the load, not waiting for an outcome
-    }
-    if (stop_requested()) break;
+  // Creates order number `n`, schedules its timeout and, for a share of them, a payment.
+  void create_order(size_t n) {
     Order o;
-    o.id = config.run_id + "-" + std::to_string(n);
-    fcall_orders(redis, {"FCALL", "order_create", "1", "order:" + o.id, std::to_string(config.timeout.count())});
+    o.id = config_.run_id + "-" + std::to_string(n);
+    fcall_orders(redis_, {"FCALL", "order_create", "1", "order:" + o.id, std::to_string(config_.timeout.count())});
     const std::string payload = nlohmann::json{{"order_id", o.id}}.dump();
-    auto scheduled = decode_schedule(expect_ok(redis.fcall(schedule_argv(keys, "order:" + o.id, ScheduleMode::Delay,
-                                                                         config.timeout.count(), payload,
-                                                                         config.stream)),
+    auto scheduled = decode_schedule(expect_ok(redis_.fcall(schedule_argv(keys_, "order:" + o.id, ScheduleMode::Delay,
+                                                                          config_.timeout.count(), payload,
+                                                                          config_.stream)),
                                                "expiry_schedule"));
     if (!scheduled) throw ReplyError("unexpected expiry_schedule reply");
     o.due_ms = scheduled->due_ms;
-    o.will_pay = unit(rng) < config.paid_share;
+    o.will_pay = unit_(rng_) < config_.paid_share;
     if (o.will_pay) {
-      const auto delay = milliseconds(static_cast<long long>(config.timeout.count() * (0.1 + 0.6 * unit(rng))));
-      payments.push({Clock::now() + delay, orders.size()});
+      const auto delay = milliseconds(static_cast<long long>(config_.timeout.count() * (0.1 + 0.6 * unit_(rng_))));
+      payments_.push({Clock::now() + delay, orders_.size()});
     }
-    orders.push_back(std::move(o));
-    ++summary.created;
-    ++n;
-    const auto elapsed_s = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count();
-    if (static_cast<uint64_t>(elapsed_s) > last_progress) {
-      last_progress = static_cast<uint64_t>(elapsed_s);
-      std::cerr << "order-sim: " << elapsed_s << " s, " << summary.created << " orders, " << summary.paid
-                << " paid\n";
-    }
+    orders_.push_back(std::move(o));
+    ++summary_.created;
   }
-  note_stop();
-  // The payments still to come; after a stop request only those due before the drain ends
-  // (the others stay unpaid: their timeouts will cancel them).
-  auto payments_over = [&] { return stop_requested() && drain_over(); };
-  while (!payments.empty() && !payments_over()) {
-    note_stop();
-    if (payments.top().at > drain_deadline) break;
-    sleep_until_or(payments.top().at, [&] { return payments_over() || (stop_requested() && !summary.cut_short()); });
-    pay_due(Clock::now());
-  }
-  note_stop();
 
-  // Wait (bounded) until every unpaid order is cancelled: past the last due time plus grace,
-  // whatever is still pending is a miss. Cut short, the wait ends with the drain, and orders
-  // due after that are not waited for.
-  long long last_due = 0;
-  for (const auto& o : orders) last_due = std::max(last_due, o.due_ms);
-  long long wait_end_ms = last_due + config.grace.count();
-  if (summary.cut_short()) wait_end_ms = std::min(wait_end_ms, stop_redis_ms + config.drain.count());
-  auto awaited_pending = [&] {
-    std::vector<const Order*> awaited;
-    for (const auto& o : orders) {
-      if (!o.paid && o.due_ms < wait_end_ms) awaited.push_back(&o);
-    }
-    for (const Order* o : awaited) redis.append({"HGET", "order:" + o->id, "status"});
-    size_t pending = 0;
-    for (size_t i = 0; i < awaited.size(); ++i) {
-      if (redis.read_reply().str == "pending") ++pending;
-    }
-    return pending;
-  };
-  while (awaited_pending() > 0 && redis_now() < wait_end_ms) {
-    note_stop();
-    if (summary.cut_short() && drain_over()) break;
-    sleep_until_or(Clock::now() + milliseconds(100), [&] { return stop_requested() && drain_over(); });
-  }
-  note_stop();
-
-  const long long checked_ms = redis_now();
-  for (const auto& o : orders) redis.append({"HMGET", "order:" + o.id, "status", "cancelled_ms", "due_ms"});
-  for (const auto& o : orders) {
-    const Reply r = redis.read_reply();
-    const std::string status = r.elements.size() == 3 ? r.elements[0].str : "";
-    if (status == "cancelled") {
-      ++summary.cancelled;
-      if (o.paid) ++summary.wrongly_cancelled;
-      summary.lateness_ms.push_back(std::stoll(r.elements[1].str) - o.due_ms);
-    } else if (status == "pending" && !o.paid) {
-      // Cut short, an order whose timeout (plus grace) is still ahead is not a miss yet.
-      if (summary.cut_short() && checked_ms < o.due_ms + config.grace.count()) {
-        ++summary.left_pending;
-      } else {
-        ++summary.missed;
+  // Creates orders at config.rate for config.duration (or until a stop request), making the
+  // payments that fall due meanwhile, with a progress line every second.
+  void create_orders() {
+    start_ = Clock::now();
+    const auto interval = std::chrono::duration<double>(1.0 / std::max(0.001, config_.rate));
+    uint64_t last_progress = 0;
+    for (size_t n = 0; !stop_requested(); ++n) {
+      const auto next_at = start_ + std::chrono::duration_cast<Clock::duration>(interval * static_cast<double>(n));
+      if (next_at - start_ >= config_.duration) break;
+      while (Clock::now() < next_at && !stop_requested()) {
+        pay_due(Clock::now());
+        const auto wake = payments_.empty() ? next_at : std::min(next_at, payments_.top().at);
+        sleep_until_or(wake, [this] { return stop_requested(); });  // pacing the load, not waiting for an outcome
+      }
+      if (stop_requested()) break;
+      create_order(n);
+      const auto elapsed_s = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start_).count();
+      if (static_cast<uint64_t>(elapsed_s) > last_progress) {
+        last_progress = static_cast<uint64_t>(elapsed_s);
+        std::cerr << "order-sim: " << elapsed_s << " s, " << summary_.created << " orders, " << summary_.paid
+                  << " paid\n";
       }
     }
   }
-  summary.tasks_left = static_cast<uint64_t>(redis.command({"ZCARD", keys.schedule_key()}).integer);
-  return summary;
+
+  // The payments still to come; after a stop request only those due before the drain ends
+  // (the others stay unpaid: their timeouts will cancel them).
+  void make_remaining_payments() {
+    auto payments_over = [this] { return stop_requested() && drain_over(); };
+    while (!payments_.empty() && !payments_over()) {
+      note_stop();
+      if (payments_.top().at > drain_deadline_) break;
+      sleep_until_or(payments_.top().at,
+                     [&] { return payments_over() || (stop_requested() && !summary_.cut_short()); });
+      pay_due(Clock::now());
+    }
+  }
+
+  // How many unpaid orders due before `wait_end_ms` are still pending.
+  size_t awaited_pending(long long wait_end_ms) {
+    std::vector<const Order*> awaited;
+    for (const auto& o : orders_) {
+      if (!o.paid && o.due_ms < wait_end_ms) awaited.push_back(&o);
+    }
+    for (const Order* o : awaited) redis_.append({"HGET", "order:" + o->id, "status"});
+    size_t pending = 0;
+    for (size_t i = 0; i < awaited.size(); ++i) {
+      if (redis_.read_reply().str == "pending") ++pending;
+    }
+    return pending;
+  }
+
+  // Waits (bounded) until every unpaid order is cancelled: past the last due time plus grace,
+  // whatever is still pending is a miss. Cut short, the wait ends with the drain, and orders
+  // due after that are not waited for.
+  void wait_for_cancels() {
+    long long last_due = 0;
+    for (const auto& o : orders_) last_due = std::max(last_due, o.due_ms);
+    long long wait_end_ms = last_due + config_.grace.count();
+    if (summary_.cut_short()) wait_end_ms = std::min(wait_end_ms, stop_redis_ms_ + config_.drain.count());
+    while (awaited_pending(wait_end_ms) > 0 && redis_now() < wait_end_ms) {
+      note_stop();
+      if (summary_.cut_short() && drain_over()) break;
+      sleep_until_or(Clock::now() + milliseconds(100), [this] { return stop_requested() && drain_over(); });
+    }
+  }
+
+  // Tallies every order's final state and the timeout tasks left in the schedule.
+  void check_orders() {
+    const long long checked_ms = redis_now();
+    for (const auto& o : orders_) redis_.append({"HMGET", "order:" + o.id, "status", "cancelled_ms", "due_ms"});
+    for (const auto& o : orders_) {
+      const Reply r = redis_.read_reply();
+      const std::string status = r.elements.size() == 3 ? r.elements[0].str : "";
+      if (status == "cancelled") {
+        ++summary_.cancelled;
+        if (o.paid) ++summary_.wrongly_cancelled;
+        const auto cancelled_ms = parse_int64(r.elements[1].str);
+        if (!cancelled_ms) throw ReplyError("order " + o.id + ": cancelled_ms is not an integer: " + r.describe());
+        summary_.lateness_ms.push_back(*cancelled_ms - o.due_ms);
+      } else if (status == "pending" && !o.paid) {
+        // Cut short, an order whose timeout (plus grace) is still ahead is not a miss yet.
+        if (summary_.cut_short() && checked_ms < o.due_ms + config_.grace.count()) {
+          ++summary_.left_pending;
+        } else {
+          ++summary_.missed;
+        }
+      }
+    }
+    summary_.tasks_left = static_cast<uint64_t>(redis_.command({"ZCARD", keys_.schedule_key()}).integer);
+  }
+
+  const OrderSimConfig& config_;
+  const StopRequest* stop_;  // may be null
+  SyncConnection redis_;
+  const KeyLayout keys_;
+  std::mt19937 rng_;
+  std::uniform_real_distribution<double> unit_{0.0, 1.0};
+  std::vector<Order> orders_;
+  std::priority_queue<Payment, std::vector<Payment>, std::greater<>> payments_;  // earliest first
+  OrderSimSummary summary_;
+  Clock::time_point start_;                                // when the creation of orders began
+  Clock::time_point drain_deadline_ = Clock::time_point::max();
+  long long stop_redis_ms_ = 0;                            // the Redis clock at the stop request
+};
+
+}  // namespace
+
+OrderSimSummary run_order_sim(const OrderSimConfig& config, const StopRequest* stop) {
+  return OrderSim(config, stop).run();
 }
 
 }  // namespace expiry

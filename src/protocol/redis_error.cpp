@@ -31,6 +31,9 @@ RedisErrorKind classify_error_text(std::string_view text) {
   if (starts_with(text, "ERR ")) {
     if (starts_with(text, "ERR unknown command")) return RedisErrorKind::UnknownCommand;
     if (starts_with(text, "ERR Function not found")) return RedisErrorKind::FunctionMissing;
+    if (starts_with(text, "ERR expiry: task ") && contains(text, " is not pending")) {
+      return RedisErrorKind::TaskNotPending;  // src/lua/expiry.lua, expiry_reschedule
+    }
     if (starts_with(text, "ERR max number of clients reached")) return RedisErrorKind::MaxClients;
     if (starts_with(text, "ERR invalid password") || starts_with(text, "ERR invalid username-password") ||
         (starts_with(text, "ERR AUTH") && contains(text, "without any password configured")) ||
@@ -76,6 +79,7 @@ const char* to_string(RedisErrorKind kind) {
     case RedisErrorKind::NoPermission: return "noperm";
     case RedisErrorKind::UnknownCommand: return "unknown-command";
     case RedisErrorKind::FunctionMissing: return "function-missing";
+    case RedisErrorKind::TaskNotPending: return "task-not-pending";
     case RedisErrorKind::BusyGroup: return "busygroup";
     case RedisErrorKind::NoGroup: return "nogroup";
     case RedisErrorKind::WrongType: return "wrongtype";

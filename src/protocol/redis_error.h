@@ -16,6 +16,7 @@ enum class RedisErrorKind {
   NoPermission,     // NOPERM: the ACL user may not run this command or touch this key
   UnknownCommand,   // the command does not exist or was renamed away
   FunctionMissing,  // the function library is not loaded
+  TaskNotPending,   // expiry_v1 refused to change a task that is not pending (fired, cancelled, unknown)
   BusyGroup,        // the consumer group exists already
   NoGroup,          // the stream or its consumer group does not exist
   WrongType,        // WRONGTYPE

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -174,7 +175,7 @@ class AclTest : public ::testing::Test {
   void create_user(const AclUser& user, const std::vector<std::string>& removed = {},
                    const std::vector<std::string>& added = {}) {
     auto r = admin_.command(setuser_argv(user, kPassword, removed, added));
-    ASSERT_EQ(r.str, "OK") << r.to_string();
+    ASSERT_EQ(r.str, "OK") << r.describe();
   }
 
   std::string url(const std::string& user, const std::string& password_in_url, int db = 0) const {
@@ -257,10 +258,10 @@ class AclTest : public ::testing::Test {
   }
 
   // A connection authenticated as `user`.
-  std::unique_ptr<SyncRedis> login(const AclUser& user) {
-    auto c = std::make_unique<SyncRedis>(server_.host(), server_.port());
+  std::unique_ptr<SyncConnection> login(const AclUser& user) {
+    auto c = connect_redis(server_.host(), server_.port());
     auto r = c->command({"AUTH", user.name, kPassword});
-    EXPECT_EQ(r.str, "OK") << r.to_string();
+    EXPECT_EQ(r.str, "OK") << r.describe();
     return c;
   }
 
@@ -282,19 +283,19 @@ class AclTest : public ::testing::Test {
     for (const auto& d : acl_denials()) EXPECT_TRUE(allowed.count(d)) << "Redis refused " << d;
   }
 
-  void load_expiry_library() { ASSERT_FALSE(admin_.command(load_library_argv()).is_error()); }
+  void load_expiry_library() { ASSERT_FALSE(admin_.command(load_library_argv()).failed()); }
 
   // A task due at once, scheduled by the admin (so the relay's first sweep has work).
   void schedule_due_task(const std::string& id, long long delay_ms = 0) {
     load_expiry_library();
     auto r = admin_.command(schedule_argv(KeyLayout("expiry"), id, ScheduleMode::Delay, delay_ms, "payload-" + id));
-    ASSERT_FALSE(r.is_error()) << r.to_string();
+    ASSERT_FALSE(r.failed()) << r.describe();
   }
 
   std::string status_of(const std::string& order) { return admin_.command({"HGET", order, "status"}).str; }
 
   RedisServer server_;
-  SyncRedis admin_{server_.host(), server_.port()};  // the default user: on nopass ~* &* +@all
+  TestConnection admin_{server_.host(), server_.port()};  // the default user: on nopass ~* &* +@all
   int files_ = 0;
 };
 
@@ -325,14 +326,14 @@ TEST(AclDocument, ShowsEveryRuleLineVerbatim) {
 
 TEST(AclDocument, RuleLinesAreAcceptedByRedis) {
   RedisServer server;
-  SyncRedis admin(server.host(), server.port());
+  TestConnection admin(server.host(), server.port());
   for (const AclUser* user : kUsers) {
     auto r = admin.command(setuser_argv(*user, kPassword));
-    EXPECT_EQ(r.str, "OK") << user->name << ": " << r.to_string();
+    EXPECT_EQ(r.str, "OK") << user->name << ": " << r.describe();
   }
   for (const char* line : {kOptionalConfigGet, kOptionalSelect, kOptionalTaskStream}) {
     auto r = admin.command(split(line));
-    EXPECT_EQ(r.str, "OK") << line << ": " << r.to_string();
+    EXPECT_EQ(r.str, "OK") << line << ": " << r.describe();
   }
 }
 
@@ -356,19 +357,19 @@ TEST_P(RelayAcl, ForwardsTasksExactlyOnceUnderTheDocumentedRules) {
     const std::string id = "order:" + std::to_string(i);
     const std::string payload = nlohmann::json{{"order_id", std::to_string(i)}}.dump();
     auto r = producer->command(schedule_argv(keys, id, ScheduleMode::Delay, i == 3 ? 60000 : 100 + 10 * i, payload));
-    ASSERT_FALSE(r.is_error()) << r.to_string();
+    ASSERT_FALSE(r.failed()) << r.describe();
     expected[id] = payload;
   }
   auto rescheduled = producer->command(schedule_argv(keys, "order:3", ScheduleMode::Delay, 150, "rescheduled"));
-  ASSERT_FALSE(rescheduled.is_error()) << rescheduled.to_string();
+  ASSERT_FALSE(rescheduled.failed()) << rescheduled.describe();
   expected["order:3"] = "rescheduled";
-  ASSERT_FALSE(producer->command(schedule_argv(keys, "order:gone", ScheduleMode::Delay, 200, "x")).is_error());
+  ASSERT_FALSE(producer->command(schedule_argv(keys, "order:gone", ScheduleMode::Delay, 200, "x")).failed());
   EXPECT_EQ(producer->command(cancel_argv(keys, "order:gone")).integer, 1);
 
   ASSERT_TRUE(wait_until([&] { return xlen(admin_) >= static_cast<long long>(expected.size()); }, 10s))
       << tail(relay->output());
   std::this_thread::sleep_for(300ms);  // room for duplicates to show up
-  expect_exactly_once(admin_.xrange_all("expiry:stream"), expected);
+  expect_exactly_once(xrange_all(admin_, "expiry:stream"), expected);
   EXPECT_EQ(zcard(admin_), 0);
 
   if (GetParam() == Creds::PasswordFile) {  // the password is not on the command line (ps)
@@ -435,9 +436,9 @@ TEST_F(RelayAclTest, ClaimsOnExpiredEventsUnderTheDocumentedRules) {
     expected["e" + std::to_string(i)] = "payload-e" + std::to_string(i);
   }
   ASSERT_TRUE(wait_until([&] { return xlen(admin_) >= 5; }, 10s)) << tail(relay->output());
-  const auto entries = admin_.xrange_all("expiry:stream");
+  const auto entries = xrange_all(admin_, "expiry:stream");
   expect_exactly_once(entries, expected);
-  for (const auto& e : entries) EXPECT_EQ(e.at("via"), "event");
+  for (const auto& e : entries) EXPECT_EQ(e.at(entry_field::kVia), entry_field::kViaEvent);
   EXPECT_EQ(relay->terminate(), 0);
   expect_no_denials_except({"command:config|get"});
 }
@@ -465,13 +466,13 @@ TEST_F(RelayAclTest, RequireNotificationsWithoutConfigGetExitsWithCode2) {
 TEST_F(RelayAclTest, OtherDatabaseNeedsTheOptionalSelectRule) {
   create_user(kRelay, {}, {"+select|1"});  // kOptionalSelect
   auto relay = start_relay("r1", connection(kRelay.name, Creds::Url, "", false, 1));
-  SyncRedis db1(server_.host(), server_.port());
+  TestConnection db1(server_.host(), server_.port());
   db1.command({"SELECT", "1"});
   ASSERT_TRUE(wait_until([&] { return contains(relay->output(), "subscribed to") &&
-                                      !db1.command({"XINFO", "GROUPS", "expiry:stream"}).is_error(); },
+                                      !db1.command({"XINFO", "GROUPS", "expiry:stream"}).failed(); },
                          10s))
       << tail(relay->output());
-  ASSERT_FALSE(db1.command(schedule_argv(KeyLayout("expiry"), "db1-task", ScheduleMode::Delay, 0, "p")).is_error());
+  ASSERT_FALSE(db1.command(schedule_argv(KeyLayout("expiry"), "db1-task", ScheduleMode::Delay, 0, "p")).failed());
   EXPECT_TRUE(wait_until([&] { return xlen(db1) == 1; }, 10s)) << tail(relay->output());
   EXPECT_EQ(relay->terminate(), 0);
   expect_no_denials_except({"command:config|get"});
@@ -489,22 +490,22 @@ TEST_F(RelayAclTest, PerTaskStreamNeedsItsOwnKeyPattern) {
   load_expiry_library();
   const KeyLayout keys("expiry");
   ASSERT_FALSE(
-      admin_.command(schedule_argv(keys, "own", ScheduleMode::Delay, 0, "p", "orders:timeouts")).is_error());
+      admin_.command(schedule_argv(keys, "own", ScheduleMode::Delay, 0, "p", "orders:timeouts")).failed());
   auto relay = start_relay("r1", connection(kRelay.name, Creds::Url, ""));
   ASSERT_TRUE(wait_until([&] { return xlen(admin_, "orders:timeouts") == 1; }, 10s)) << tail(relay->output());
-  EXPECT_EQ(admin_.xrange_all("orders:timeouts").at(0).at("id"), "own");
+  EXPECT_EQ(xrange_all(admin_, "orders:timeouts").at(0).at(entry_field::kId), "own");
   EXPECT_EQ(relay->terminate(), 0);
   expect_no_denials_except({"command:config|get"});
 
   // Without the pattern the task goes to the default stream, marked with the stream and the reason.
   create_user(kRelay);
   ASSERT_FALSE(
-      admin_.command(schedule_argv(keys, "other", ScheduleMode::Delay, 0, "p", "orders:elsewhere")).is_error());
+      admin_.command(schedule_argv(keys, "other", ScheduleMode::Delay, 0, "p", "orders:elsewhere")).failed());
   auto refused = start_relay("r2", connection(kRelay.name, Creds::Url, ""));
   ASSERT_TRUE(wait_until([&] { return xlen(admin_) == 1 && zcard(admin_) == 0; }, 10s)) << tail(refused->output());
-  auto entry = admin_.xrange_all(keys.default_stream()).at(0);
-  EXPECT_EQ(entry.at("id"), "other");
-  EXPECT_EQ(entry.at("undeliverable_stream"), "orders:elsewhere");
+  auto entry = xrange_all(admin_, keys.default_stream()).at(0);
+  EXPECT_EQ(entry.at(entry_field::kId), "other");
+  EXPECT_EQ(entry.at(entry_field::kUndeliverableStream), "orders:elsewhere");
   EXPECT_EQ(refused->terminate(), 0);
 }
 
@@ -512,22 +513,22 @@ TEST_F(RelayAclTest, ATaskForAForbiddenStreamDoesNotHoldUpOthers) {
   create_user(kRelay);
   load_expiry_library();
   const KeyLayout keys("expiry");
-  ASSERT_FALSE(admin_.command(schedule_argv(keys, "first", ScheduleMode::Delay, 0, "p", "orders:elsewhere")).is_error());
-  ASSERT_FALSE(admin_.command(schedule_argv(keys, "second", ScheduleMode::Delay, 50, "p")).is_error());
+  ASSERT_FALSE(admin_.command(schedule_argv(keys, "first", ScheduleMode::Delay, 0, "p", "orders:elsewhere")).failed());
+  ASSERT_FALSE(admin_.command(schedule_argv(keys, "second", ScheduleMode::Delay, 50, "p")).failed());
   // Only the sweep forwards here (as when notify-keyspace-events is off).
   auto relay = start_relay("r1", connection(kRelay.name, Creds::Url, ""), {"--event-claims=false"});
   ASSERT_TRUE(wait_until([&] { return xlen(admin_) == 2 && zcard(admin_) == 0; }, 10s))
       << "the task for a stream the relay may not write holds up the sweep:\n" << tail(relay->output());
   // It reaches the default stream, marked, with the reason; the other task is not held up.
-  auto entries = admin_.xrange_all(KeyLayout("expiry").default_stream());
+  auto entries = xrange_all(admin_, KeyLayout("expiry").default_stream());
   ASSERT_EQ(entries.size(), 2u);
   std::map<std::string, std::map<std::string, std::string>> by_id;
   for (auto& e : entries) by_id[e["id"]] = e;
-  EXPECT_EQ(by_id["first"]["undeliverable_stream"], "orders:elsewhere");
-  EXPECT_NE(by_id["first"]["undeliverable_reason"].find("may not run XADD"), std::string::npos)
-      << by_id["first"]["undeliverable_reason"];
-  EXPECT_EQ(by_id["second"].count("undeliverable_stream"), 0u);
-  EXPECT_EQ(admin_.integer({"EXISTS", "orders:elsewhere"}), 0) << "nothing written to the forbidden stream";
+  EXPECT_EQ(by_id["first"][entry_field::kUndeliverableStream], "orders:elsewhere");
+  EXPECT_NE(by_id["first"][entry_field::kUndeliverableReason].find("may not run XADD"), std::string::npos)
+      << by_id["first"][entry_field::kUndeliverableReason];
+  EXPECT_EQ(by_id["second"].count(entry_field::kUndeliverableStream), 0u);
+  EXPECT_EQ(integer(admin_, {"EXISTS", "orders:elsewhere"}), 0) << "nothing written to the forbidden stream";
   EXPECT_EQ(relay->terminate(), 0);
 }
 
@@ -608,9 +609,9 @@ TEST_F(RelayAclTest, NeverForwardsWithoutThePayloadWhenHgetallIsDenied) {
   schedule_due_task("t1");
   auto relay = start_relay("r1", connection(kRelay.name, Creds::Url, ""));
   wait_until([&] { return xlen(admin_) > 0 || contains(relay->output(), "failed"); }, 10s);
-  for (const auto& e : admin_.xrange_all("expiry:stream")) {
-    EXPECT_EQ(e.at("payload"), "payload-t1") << "forwarded without its payload (missing_payload="
-                                             << (e.count("missing_payload") ? e.at("missing_payload") : "") << ")";
+  for (const auto& e : xrange_all(admin_, "expiry:stream")) {
+    EXPECT_EQ(e.at(entry_field::kPayload), "payload-t1") << "forwarded without its payload (missing_payload="
+                                             << (e.count(entry_field::kMissingPayload) ? e.at(entry_field::kMissingPayload) : "") << ")";
   }
   EXPECT_TRUE(has_line_with(relay->output(), {"NOPERM"}) || has_line_with(relay->output(), {kScriptDenied}))
       << tail(relay->output());
@@ -622,7 +623,7 @@ TEST_F(RelayAclTest, LeavesNoOrphanedKeysWhenDelIsDenied) {
   auto relay = start_relay("r1", connection(kRelay.name, Creds::Url, ""));
   ASSERT_TRUE(wait_until([&] { return contains(relay->output(), "sweep failed"); }, 15s)) << tail(relay->output());
   const bool pending = zcard(admin_) == 1;
-  const bool forwarded_and_clean = xlen(admin_) == 1 && admin_.integer({"EXISTS", "expiry:{0}:task:t1"}) == 0;
+  const bool forwarded_and_clean = xlen(admin_) == 1 && integer(admin_, {"EXISTS", "expiry:{0}:task:t1"}) == 0;
   EXPECT_TRUE(pending || forwarded_and_clean) << "the shadow hash outlives its forwarded task";
 }
 
@@ -651,13 +652,13 @@ TEST_F(OrderServiceAclTest, SchedulesReschedulesAndCancels) {
   auto producer = login(kOrderService);
   const KeyLayout keys("expiry");
   auto first = producer->command(schedule_argv(keys, "order:1", ScheduleMode::Delay, 60000, "{}"));
-  ASSERT_FALSE(first.is_error()) << first.to_string();
+  ASSERT_FALSE(first.failed()) << first.describe();
   EXPECT_EQ(first.elements.at(1).integer, 0);
   auto again = producer->command(schedule_argv(keys, "order:1", ScheduleMode::At, 1, "{}"));  // earlier: wakes
-  ASSERT_FALSE(again.is_error()) << again.to_string();
+  ASSERT_FALSE(again.failed()) << again.describe();
   EXPECT_EQ(again.elements.at(1).integer, 1);
   auto with_stream = producer->command(schedule_argv(keys, "order:2", ScheduleMode::Delay, 60000, "{}", "orders:x"));
-  ASSERT_FALSE(with_stream.is_error()) << with_stream.to_string();
+  ASSERT_FALSE(with_stream.failed()) << with_stream.describe();
   EXPECT_EQ(producer->command(cancel_argv(keys, "order:1")).integer, 1);
   EXPECT_EQ(producer->command(cancel_argv(keys, "order:1")).integer, 0);
   EXPECT_EQ(zcard(admin_), 1);
@@ -684,7 +685,7 @@ TEST_F(OrderServiceAclTest, CanDoNothingElse) {
   };
   for (const auto& argv : refused) {
     auto r = producer->command(argv);
-    EXPECT_TRUE(r.is_error() && r.str.rfind("NOPERM", 0) == 0) << argv[0] << " " << argv[1] << ": " << r.to_string();
+    EXPECT_TRUE(r.failed() && r.str.rfind("NOPERM", 0) == 0) << argv[0] << " " << argv[1] << ": " << r.describe();
   }
 }
 
@@ -853,8 +854,9 @@ class CancellerAclBase : public AclTest {
     admin_.command({"HSET", "order:2", "status", "pending"});
     admin_.command({"HSET", "order:3", "status", "paid"});
     for (const char* id : {"1", "2", "3"}) {
-      admin_.command({"XADD", "orders:timeouts", "*", "id", std::string("order:") + id, "payload",
-                      nlohmann::json{{"order_id", id}}.dump(), "due_ms", "1000", "fired_ms", "1000", "via", "sweep"});
+      admin_.command({"XADD", "orders:timeouts", "*", entry_field::kId, std::string("order:") + id, entry_field::kPayload,
+                      nlohmann::json{{"order_id", id}}.dump(), entry_field::kDueMs, "1000", entry_field::kFiredMs, "1000",
+                      entry_field::kVia, entry_field::kViaSweep});
     }
     admin_.command({"XADD", "orders:timeouts", "*", "id", "poison", "payload", "no order here"});
   }
@@ -957,8 +959,8 @@ TEST_F(CancellerAclTest, DISABLED_APermissionErrorDoesNotDeadLetterValidTasks) {
   add_timeouts();
   auto canceller = start_canceller("c1", connection(kCanceller.name, Creds::Url, ""));
   std::this_thread::sleep_for(3s);  // many reclaim rounds at --min-idle-ms 100, --max-deliveries 2
-  for (const auto& e : admin_.xrange_all("orders:timeouts:dead")) {
-    EXPECT_EQ(e.at("id"), "poison") << "a valid timeout was dead-lettered because of a missing ACL rule";
+  for (const auto& e : xrange_all(admin_, "orders:timeouts:dead")) {
+    EXPECT_EQ(e.at(entry_field::kId), "poison") << "a valid timeout was dead-lettered because of a missing ACL rule";
   }
 }
 

@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 
 #include "orders/order_canceller.h"
-#include "support/child_process.h"
+#include "io/process/child_process.h"
 #include "support/redis_server.h"
-#include "support/sync_redis.h"
+#include "support/redis_client.h"
 #include "support/wait.h"
 
 namespace expiry::test {
@@ -23,7 +23,7 @@ std::string canceller_binary() {
   return path != nullptr && *path != '\0' ? path : ORDER_CANCELLER_BIN;
 }
 
-bool loaded(SyncRedis& redis) {
+bool loaded(SyncConnection& redis) {
   return redis.command({"INFO", "persistence"}).str.find("\r\nloading:0\r\n") != std::string::npos;
 }
 
@@ -34,7 +34,7 @@ TEST(ChaosFindings, CancellerReadsAgainAfterReconnectingWhileRedisLoadsItsAof) {
   opts.extra_config_lines = {"appendonly yes", "enable-debug-command yes"};
   RedisServer server(opts);
   {
-    SyncRedis redis(server.host(), server.port());
+    TestConnection redis(server.host(), server.port());
     // Enough data that loading the AOF takes a while (about 0.5 s here).
     ASSERT_EQ(redis.command({"DEBUG", "POPULATE", "1000000"}).str, "OK");
     redis.command({"BGREWRITEAOF"});
@@ -55,7 +55,7 @@ TEST(ChaosFindings, CancellerReadsAgainAfterReconnectingWhileRedisLoadsItsAof) {
                          10s));
   server.stop();
   server.start();
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   ASSERT_TRUE(wait_until([&] { return loaded(redis); }, 30s, 20ms));
   ASSERT_NE(canceller.output().find("LOADING"), std::string::npos)
       << "precondition: the canceller should have reconnected while Redis was loading\n"
@@ -65,7 +65,7 @@ TEST(ChaosFindings, CancellerReadsAgainAfterReconnectingWhileRedisLoadsItsAof) {
   redis.command({"XADD", "expiry:stream", "*", "id", "order:x", "payload", R"({"order_id":"x"})", "due_ms", "1"});
   EXPECT_TRUE(wait_until([&] { return redis.command({"HGET", "order:x", "status"}).str == "cancelled"; }, 10s))
       << "the canceller never read the stream again; XINFO GROUPS "
-      << redis.command({"XINFO", "GROUPS", "expiry:stream"}).to_string() << "\n"
+      << redis.command({"XINFO", "GROUPS", "expiry:stream"}).describe() << "\n"
       << canceller.output();
 }
 

@@ -34,18 +34,19 @@
 #include "protocol/function_library.h"
 #include "integration/relay_harness.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_time.h"
 #include "orders/order_canceller.h"
-#include "support/child_process.h"
+#include "io/process/child_process.h"
 #include "support/redis_server.h"
-#include "support/sync_redis.h"
+#include "support/redis_client.h"
 #include "support/wait.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-using Reply = SyncRedis::Reply;
 
 const std::string kStream = "expiry:stream";
 const std::string kDeadStream = "expiry:stream:dead";
@@ -116,15 +117,6 @@ std::string binary(const char* env_name, const char* built) {
 
 long long system_now_ms() {
   return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-bool is_function_missing(const Reply& r) {
-  return r.is_error() && r.str.find("Function not found") != std::string::npos;
-}
-
-long long time_reply_ms(const Reply& r) {
-  if (r.type != Reply::Type::Array || r.elements.size() != 2) return 0;
-  return std::stoll(r.elements[0].str) * 1000 + std::stoll(r.elements[1].str) / 1000;
 }
 
 std::string tail(const std::string& text, size_t max_chars = 3000) {
@@ -257,7 +249,7 @@ class ChaosRun {
   // Declaration order is destruction order reversed: children go first, Redis last.
   std::unique_ptr<RedisServer> server_;
   std::unique_ptr<TcpProxy> proxy_;
-  std::unique_ptr<SyncRedis> redis_;       // producer and control connection, direct to Redis
+  std::unique_ptr<SyncConnection> redis_;       // producer and control connection, direct to Redis
   std::vector<Slot> relays_;
   std::vector<Slot> cancellers_;
 
@@ -301,7 +293,7 @@ ChaosRun::ChaosRun(ChaosPlan plan, uint64_t seed)
                              "client-output-buffer-limit pubsub 256kb 128kb 1"};
   server_ = std::make_unique<RedisServer>(opts);
   proxy_ = std::make_unique<TcpProxy>(server_->port());
-  redis_ = std::make_unique<SyncRedis>(server_->host(), server_->port());
+  redis_ = connect_redis(server_->host(), server_->port());
   for (const char* name : {"r1", "r2", "r3"}) {
     relays_.push_back(Slot{name, name, artefacts_ + "/relay-" + name + ".log", nullptr, false, 0});
   }
@@ -429,7 +421,7 @@ long long ChaosRun::spread_delay_ms() {
 
 void ChaosRun::producer_error(const std::string& what, const Reply& reply) {
   ++producer_errors_;
-  if (producer_errors_ <= 10) ADD_FAILURE() << what << ": unexpected reply " << reply.to_string();
+  if (producer_errors_ <= 10) ADD_FAILURE() << what << ": unexpected reply " << reply.describe();
 }
 
 void ChaosRun::add_create(std::vector<Op>& ops, const std::string& id, ScheduleMode mode, long long ms, Fate fate) {
@@ -584,8 +576,8 @@ void ChaosRun::execute(std::vector<Op> ops) {
     for (size_t i : todo) cmds.push_back(ops[i].argv);
     cmds.push_back({"TIME"});
     std::vector<Reply> out;
-    redis_->pipeline(cmds, &out);
-    redis_now_ms = time_reply_ms(out.back());
+    pipeline(*redis_, cmds, &out);
+    redis_now_ms = time_reply_ms(out.back()).value_or(0);
     std::vector<size_t> again;
     for (size_t k = 0; k < todo.size(); ++k) {
       if (is_function_missing(out[first + k])) {
@@ -670,7 +662,7 @@ bool ChaosRun::inject(Fault kind, std::vector<Op>& ops) {
     case Fault::ClientKillPubsub: {
       const Reply r = redis_->command({"CLIENT", "KILL", "TYPE", "pubsub"});
       pubsub_clients_killed_ += static_cast<int>(r.integer);
-      log_line("CLIENT KILL TYPE pubsub: " + r.to_string());
+      log_line("CLIENT KILL TYPE pubsub: " + r.describe());
       return true;
     }
     case Fault::ClientKillCmd:
@@ -769,7 +761,7 @@ void ChaosRun::restart_redis() {
   server_->stop();
   std::this_thread::sleep_for(milliseconds(down_ms));  // holds the fault for its duration
   server_->start();
-  redis_ = std::make_unique<SyncRedis>(server_->host(), server_->port());
+  redis_ = connect_redis(server_->host(), server_->port());
   ASSERT_TRUE(wait_until(
       [&] { return redis_->command({"INFO", "persistence"}).str.find("\r\nloading:0\r\n") != std::string::npos; },
       milliseconds(10000)))
@@ -867,8 +859,8 @@ void ChaosRun::settle_and_check() {
   if (!wait_until([&] { return group_drained(); }, left(), milliseconds(100))) {
     std::ostringstream why;
     why << "consumer group not drained (seed " << seed_ << "): XINFO GROUPS "
-        << redis_->command({"XINFO", "GROUPS", kStream}).to_string() << "\nXLEN " << xlen(*redis_, kStream)
-        << "\nXINFO CONSUMERS " << redis_->command({"XINFO", "CONSUMERS", kStream, kGroup}).to_string();
+        << redis_->command({"XINFO", "GROUPS", kStream}).describe() << "\nXLEN " << xlen(*redis_, kStream)
+        << "\nXINFO CONSUMERS " << redis_->command({"XINFO", "CONSUMERS", kStream, kGroup}).describe();
     for (const auto& slot : cancellers_) {
       why << "\n--- " << slot.name << " (log " << slot.log_path << "), last errors:\n"
           << error_lines(slot.process->output());
@@ -877,11 +869,11 @@ void ChaosRun::settle_and_check() {
   }
   check_children();
 
-  const auto entries = redis_->xrange_all(kStream);
+  const auto entries = xrange_all(*redis_, kStream);
   const LedgerReport tasks = ledger_.check_stream(entries);
   std::vector<std::string> dead_ids;
-  for (const auto& e : redis_->xrange_all(kDeadStream)) {
-    auto it = e.find("id");
+  for (const auto& e : xrange_all(*redis_, kDeadStream)) {
+    auto it = e.find(entry_field::kId);
     dead_ids.push_back(it == e.end() ? "" : it->second);
   }
   std::unordered_map<std::string, std::string> status;
@@ -892,7 +884,7 @@ void ChaosRun::settle_and_check() {
       cmds.push_back({"HGET", orders_[i].key, "status"});
     }
     std::vector<Reply> replies;
-    redis_->pipeline(cmds, &replies);
+    pipeline(*redis_, cmds, &replies);
     for (size_t k = 0; k < replies.size(); ++k) status[orders_[start + k].key] = replies[k].str;
   }
   const OrderReport orders = ledger_.check_orders(status, dead_ids);
@@ -901,8 +893,8 @@ void ChaosRun::settle_and_check() {
   std::vector<long long> lateness;
   size_t via_event = 0;
   for (const auto& e : entries) {
-    lateness.push_back(std::stoll(e.at("fired_ms")) - std::stoll(e.at("due_ms")));
-    if (e.count("via") != 0 && e.at("via") == "event") ++via_event;
+    lateness.push_back(std::stoll(e.at(entry_field::kFiredMs)) - std::stoll(e.at(entry_field::kDueMs)));
+    if (e.count(entry_field::kVia) != 0 && e.at(entry_field::kVia) == entry_field::kViaEvent) ++via_event;
   }
   std::sort(lateness.begin(), lateness.end());
   auto pct = [&](double p) {

@@ -1,5 +1,6 @@
 // TaskLedger implementation: instances per task id, matched to stream entries by due time.
 #include "chaos/task_ledger.h"
+#include "protocol/stream_entry.h"
 
 #include <algorithm>
 #include <set>
@@ -105,9 +106,9 @@ LedgerReport TaskLedger::check_stream(const std::vector<std::map<std::string, st
 
   std::unordered_map<std::string, std::vector<const std::map<std::string, std::string>*>> by_id;
   for (const auto& entry : entries) {
-    const std::string& id = field(entry, "id");
-    const long long due = to_ms(field(entry, "due_ms"));
-    const long long fired = to_ms(field(entry, "fired_ms"));
+    const std::string& id = field(entry, entry_field::kId);
+    const long long due = to_ms(field(entry, entry_field::kDueMs));
+    const long long fired = to_ms(field(entry, entry_field::kFiredMs));
     if (due >= 0 && fired >= 0) {
       if (fired < due) {
         ++report.early;
@@ -132,13 +133,13 @@ LedgerReport TaskLedger::check_stream(const std::vector<std::map<std::string, st
     for (const auto& inst : instances) {
       size_t hits = 0;
       for (const auto* entry : mine) {
-        if (to_ms(field(*entry, "due_ms")) != inst.due_ms) continue;
+        if (to_ms(field(*entry, entry_field::kDueMs)) != inst.due_ms) continue;
         matched.insert(entry);
         ++hits;
         if (inst.state == TaskInstance::State::Live &&
-            (field(*entry, "payload") != inst.payload || entry->count("missing_payload") != 0)) {
+            (field(*entry, entry_field::kPayload) != inst.payload || entry->count(entry_field::kMissingPayload) != 0)) {
           ++report.payload_mismatch;
-          add_problem(report.problems, "task " + id + " forwarded with payload '" + field(*entry, "payload") +
+          add_problem(report.problems, "task " + id + " forwarded with payload '" + field(*entry, entry_field::kPayload) +
                                            "' instead of '" + inst.payload + "'");
         }
       }
@@ -175,7 +176,7 @@ LedgerReport TaskLedger::check_stream(const std::vector<std::map<std::string, st
       if (matched.count(entry) != 0) continue;
       ++report.unexpected;
       add_problem(report.problems, "stream entry " + field(*entry, "_entry_id") + " of " + id + " has due_ms " +
-                                       field(*entry, "due_ms") + ", which no schedule of it returned");
+                                       field(*entry, entry_field::kDueMs) + ", which no schedule of it returned");
     }
   }
   return report;

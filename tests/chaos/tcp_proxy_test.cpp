@@ -13,7 +13,7 @@
 
 #include "chaos/tcp_proxy.h"
 #include "support/redis_server.h"
-#include "support/sync_redis.h"
+#include "support/redis_client.h"
 #include "support/wait.h"
 
 namespace expiry::test {
@@ -51,7 +51,7 @@ std::string ping_raw(int fd) {
 TEST(TcpProxy, ForwardsCommandsAndReplies) {
   RedisServer server;
   TcpProxy proxy(server.port());
-  SyncRedis redis("127.0.0.1", proxy.port());
+  TestConnection redis("127.0.0.1", proxy.port());
   EXPECT_EQ(redis.command({"SET", "k", std::string(100000, 'x')}).str, "OK");  // larger than the buffers
   EXPECT_EQ(redis.command({"GET", "k"}).str.size(), 100000u);
   EXPECT_EQ(proxy.connections(), 1u);
@@ -60,7 +60,7 @@ TEST(TcpProxy, ForwardsCommandsAndReplies) {
 TEST(TcpProxy, CutClosesConnectionsAndRefusesNewOnesUntilRestored) {
   RedisServer server;
   TcpProxy proxy(server.port());
-  auto redis = std::make_unique<SyncRedis>("127.0.0.1", proxy.port());
+  auto redis = connect_redis("127.0.0.1", proxy.port());
   ASSERT_EQ(redis->command({"PING"}).str, "PONG");
   proxy.cut(TcpProxy::CutMode::Refuse);
   EXPECT_TRUE(proxy.is_cut());
@@ -71,7 +71,7 @@ TEST(TcpProxy, CutClosesConnectionsAndRefusesNewOnesUntilRestored) {
   EXPECT_EQ(ping_raw(fd), "EOF");
   ::close(fd);
   proxy.restore();
-  redis = std::make_unique<SyncRedis>("127.0.0.1", proxy.port());
+  redis = connect_redis("127.0.0.1", proxy.port());
   EXPECT_EQ(redis->command({"PING"}).str, "PONG");
 }
 
@@ -104,7 +104,7 @@ TEST(TcpProxy, UpstreamDownClosesTheClient) {
   EXPECT_EQ(ping_raw(fd), "EOF");
   ::close(fd);
   server.start();
-  SyncRedis redis("127.0.0.1", proxy.port());
+  TestConnection redis("127.0.0.1", proxy.port());
   EXPECT_EQ(redis.command({"PING"}).str, "PONG");
 }
 
@@ -117,7 +117,7 @@ TEST(TcpProxy, ASubscriberThatDoesNotReadIsDroppedByRedis) {
   ASSERT_GE(fd, 0);
   const std::string sub = "SUBSCRIBE ch\r\n";
   ::send(fd, sub.data(), sub.size(), MSG_NOSIGNAL);
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   ASSERT_TRUE(wait_until([&] { return redis.command({"PUBSUB", "NUMSUB", "ch"}).elements.at(1).integer == 1; }, 5s));
   // Never read from fd: 4 MB of messages cannot all sit in the proxy and kernel buffers.
   const std::string message(1000, 'm');

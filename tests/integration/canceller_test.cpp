@@ -12,6 +12,7 @@
 
 #include "orders/order_canceller.h"
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -67,7 +68,7 @@ class CancellerTest : public ::testing::Test {
   std::string status_of(const std::string& id) { return redis_.command({"HGET", "order:" + id, "status"}).str; }
 
   RedisServer server_;
-  SyncRedis redis_{server_.host(), server_.port()};
+  TestConnection redis_{server_.host(), server_.port()};
 };
 
 TEST_F(CancellerTest, CancelsPendingOrdersIdempotently) {
@@ -137,7 +138,7 @@ TEST_F(CancellerTest, CancellerKilledMidBatchLosesNothing) {
     adds.push_back({"XADD", kStream, "*", "id", "order:k" + std::to_string(i), "payload",
                     nlohmann::json{{"order_id", "k" + std::to_string(i)}}.dump(), "due_ms", "1"});
   }
-  redis_.pipeline(adds);
+  pipeline(redis_, adds);
   // Freeze the victim until it is caught holding unacknowledged entries, then SIGKILL it.
   auto victim_pending = [&] {
     auto r = redis_.command({"XPENDING", kStream, "workers", "-", "+", "1000", "victim"});
@@ -166,8 +167,8 @@ TEST_F(CancellerTest, CancellerKilledMidBatchLosesNothing) {
   auto all_cancelled = [&] {
     std::vector<std::vector<std::string>> cmds;
     for (int i = 0; i < kOrders; ++i) cmds.push_back({"HGET", "order:k" + std::to_string(i), "status"});
-    std::vector<SyncRedis::Reply> replies;
-    redis_.pipeline(cmds, &replies);
+    std::vector<Reply> replies;
+    pipeline(redis_, cmds, &replies);
     for (auto& r : replies) {
       if (r.str != "cancelled") return false;
     }
@@ -189,13 +190,13 @@ TEST_F(CancellerTest, PoisonEntriesAreDeadLetteredAfterMaxDeliveries) {
   add_task("fine");
   ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDeadStream) == 1; }, 10s)) << canceller->output();
   ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 5s));
-  auto dead = redis_.xrange_all(kDeadStream);
+  auto dead = xrange_all(redis_, kDeadStream);
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(dead[0]["original_id"], poison_id);
-  EXPECT_EQ(dead[0]["deliveries"], "3");
-  EXPECT_EQ(dead[0]["id"], "order:poison");
-  EXPECT_NE(dead[0]["reason"].find("3 deliveries"), std::string::npos);
-  EXPECT_EQ(dead[0]["payload"], R"({"order_id":"poison"})");
+  EXPECT_EQ(dead[0][entry_field::kOriginalId], poison_id);
+  EXPECT_EQ(dead[0][entry_field::kDeliveries], "3");
+  EXPECT_EQ(dead[0][entry_field::kId], "order:poison");
+  EXPECT_NE(dead[0][entry_field::kReason].find("3 deliveries"), std::string::npos);
+  EXPECT_EQ(dead[0][entry_field::kPayload], R"({"order_id":"poison"})");
   EXPECT_EQ(status_of("fine"), "cancelled");
   EXPECT_EQ(canceller->terminate(), 0);
 }
@@ -258,12 +259,12 @@ TEST_F(CancellerTest, DestroyedGroupIsRecreatedAtTheEndAndOldEntriesAreNotHandle
   EXPECT_EQ(metric("order_canceller_entries_read_total"), 6);
   EXPECT_EQ(metric("order_canceller_group_recreated_total"), 0);
 
-  ASSERT_EQ(redis_.integer({"XGROUP", "DESTROY", kStream, "workers"}), 1);
+  ASSERT_EQ(integer(redis_, {"XGROUP", "DESTROY", kStream, "workers"}), 1);
   // The canceller notices (its blocked read or next read answers NOGROUP) and creates it again.
   ASSERT_TRUE(wait_until(
       [&] {
         auto g = redis_.command({"XINFO", "GROUPS", kStream});
-        return !g.is_error() && g.elements.size() == 1;
+        return !g.failed() && g.elements.size() == 1;
       },
       10s))
       << canceller->output();
@@ -305,7 +306,7 @@ TEST_F(CancellerTest, DestroyedGroupIsRecreatedAtTheEndAndOldEntriesAreNotHandle
 // At first start the group may not exist: it is created at 0 and the whole stream is handled.
 TEST(CancellerFirstStart, CreatesAMissingGroupAtZeroAndHandlesTheWholeStream) {
   RedisServer server;
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   redis.command({"FUNCTION", "LOAD", "REPLACE", orders_library_source()});
   for (const char* id : {"a", "b"}) {
     redis.command({"HSET", std::string("order:") + id, "status", "pending"});

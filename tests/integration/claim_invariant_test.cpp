@@ -5,6 +5,7 @@
 // sweep and the event-claim path, and checks every task against the invariant; then it repairs
 // the cause and checks that each task is forwarded exactly once.
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -15,7 +16,7 @@ const std::string kGroup = "workers";
 const std::string kMaxId = "18446744073709551615-18446744073709551615";
 
 // Every stream key in the database (the per-task streams of a case are not known up front).
-std::vector<std::string> all_streams(SyncRedis& redis) {
+std::vector<std::string> all_streams(SyncConnection& redis) {
   std::vector<std::string> out;
   for (const auto& k : redis.command({"KEYS", "*"}).elements) {
     if (redis.command({"TYPE", k.str}).str == "stream") out.push_back(k.str);
@@ -28,12 +29,12 @@ struct TaskState {
   std::vector<std::map<std::string, std::string>> entries;  // entries carrying this id, in every stream
 };
 
-std::map<std::string, TaskState> task_states(SyncRedis& redis, const std::vector<std::string>& ids) {
+std::map<std::string, TaskState> task_states(SyncConnection& redis, const std::vector<std::string>& ids) {
   std::map<std::string, TaskState> out;
-  for (const auto& id : ids) out[id].pending = redis.command({"ZSCORE", kKeys.schedule_key(), id}).type != SyncRedis::Reply::Type::Nil;
+  for (const auto& id : ids) out[id].pending = redis.command({"ZSCORE", kKeys.schedule_key(), id}).type != Reply::Type::Nil;
   for (const auto& stream : all_streams(redis)) {
-    for (auto& e : redis.xrange_all(stream)) {
-      auto it = e.find("id");
+    for (auto& e : xrange_all(redis, stream)) {
+      auto it = e.find(entry_field::kId);
       if (it == e.end() || out.count(it->second) == 0) continue;
       e["_stream"] = stream;
       out[it->second].entries.push_back(e);
@@ -44,7 +45,7 @@ std::map<std::string, TaskState> task_states(SyncRedis& redis, const std::vector
 
 // The invariant, for each task: pending with its shadow hash as scheduled and no entry, or
 // forwarded once with its member, shadow hash and trigger key gone.
-void expect_invariant(SyncRedis& redis, const std::map<std::string, std::string>& payloads, const std::string& when) {
+void expect_invariant(SyncConnection& redis, const std::map<std::string, std::string>& payloads, const std::string& when) {
   std::vector<std::string> ids;
   for (const auto& [id, _] : payloads) ids.push_back(id);
   for (const auto& [id, state] : task_states(redis, ids)) {
@@ -55,8 +56,8 @@ void expect_invariant(SyncRedis& redis, const std::map<std::string, std::string>
       EXPECT_EQ(shadow.str, payloads.at(id)) << "a pending task lost its shadow hash";
     } else {
       ASSERT_EQ(state.entries.size(), 1u) << "neither pending nor forwarded exactly once: the task is lost or doubled";
-      EXPECT_EQ(state.entries[0].at("payload"), payloads.at(id));
-      EXPECT_EQ(redis.integer({"EXISTS", kKeys.shadow_key(id), kKeys.trigger_key(id)}), 0) << "keys left behind";
+      EXPECT_EQ(state.entries[0].at(entry_field::kPayload), payloads.at(id));
+      EXPECT_EQ(integer(redis, {"EXISTS", kKeys.shadow_key(id), kKeys.trigger_key(id)}), 0) << "keys left behind";
     }
   }
 }
@@ -68,17 +69,17 @@ class ClaimInvariantTest : public ::testing::Test {
   // Schedules `id` already due (its trigger lives 100 ms), optionally for its own stream.
   void schedule_due(const std::string& id, const std::string& stream = "") {
     auto r = redis_.command(schedule_argv(kKeys, id, ScheduleMode::At, 1000, "payload-" + id, stream));
-    ASSERT_FALSE(r.is_error()) << r.to_string();
+    ASSERT_FALSE(r.failed()) << r.describe();
     payloads_[id] = "payload-" + id;
   }
-  SyncRedis::Reply sweep() { return redis_.command(sweep_argv(kKeys, kStream, 100, "sweep", kGroup)); }
-  SyncRedis::Reply claim(const std::string& id) { return redis_.command(claim_argv(kKeys, id, "event", kStream, kGroup)); }
+  Reply sweep() { return redis_.command(sweep_argv(kKeys, kStream, 100, "sweep", kGroup)); }
+  Reply claim(const std::string& id) { return redis_.command(claim_argv(kKeys, id, "event", kStream, kGroup)); }
   void exhaust(const std::string& stream) {
     redis_.command({"DEL", stream});
-    ASSERT_FALSE(redis_.command({"XADD", stream, kMaxId, "filler", "1"}).is_error());
+    ASSERT_FALSE(redis_.command({"XADD", stream, kMaxId, "filler", "1"}).failed());
   }
   bool pending(const std::string& id) {
-    return redis_.command({"ZSCORE", kKeys.schedule_key(), id}).type != SyncRedis::Reply::Type::Nil;
+    return redis_.command({"ZSCORE", kKeys.schedule_key(), id}).type != Reply::Type::Nil;
   }
   std::map<std::string, std::string> entry_of(const std::string& id) {
     auto states = task_states(redis_, {id});
@@ -86,7 +87,7 @@ class ClaimInvariantTest : public ::testing::Test {
   }
 
   RedisServer server_;
-  SyncRedis redis_{server_.host(), server_.port()};
+  TestConnection redis_{server_.host(), server_.port()};
   std::map<std::string, std::string> payloads_;
 };
 
@@ -95,24 +96,24 @@ TEST_F(ClaimInvariantTest, DefaultStreamWithExhaustedIdsKeepsTasksPendingOnBothP
   for (const char* id : {"a", "b", "c"}) schedule_due(id);
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto r = sweep();
-    ASSERT_TRUE(r.is_error()) << r.to_string();
+    ASSERT_TRUE(r.failed()) << r.describe();
     EXPECT_NE(r.str.find("exhausted"), std::string::npos) << r.str;
     EXPECT_NE(r.str.find("stays pending"), std::string::npos) << r.str;
     expect_invariant(redis_, payloads_, "after failed sweep " + std::to_string(attempt));
   }
   auto c = claim("b");
-  ASSERT_TRUE(c.is_error()) << c.to_string();
+  ASSERT_TRUE(c.failed()) << c.describe();
   expect_invariant(redis_, payloads_, "after a failed event claim");
   for (const char* id : {"a", "b", "c"}) EXPECT_TRUE(pending(id)) << id;
-  EXPECT_EQ(redis_.integer({"XLEN", kStream}), 1) << "only the filler";
+  EXPECT_EQ(integer(redis_, {"XLEN", kStream}), 1) << "only the filler";
 
   // Repaired (the operator moves the stream away): every task is forwarded exactly once.
   redis_.command({"RENAME", kStream, "expiry:stream:exhausted"});
   auto r = sweep();
-  ASSERT_FALSE(r.is_error()) << r.to_string();
+  ASSERT_FALSE(r.failed()) << r.describe();
   EXPECT_EQ(r.elements.at(0).integer, 3);
   expect_invariant(redis_, payloads_, "after the repair");
-  expect_exactly_once(redis_.xrange_all(kStream), payloads_);
+  expect_exactly_once(xrange_all(redis_, kStream), payloads_);
 }
 
 TEST_F(ClaimInvariantTest, PerTaskStreamWithExhaustedIdsFallsBackToTheDefaultStreamWithTheReason) {
@@ -120,50 +121,50 @@ TEST_F(ClaimInvariantTest, PerTaskStreamWithExhaustedIdsFallsBackToTheDefaultStr
   schedule_due("own", "orders:full");
   schedule_due("plain");
   auto c = claim("own");  // the event path
-  ASSERT_FALSE(c.is_error()) << c.to_string();
-  ASSERT_FALSE(sweep().is_error());
+  ASSERT_FALSE(c.failed()) << c.describe();
+  ASSERT_FALSE(sweep().failed());
   expect_invariant(redis_, payloads_, "after claim and sweep");
   auto e = entry_of("own");
   EXPECT_EQ(e["_stream"], kStream);
   EXPECT_EQ(e["undeliverable_stream"], "orders:full");
   EXPECT_NE(e["undeliverable_reason"].find("exhausted"), std::string::npos) << e["undeliverable_reason"];
-  EXPECT_EQ(redis_.integer({"XLEN", "orders:full"}), 1) << "only the filler";
-  EXPECT_EQ(entry_of("plain").count("undeliverable_stream"), 0u);
+  EXPECT_EQ(integer(redis_, {"XLEN", "orders:full"}), 1) << "only the filler";
+  EXPECT_EQ(entry_of("plain").count(entry_field::kUndeliverableStream), 0u);
 }
 
 TEST_F(ClaimInvariantTest, AFailureMidSweepLeavesEarlierTasksForwardedAndTheRestPending) {
   // Two tasks for a healthy per-task stream come first (earlier due times), then tasks for the
   // default stream, whose ids are exhausted: the call fails at the third task.
-  ASSERT_FALSE(redis_.command(schedule_argv(kKeys, "first", ScheduleMode::At, 10, "payload-first", "orders:ok")).is_error());
-  ASSERT_FALSE(redis_.command(schedule_argv(kKeys, "second", ScheduleMode::At, 11, "payload-second", "orders:ok")).is_error());
+  ASSERT_FALSE(redis_.command(schedule_argv(kKeys, "first", ScheduleMode::At, 10, "payload-first", "orders:ok")).failed());
+  ASSERT_FALSE(redis_.command(schedule_argv(kKeys, "second", ScheduleMode::At, 11, "payload-second", "orders:ok")).failed());
   payloads_["first"] = "payload-first";
   payloads_["second"] = "payload-second";
   exhaust(kStream);
   schedule_due("third");
   schedule_due("fourth");
   auto r = sweep();
-  ASSERT_TRUE(r.is_error()) << r.to_string();
+  ASSERT_TRUE(r.failed()) << r.describe();
   expect_invariant(redis_, payloads_, "after the failed sweep");
   EXPECT_FALSE(pending("first"));
   EXPECT_FALSE(pending("second"));
   EXPECT_TRUE(pending("third"));
   EXPECT_TRUE(pending("fourth"));
-  EXPECT_EQ(redis_.integer({"XLEN", "orders:ok"}), 2);
+  EXPECT_EQ(integer(redis_, {"XLEN", "orders:ok"}), 2);
 }
 
 TEST_F(ClaimInvariantTest, EveryOtherRefusalKeepsTheInvariant) {
   struct Case {
     std::string name;
     std::string stream;                              // the task's own stream ("" = default)
-    std::function<void(SyncRedis&)> break_it;        // makes a write meet a refusal
+    std::function<void(SyncConnection&)> break_it;        // makes a write meet a refusal
     bool stays_pending;                              // else: forwarded to the default stream, marked
   };
   const std::vector<Case> cases = {
-      {"default stream holds a string", "", [](SyncRedis& r) { r.command({"SET", kStream, "x"}); }, true},
-      {"per-task stream holds a hash", "orders:h", [](SyncRedis& r) { r.command({"HSET", "orders:h", "f", "v"}); },
+      {"default stream holds a string", "", [](SyncConnection& r) { r.command({"SET", kStream, "x"}); }, true},
+      {"per-task stream holds a hash", "orders:h", [](SyncConnection& r) { r.command({"HSET", "orders:h", "f", "v"}); },
        false},
       {"per-task stream inside the task key space (shadow hash edited by hand)", "",
-       [](SyncRedis& r) { r.command({"HSET", kKeys.shadow_key("t"), "stream", kKeys.shadow_key("victim")}); }, false},
+       [](SyncConnection& r) { r.command({"HSET", kKeys.shadow_key("t"), "stream", kKeys.shadow_key("victim")}); }, false},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -174,7 +175,7 @@ TEST_F(ClaimInvariantTest, EveryOtherRefusalKeepsTheInvariant) {
     c.break_it(redis_);
     for (bool event_path : {true, false}) {
       auto r = event_path ? claim("t") : sweep();
-      EXPECT_EQ(r.is_error(), c.stays_pending) << r.to_string();
+      EXPECT_EQ(r.failed(), c.stays_pending) << r.describe();
       expect_invariant(redis_, payloads_, event_path ? "after the claim" : "after the sweep");
     }
     EXPECT_EQ(pending("t"), c.stays_pending);
@@ -191,10 +192,10 @@ TEST_F(ClaimInvariantTest, ADefaultStreamInsideTheTaskKeySpaceIsRefusedBeforeAny
   schedule_due("t");
   schedule_due("victim");
   auto r = redis_.command(sweep_argv(kKeys, kKeys.shadow_key("victim"), 100, "sweep", kGroup));
-  ASSERT_TRUE(r.is_error()) << r.to_string();
+  ASSERT_TRUE(r.failed()) << r.describe();
   EXPECT_NE(r.str.find("task key space"), std::string::npos) << r.str;
   auto c = redis_.command(claim_argv(kKeys, "t", "event", kKeys.shadow_key("victim"), kGroup));
-  ASSERT_TRUE(c.is_error()) << c.to_string();
+  ASSERT_TRUE(c.failed()) << c.describe();
   expect_invariant(redis_, payloads_, "after the refused calls");
   EXPECT_TRUE(pending("t"));
   EXPECT_TRUE(pending("victim"));
@@ -202,22 +203,22 @@ TEST_F(ClaimInvariantTest, ADefaultStreamInsideTheTaskKeySpaceIsRefusedBeforeAny
 
 TEST_F(ClaimInvariantTest, DeadLetteringIntoAnExhaustedStreamLeavesTheEntryPending) {
   schedule_due("poison");
-  ASSERT_FALSE(sweep().is_error());
+  ASSERT_FALSE(sweep().failed());
   auto read = redis_.command({"XREADGROUP", "GROUP", kGroup, "c1", "COUNT", "1", "STREAMS", kStream, ">"});
-  ASSERT_FALSE(read.is_error()) << read.to_string();
+  ASSERT_FALSE(read.failed()) << read.describe();
   const std::string entry_id = read.elements.at(0).elements.at(1).elements.at(0).elements.at(0).str;
   exhaust("expiry:stream:dead");
   auto r = redis_.command({"FCALL", "expiry_dead_letter", "2", kStream, "expiry:stream:dead", kGroup, entry_id,
                            "handler failed", "5"});
-  ASSERT_TRUE(r.is_error()) << r.to_string();
+  ASSERT_TRUE(r.failed()) << r.describe();
   auto pel = redis_.command({"XPENDING", kStream, kGroup});
   EXPECT_EQ(pel.elements.at(0).integer, 1) << "the entry must stay pending, not be acknowledged";
-  EXPECT_EQ(redis_.integer({"XLEN", "expiry:stream:dead"}), 1) << "only the filler";
+  EXPECT_EQ(integer(redis_, {"XLEN", "expiry:stream:dead"}), 1) << "only the filler";
   redis_.command({"DEL", "expiry:stream:dead"});
   r = redis_.command({"FCALL", "expiry_dead_letter", "2", kStream, "expiry:stream:dead", kGroup, entry_id,
                       "handler failed", "5"});
-  ASSERT_FALSE(r.is_error()) << r.to_string();
-  EXPECT_EQ(redis_.integer({"XLEN", "expiry:stream:dead"}), 1);
+  ASSERT_FALSE(r.failed()) << r.describe();
+  EXPECT_EQ(integer(redis_, {"XLEN", "expiry:stream:dead"}), 1);
   EXPECT_EQ(redis_.command({"XPENDING", kStream, kGroup}).elements.at(0).integer, 0);
 }
 
@@ -244,7 +245,7 @@ TEST_F(ClaimInvariantTest, ARelayFacingAnExhaustedStreamLosesNothingAndForwardsO
   EXPECT_TRUE(relay->running());
   redis_.command({"RENAME", kStream, "expiry:stream:exhausted"});
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) == 5; }, 10s)) << relay->output();
-  expect_exactly_once(redis_.xrange_all(kStream), payloads_);
+  expect_exactly_once(xrange_all(redis_, kStream), payloads_);
   EXPECT_EQ(redis_.command({"KEYS", "expiry:{0}:task:*"}).elements.size(), 0u) << "orphaned shadow hashes";
   EXPECT_EQ(relay->terminate(), 0);
 }

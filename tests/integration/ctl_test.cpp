@@ -24,9 +24,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "support/child_process.h"
+#include "io/process/child_process.h"
 #include "support/redis_server.h"
-#include "support/sync_redis.h"
+#include "support/redis_client.h"
 #include "support/wait.h"
 
 namespace expiry::test {
@@ -91,16 +91,16 @@ class CtlTest : public ::testing::Test {
     return path;
   }
 
-  long long zcard() { return redis_.integer({"ZCARD", kSchedule}); }
-  long long dbsize() { return redis_.integer({"DBSIZE"}); }
+  long long zcard() { return integer(redis_, {"ZCARD", kSchedule}); }
+  long long dbsize() { return integer(redis_, {"DBSIZE"}); }
   std::optional<std::string> hget(const std::string& key, const std::string& field) {
     auto r = redis_.command({"HGET", key, field});
-    if (r.type != SyncRedis::Reply::Type::String) return std::nullopt;
+    if (r.type != Reply::Type::String) return std::nullopt;
     return r.str;
   }
 
   RedisServer server_;
-  SyncRedis redis_{server_.host(), server_.port()};
+  TestConnection redis_{server_.host(), server_.port()};
   std::string dir_;
 };
 
@@ -113,12 +113,12 @@ TEST_F(CtlTest, ScheduleCreatesMemberShadowAndTrigger) {
   ASSERT_TRUE(std::regex_search(run.output, m, std::regex("^scheduled job-1 due_ms=(\\d+)\n$"))) << run.output;
 
   auto score = redis_.command({"ZSCORE", kSchedule, "job-1"});
-  ASSERT_EQ(score.type, SyncRedis::Reply::Type::String) << score.to_string();
+  ASSERT_EQ(score.type, Reply::Type::String) << score.describe();
   EXPECT_EQ(std::stoll(score.str), std::stoll(m[1].str()));
   EXPECT_EQ(hget(shadow("job-1"), "payload"), "h\xC3\xA9llo {\"n\": 1}\ttab");
   EXPECT_EQ(hget(shadow("job-1"), "due_ms"), m[1].str());
   EXPECT_FALSE(hget(shadow("job-1"), "stream").has_value());
-  const long long pttl = redis_.integer({"PTTL", trigger("job-1")});
+  const long long pttl = integer(redis_, {"PTTL", trigger("job-1")});
   EXPECT_GT(pttl, 55000);
   EXPECT_LE(pttl, 60100);
 }
@@ -140,18 +140,18 @@ TEST_F(CtlTest, ScheduleAgainReplaces) {
   EXPECT_TRUE(contains(run.output, "(replaced an existing task)")) << run.output;
   EXPECT_EQ(zcard(), 1);
   EXPECT_EQ(hget(shadow("job-1"), "payload"), "second");
-  EXPECT_GT(redis_.integer({"PTTL", trigger("job-1")}), 100000);
+  EXPECT_GT(integer(redis_, {"PTTL", trigger("job-1")}), 100000);
 }
 
 TEST_F(CtlTest, CancelRemovesAllThreeKeys) {
   ASSERT_EQ(ctl({"schedule", "job-1", "--delay-ms", "60000", "--payload", "p"}).exit_code, 0);
-  ASSERT_EQ(redis_.integer({"EXISTS", trigger("job-1"), shadow("job-1")}), 2);
+  ASSERT_EQ(integer(redis_, {"EXISTS", trigger("job-1"), shadow("job-1")}), 2);
 
   const CtlRun run = ctl({"cancel", "job-1"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output, "cancelled job-1\n");
   EXPECT_EQ(zcard(), 0);
-  EXPECT_EQ(redis_.integer({"EXISTS", trigger("job-1"), shadow("job-1")}), 0);
+  EXPECT_EQ(integer(redis_, {"EXISTS", trigger("job-1"), shadow("job-1")}), 0);
 
   const CtlRun again = ctl({"cancel", "job-1"});
   EXPECT_EQ(again.exit_code, 0) << again.output;
@@ -271,7 +271,7 @@ TEST_F(CtlTest, BulkFileSchedulesEveryLine) {
   EXPECT_EQ(hget(shadow("bulk-1999"), "payload"), "payload 1999");
   EXPECT_EQ(hget(shadow("bulk-7"), "stream"), "other:stream");
   EXPECT_EQ(redis_.command({"ZSCORE", kSchedule, "bulk-3"}).str, "4102444800003");
-  EXPECT_EQ(redis_.integer({"EXISTS", trigger("bulk-0"), trigger("bulk-1999")}), 2);
+  EXPECT_EQ(integer(redis_, {"EXISTS", trigger("bulk-0"), trigger("bulk-1999")}), 2);
 
   // The same file again replaces every task.
   const CtlRun again = ctl({"schedule", "--file", path});
@@ -382,8 +382,8 @@ TEST_F(CtlTest, BulkStopsWhenRedisRejectsAWriteMidway) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(info, m, std::regex("used_memory:(\\d+)")));
   const long long limit = std::stoll(m[1].str()) + 2 * 1024 * 1024;  // room for roughly 500 tasks
-  ASSERT_FALSE(redis_.command({"CONFIG", "SET", "maxmemory-policy", "noeviction"}).is_error());
-  ASSERT_FALSE(redis_.command({"CONFIG", "SET", "maxmemory", std::to_string(limit)}).is_error());
+  ASSERT_FALSE(redis_.command({"CONFIG", "SET", "maxmemory-policy", "noeviction"}).failed());
+  ASSERT_FALSE(redis_.command({"CONFIG", "SET", "maxmemory", std::to_string(limit)}).failed());
 
   const CtlRun run = ctl({"schedule", "--file", path});
   redis_.command({"CONFIG", "SET", "maxmemory", "0"});
@@ -413,7 +413,7 @@ TEST_F(CtlTest, BulkStoppedBySignalReportsExactlyWhatWasWritten) {
 
   for (const auto& [sig, code, name] : {std::tuple{SIGINT, 130, "SIGINT"}, std::tuple{SIGTERM, 143, "SIGTERM"}}) {
     SCOPED_TRACE(name);
-    ASSERT_FALSE(redis_.command({"FLUSHALL"}).is_error());
+    ASSERT_FALSE(redis_.command({"FLUSHALL"}).failed());
     ChildProcess child(EXPIRY_CTL_BIN, {"schedule", "--file", path, url_flag()});
     // Validation reads the whole file first; the signal comes once writes have begun.
     ASSERT_TRUE(wait_until([&] { return zcard() > 0 || !child.running(); }, 60s)) << child.output();
@@ -440,10 +440,10 @@ TEST_F(CtlTest, BulkStoppedBySignalReportsExactlyWhatWasWritten) {
     EXPECT_EQ(std::stoll(m[2].str()), written) << "one task per line, no blank lines";
     // Exactly the first `written` lines: the last of them is scheduled, the next one is not.
     EXPECT_EQ(redis_.command({"ZSCORE", kSchedule, "int-" + std::to_string(written)}).type,
-              SyncRedis::Reply::Type::String);
+              Reply::Type::String);
     EXPECT_EQ(redis_.command({"ZSCORE", kSchedule, "int-" + std::to_string(written + 1)}).type,
-              SyncRedis::Reply::Type::Nil);
-    EXPECT_EQ(redis_.integer({"EXISTS", shadow("int-" + std::to_string(written))}), 1);
+              Reply::Type::Nil);
+    EXPECT_EQ(integer(redis_, {"EXISTS", shadow("int-" + std::to_string(written))}), 1);
     EXPECT_FALSE(contains(output, "scheduled ")) << output;
   }
 }
@@ -481,9 +481,9 @@ TEST(CtlAuthTest, WrongPasswordExits1WithoutEchoingIt) {
                          {{"EXPIRY_RELAY_REDIS_URL", base}, {"EXPIRY_RELAY_PASSWORD_FILE", good_file}});
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_FALSE(contains(ok.output, "secret")) << ok.output;
-  SyncRedis redis(server.host(), server.port());
-  ASSERT_FALSE(redis.command({"AUTH", "secret"}).is_error());
-  EXPECT_EQ(redis.integer({"ZCARD", kSchedule}), 1);
+  TestConnection redis(server.host(), server.port());
+  ASSERT_FALSE(redis.command({"AUTH", "secret"}).failed());
+  EXPECT_EQ(integer(redis, {"ZCARD", kSchedule}), 1);
   std::remove(pw_file.c_str());
   std::remove(good_file.c_str());
 }
@@ -497,12 +497,12 @@ TEST_F(CtlTest, EnvAndSharedConfigFile) {
   const CtlRun run =
       run_ctl({"schedule", "a", "--delay-ms", "60000", "--config", config}, {{"EXPIRY_RELAY_REDIS_URL", server_.url()}});
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_EQ(redis_.integer({"ZCARD", "shared:{0}:schedule"}), 1);
+  EXPECT_EQ(integer(redis_, {"ZCARD", "shared:{0}:schedule"}), 1);
   EXPECT_EQ(zcard(), 0);
 
   // A flag beats the file.
   ASSERT_EQ(ctl({"schedule", "b", "--delay-ms", "60000", "--config", config, "--namespace", "flagged"}).exit_code, 0);
-  EXPECT_EQ(redis_.integer({"ZCARD", "flagged:{0}:schedule"}), 1);
+  EXPECT_EQ(integer(redis_, {"ZCARD", "flagged:{0}:schedule"}), 1);
 
   // Keys that are neither connection nor relay options are still typos.
   const std::string typo = write_file("typo.json", R"({"namepsace": "x"})");
@@ -570,7 +570,7 @@ TEST_F(CtlTest, CheckReportsAndRepairsOrphansOfADeletedSchedule) {
   EXPECT_EQ(clean.exit_code, 0) << clean.output;
   EXPECT_TRUE(contains(clean.output, "examined 60 task keys of namespace expiry\nno orphans")) << clean.output;
 
-  ASSERT_EQ(redis_.integer({"DEL", kSchedule}), 1);
+  ASSERT_EQ(integer(redis_, {"DEL", kSchedule}), 1);
   // Keys the check must never touch: not ours, though SCAN's pattern matches the first.
   redis_.command({"SET", "expiry:{0}:tomato", "x"});
   redis_.command({"HSET", "other:{0}:task:o-1", "payload", "p"});
@@ -613,9 +613,9 @@ TEST_F(CtlTest, CheckReportsAndRepairsOrphansOfADeletedSchedule) {
   EXPECT_EQ(r["clean"], true);
   // Exactly the orphans are gone: the schedule, the two tasks' four keys and the two foreign keys remain.
   EXPECT_EQ(zcard(), 2);
-  EXPECT_EQ(redis_.integer({"EXISTS", trigger("new-1"), shadow("new-1"), trigger("o-7"), shadow("o-7")}), 4);
+  EXPECT_EQ(integer(redis_, {"EXISTS", trigger("new-1"), shadow("new-1"), trigger("o-7"), shadow("o-7")}), 4);
   EXPECT_EQ(hget(shadow("o-7"), "payload"), "again");
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:tomato", "other:{0}:task:o-1"}), 2);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:tomato", "other:{0}:task:o-1"}), 2);
   EXPECT_EQ(dbsize(), 1 + 4 + 2);
 
   const CtlRun again = ctl({"check"});
@@ -628,7 +628,7 @@ TEST_F(CtlTest, CheckReportsAndRepairsOrphansOfADeletedSchedule) {
 TEST_F(CtlTest, CheckRepairNeverDeletesATaskScheduledWhileItRuns) {
   const int kTasks = 5000;
   ASSERT_EQ(ctl({"schedule", "--file", write_file("tasks.jsonl", id_lines("r-", kTasks))}).exit_code, 0);
-  ASSERT_EQ(redis_.integer({"DEL", kSchedule}), 1);
+  ASSERT_EQ(integer(redis_, {"DEL", kSchedule}), 1);
   ChildProcess repair(EXPIRY_CTL_BIN, {"check", "--repair", "--json", url_flag()});
   // Schedule every other id again, from the end (the scan's order is the hash table's, not ours).
   for (int start = kTasks - 1; start >= 0; start -= 500) {
@@ -638,9 +638,9 @@ TEST_F(CtlTest, CheckRepairNeverDeletesATaskScheduledWhileItRuns) {
       const std::string id = "r-" + std::to_string(i);
       cmds.push_back({"FCALL", "expiry_schedule", "3", kSchedule, trigger(id), shadow(id), id, "delay", "3600000", "q"});
     }
-    std::vector<SyncRedis::Reply> replies;
-    redis_.pipeline(cmds, &replies);
-    for (const auto& reply : replies) ASSERT_FALSE(reply.is_error()) << reply.to_string();
+    std::vector<Reply> replies;
+    pipeline(redis_, cmds, &replies);
+    for (const auto& reply : replies) ASSERT_FALSE(reply.failed()) << reply.describe();
   }
   auto rc = repair.wait_exit(60s);
   ASSERT_TRUE(rc.has_value()) << repair.output();
@@ -657,8 +657,8 @@ TEST_F(CtlTest, CheckRepairNeverDeletesATaskScheduledWhileItRuns) {
     const std::string id = "r-" + std::to_string(i);
     cmds.push_back({"EXISTS", trigger(id), shadow(id)});
   }
-  std::vector<SyncRedis::Reply> exists;
-  redis_.pipeline(cmds, &exists);
+  std::vector<Reply> exists;
+  pipeline(redis_, cmds, &exists);
   int wrong = 0;
   for (int i = 0; i < kTasks; ++i) {
     const long long want = i % 2 == 0 ? 2 : 0;  // scheduled: both keys; not: neither
@@ -696,7 +696,7 @@ TEST_F(CtlTest, StatsJsonCountsPendingAndOverdue) {
   EXPECT_TRUE(j["group_lag"].is_null());
   EXPECT_TRUE(j["group_pending"].is_null());
 
-  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "0", "MKSTREAM"}).is_error());
+  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "0", "MKSTREAM"}).failed());
   for (int i = 0; i < 3; ++i) redis_.command({"XADD", "expiry:stream", "*", "id", "x" + std::to_string(i)});
   redis_.command({"XREADGROUP", "GROUP", "workers", "c1", "COUNT", "1", "STREAMS", "expiry:stream", ">"});
   run = ctl({"stats", "--json"});
@@ -714,13 +714,13 @@ TEST_F(CtlTest, StatsJsonCountsPendingAndOverdue) {
 }
 
 TEST_F(CtlTest, LoadFunctionsAndAutomaticReload) {
-  ASSERT_FALSE(redis_.command({"FUNCTION", "FLUSH"}).is_error());
+  ASSERT_FALSE(redis_.command({"FUNCTION", "FLUSH"}).failed());
   const CtlRun load = ctl({"load-functions"});
   EXPECT_EQ(load.exit_code, 0) << load.output;
   EXPECT_EQ(load.output, "expiry_v1\n");
-  EXPECT_TRUE(contains(redis_.command({"FUNCTION", "LIST"}).to_string(), "expiry_v1"));
+  EXPECT_TRUE(contains(redis_.command({"FUNCTION", "LIST"}).describe(), "expiry_v1"));
 
-  ASSERT_FALSE(redis_.command({"FUNCTION", "FLUSH"}).is_error());
+  ASSERT_FALSE(redis_.command({"FUNCTION", "FLUSH"}).failed());
   const CtlRun schedule = ctl({"schedule", "a", "--delay-ms", "60000"});
   EXPECT_EQ(schedule.exit_code, 0) << schedule.output;
   EXPECT_EQ(zcard(), 1);
@@ -752,7 +752,7 @@ TEST_F(CtlTest, TailPrintsEntriesOthersAdd) {
 }
 
 // The XREAD calls Redis has run so far (INFO commandstats).
-long long xread_calls(SyncRedis& redis) {
+long long xread_calls(SyncConnection& redis) {
   const std::string info = redis.command({"INFO", "commandstats"}).str;
   std::smatch m;
   if (!std::regex_search(info, m, std::regex("cmdstat_xread:calls=(\\d+)"))) return 0;
@@ -770,7 +770,7 @@ size_t count_of(const std::string& haystack, const std::string& needle) {
 TEST_F(CtlTest, StatsAndTailUseTheRelaysStreamAndGroup) {
   const std::string config =
       write_file("relay.json", R"({"stream": "shop:fired", "group": "billing", "sweep_batch": 50})");
-  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "shop:fired", "billing", "0", "MKSTREAM"}).is_error());
+  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "shop:fired", "billing", "0", "MKSTREAM"}).failed());
   const auto fired = redis_.command({"XADD", "shop:fired", "*", "id", "t1", "payload", "p"});
   const auto elsewhere = redis_.command({"XADD", "expiry:stream", "*", "id", "elsewhere"});
   redis_.command({"XADD", "expiry:stream", "*", "id", "elsewhere-2"});
@@ -838,7 +838,7 @@ TEST_F(CtlTest, StatsSaysWhenTheStreamDoesNotExist) {
   EXPECT_EQ(j["group_exists"], false);
 
   // Once the relay has created it (with its group), both say so.
-  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "$", "MKSTREAM"}).is_error());
+  ASSERT_FALSE(redis_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "$", "MKSTREAM"}).failed());
   run = ctl({"stats"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_TRUE(contains(run.output, "stream_exists: true\nstream_length: 0\n")) << run.output;

@@ -18,6 +18,7 @@
 //  12 redis.conf binds loopback                 (configuration; .gitignore covers appendonlydir/)
 //  13 log lines                                 Handshake.*, RelayNotifications.RequireNotificationsMakesItFatal
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -44,7 +45,7 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 class FirstHourTest : public ::testing::Test {
  protected:
   RedisServer server_;
-  SyncRedis redis_{server_.host(), server_.port()};
+  TestConnection redis_{server_.host(), server_.port()};
   const KeyLayout keys_{"expiry"};
 };
 
@@ -52,24 +53,24 @@ TEST_F(FirstHourTest, RescheduleMovesAPendingTaskAndKeepsItsPayloadAndStream) {
   auto s = run_ctl(server_, {"schedule", "order:42", "--delay-ms", "600000", "--payload", "{\"order_id\":\"42\"}",
                              "--stream", "orders:timeouts"});
   ASSERT_EQ(s.exit_code, 0) << s.output;
-  const long long before = redis_.integer({"PTTL", keys_.trigger_key("order:42")});
+  const long long before = integer(redis_, {"PTTL", keys_.trigger_key("order:42")});
   auto r = run_ctl(server_, {"reschedule", "order:42", "--delay-ms", "200"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(has(r.output, "rescheduled order:42")) << r.output;
   EXPECT_EQ(redis_.command({"HGET", keys_.shadow_key("order:42"), "payload"}).str, "{\"order_id\":\"42\"}");
   EXPECT_EQ(redis_.command({"HGET", keys_.shadow_key("order:42"), "stream"}).str, "orders:timeouts");
-  EXPECT_LT(redis_.integer({"PTTL", keys_.trigger_key("order:42")}), before) << "the trigger moved with the task";
+  EXPECT_LT(integer(redis_, {"PTTL", keys_.trigger_key("order:42")}), before) << "the trigger moved with the task";
   // A relay forwards it at the new time, with its payload, to its own stream.
   auto relay = start_relay(server_, "r1");
   ASSERT_TRUE(wait_until([&] { return xlen(redis_, "orders:timeouts") == 1; }, 10s)) << relay->output();
-  auto e = redis_.xrange_all("orders:timeouts").at(0);
-  EXPECT_EQ(e.at("payload"), "{\"order_id\":\"42\"}");
-  EXPECT_LT(std::stoll(e.at("fired_ms")) - std::stoll(e.at("due_ms")), 1000);
+  auto e = xrange_all(redis_, "orders:timeouts").at(0);
+  EXPECT_EQ(e.at(entry_field::kPayload), "{\"order_id\":\"42\"}");
+  EXPECT_LT(std::stoll(e.at(entry_field::kFiredMs)) - std::stoll(e.at(entry_field::kDueMs)), 1000);
   // Not pending any more: exit 3, and nothing is written.
   auto again = run_ctl(server_, {"reschedule", "order:42", "--delay-ms", "200"});
   EXPECT_EQ(again.exit_code, 3) << again.output;
   EXPECT_TRUE(has(again.output, "not pending")) << again.output;
-  EXPECT_EQ(redis_.integer({"EXISTS", keys_.shadow_key("order:42"), keys_.trigger_key("order:42")}), 0);
+  EXPECT_EQ(integer(redis_, {"EXISTS", keys_.shadow_key("order:42"), keys_.trigger_key("order:42")}), 0);
   EXPECT_EQ(zcard(redis_), 0);
   EXPECT_EQ(run_ctl(server_, {"reschedule", "order:42"}).exit_code, 2) << "one of --delay-ms or --at-ms is needed";
 }
@@ -98,7 +99,7 @@ TEST(FirstHour, EvictionPolicyOtherThanNoevictionWarnsOrExitsWithRequireNoevicti
   RedisServer::Options opts;
   opts.extra_config_lines = {"maxmemory-policy allkeys-lru"};
   RedisServer server(opts);
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   auto relay = start_relay(server, "r1");
   wait_relay_ready(redis, "r1", *relay);
   ASSERT_TRUE(wait_until([&] { return has(relay->output(), "maxmemory-policy is 'allkeys-lru'"); }, 10s))
@@ -127,7 +128,7 @@ TEST_F(FirstHourTest, TasksScheduledAlreadyDueStayOutOfTheLatenessHistogram) {
   auto relay = start_relay(server_, "r1", {"--metrics-port", std::to_string(port)});
   wait_relay_ready(redis_, "r1", *relay);
   redis_.command(load_library_argv());
-  ASSERT_FALSE(redis_.command(schedule_argv(keys_, "past", ScheduleMode::At, 1, "p")).is_error());
+  ASSERT_FALSE(redis_.command(schedule_argv(keys_, "past", ScheduleMode::At, 1, "p")).failed());
   schedule_all(redis_, {{"future", 100, "p"}});
   std::string text;
   ASSERT_TRUE(wait_until(
@@ -143,7 +144,7 @@ TEST_F(FirstHourTest, TasksScheduledAlreadyDueStayOutOfTheLatenessHistogram) {
 
 TEST(FirstHour, HealthzTurnsUnhealthyAfterTheDocumentedLimitWithoutRedisAndReadyzAgreesWithMetrics) {
   RedisServer server;
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   const int port = free_port();
   auto relay = start_relay(server, "r1", {"--metrics-port", std::to_string(port), "--unhealthy-after-ms", "1500"});
   wait_relay_ready(redis, "r1", *relay);

@@ -94,11 +94,11 @@ TEST_P(MaxClientsTest, IsRetriedUntilASlotFreesAndTheReasonIsLogged) {
   if (with_password) opts.extra_config_lines.push_back("requirepass s3cret");
   RedisServer server(opts);
   auto fill = [&] {
-    auto c = std::make_unique<SyncRedis>(server.host(), server.port());
+    auto c = connect_redis(server.host(), server.port());
     if (with_password) c->command({"AUTH", "s3cret"});
     return c;
   };
-  std::vector<std::unique_ptr<SyncRedis>> holders;
+  std::vector<std::unique_ptr<SyncConnection>> holders;
   for (int i = 0; i < 4; ++i) holders.push_back(fill());  // every slot taken
   const std::string url = with_password ? "redis://:s3cret@127.0.0.1:" + std::to_string(server.port()) + "/0"
                                         : server.url();
@@ -109,7 +109,7 @@ TEST_P(MaxClientsTest, IsRetriedUntilASlotFreesAndTheReasonIsLogged) {
   EXPECT_TRUE(relay.running()) << "a momentary maxclients is not a configuration error:\n" << relay.output();
   EXPECT_EQ(count_of(relay.output(), "connection ready"), 0u) << relay.output();
   holders.clear();  // slots free up
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   if (with_password) redis.command({"AUTH", "s3cret"});
   ASSERT_TRUE(wait_until([&] { return relay_ready(redis, "r1"); }, 10s)) << relay.output();
   schedule_all(redis, {{"after", 50, "p"}});

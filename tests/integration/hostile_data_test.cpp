@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -56,7 +57,7 @@ double cpu_seconds(pid_t pid) {
 }
 
 // Calls of FCALL the server has executed (INFO commandstats), whoever sent them.
-long long fcall_calls(SyncRedis& redis) {
+long long fcall_calls(SyncConnection& redis) {
   const std::string info = redis.command({"INFO", "commandstats"}).str;
   const std::string head = "cmdstat_fcall:calls=";
   const auto pos = info.find(head);
@@ -100,7 +101,7 @@ class HostileDataTest : public ::testing::Test {
 
   // Waits until the relay is subscribed, has prepared Redis (through `redis`, a connection to
   // its database) and has answered its first sweep.
-  void wait_ready(SyncRedis& redis) {
+  void wait_ready(SyncConnection& redis) {
     ASSERT_NO_FATAL_FAILURE(wait_relay_ready(redis, "r1", *relay_));
     ASSERT_TRUE(wait_until([&] { return metric("expiry_relay_sweep_batches_total") >= 1; }, 10s))
         << relay_->output();
@@ -153,27 +154,27 @@ class HostileDataTest : public ::testing::Test {
     Entries entries;
     ASSERT_TRUE(wait_until(
         [&] {
-          entries = redis_.xrange_all("expiry:stream");
+          entries = xrange_all(redis_, "expiry:stream");
           for (const auto& e : entries) {
-            if (e.at("id") == id) return true;
+            if (e.at(entry_field::kId) == id) return true;
           }
           return false;
         },
         10s))
         << relay_->output();
     for (const auto& e : entries) {
-      if (e.at("id") != id) continue;
-      EXPECT_EQ(std::stoll(e.at("due_ms")), due.at(id));
-      const long long late = std::stoll(e.at("fired_ms")) - std::stoll(e.at("due_ms"));
+      if (e.at(entry_field::kId) != id) continue;
+      EXPECT_EQ(std::stoll(e.at(entry_field::kDueMs)), due.at(id));
+      const long long late = std::stoll(e.at(entry_field::kFiredMs)) - std::stoll(e.at(entry_field::kDueMs));
       EXPECT_GE(late, 0);
       EXPECT_LT(late, 500) << "task " << id << " fired " << late << " ms late";
-      EXPECT_EQ(e.at("payload"), "on time");
+      EXPECT_EQ(e.at(entry_field::kPayload), "on time");
     }
   }
 
   // A huge score as the only member must not make the relay sweep in a loop.
   void expect_no_busy_loop_with_member_scored(const std::string& score) {
-    ASSERT_EQ(redis_.integer({"ZADD", kSchedule, score, "far"}), 1);
+    ASSERT_EQ(integer(redis_, {"ZADD", kSchedule, score, "far"}), 1);
     start();
     ASSERT_NO_FATAL_FAILURE(wait_ready());
     const Usage before = usage();
@@ -181,7 +182,7 @@ class HostileDataTest : public ::testing::Test {
     // The schedule FCALL, and at most a claim by event besides the sweeps.
     ASSERT_NO_FATAL_FAILURE(expect_idle_since(before, 3s, 2));
     auto kept = redis_.command({"ZSCORE", kSchedule, "far"});
-    ASSERT_EQ(kept.type, SyncRedis::Reply::Type::String) << "the far member must stay in the schedule";
+    ASSERT_EQ(kept.type, Reply::Type::String) << "the far member must stay in the schedule";
     EXPECT_EQ(std::stod(kept.str), std::stod(score)) << kept.str;
     EXPECT_EQ(zcard(redis_), 1);
     EXPECT_EQ(xlen(redis_), 1) << "only the normal task was forwarded";
@@ -193,10 +194,10 @@ class HostileDataTest : public ::testing::Test {
     return run_to_exit(EXPIRY_CTL_BIN, args);
   }
 
-  long long dbsize() { return redis_.integer({"DBSIZE"}); }
+  long long dbsize() { return integer(redis_, {"DBSIZE"}); }
 
   RedisServer server_;
-  SyncRedis redis_{server_.host(), server_.port()};
+  TestConnection redis_{server_.host(), server_.port()};
   int metrics_port_ = 0;
   std::unique_ptr<ChildProcess> relay_;
 };
@@ -212,7 +213,7 @@ TEST_F(HostileDataTest, AMemberScoredPlusInfDoesNotMakeTheRelaySpin) {
 }
 
 TEST_F(HostileDataTest, AMemberScoredMinusInfIsDueAndForwardedOnce) {
-  ASSERT_EQ(redis_.integer({"ZADD", kSchedule, "-inf", "gone"}), 1);
+  ASSERT_EQ(integer(redis_, {"ZADD", kSchedule, "-inf", "gone"}), 1);
   start();
   ASSERT_NO_FATAL_FAILURE(wait_ready());
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 10s)) << relay_->output();
@@ -221,10 +222,10 @@ TEST_F(HostileDataTest, AMemberScoredMinusInfIsDueAndForwardedOnce) {
   const double sweeps = metric("expiry_relay_sweep_batches_total");
   ASSERT_TRUE(wait_until([&] { return metric("expiry_relay_sweep_batches_total") >= sweeps + 2; }, 10s))
       << relay_->output();
-  const auto entries = redis_.xrange_all("expiry:stream");
+  const auto entries = xrange_all(redis_, "expiry:stream");
   ASSERT_EQ(entries.size(), 1u);
-  EXPECT_EQ(entries[0].at("id"), "gone");
-  EXPECT_EQ(entries[0].at("missing_payload"), "absent") << "a hand-written member has no shadow hash";
+  EXPECT_EQ(entries[0].at(entry_field::kId), "gone");
+  EXPECT_EQ(entries[0].at(entry_field::kMissingPayload), "absent") << "a hand-written member has no shadow hash";
   EXPECT_EQ(metric("expiry_relay_tasks_scheduled_already_due_total"), 1) << "no lateness for an unknown schedule time";
   EXPECT_EQ(metric("expiry_relay_lateness_seconds_count"), 0);
   EXPECT_TRUE(relay_->running());
@@ -235,7 +236,7 @@ TEST_F(HostileDataTest, ForgedWakeMessagesAtTheLimitsOfLongLongDoNotMakeTheRelay
   ASSERT_NO_FATAL_FAILURE(wait_ready());
   const Usage before = usage();
   for (const char* due : {"9223372036854775807", "-9223372036854775808"}) {
-    EXPECT_EQ(redis_.integer({"PUBLISH", "expiry:{0}:wake", due}), 1) << "the relay is subscribed";
+    EXPECT_EQ(integer(redis_, {"PUBLISH", "expiry:{0}:wake", due}), 1) << "the relay is subscribed";
   }
   ASSERT_TRUE(wait_until([&] { return metric("expiry_relay_wakeups_total") >= 2; }, 5s)) << relay_->output();
   ASSERT_NO_FATAL_FAILURE(expect_task_fires_on_time("after-wake"));
@@ -257,7 +258,7 @@ TEST_F(HostileDataTest, TriggerKeysWithInvalidIdsAreCountedLoggedRarelyAndClaimN
   for (int i = 0; i < kKeys; ++i) {
     cmds.push_back({"SET", "expiry:{0}:t:bad" + kinds[i % 3] + std::to_string(i), "1", "PX", "50"});
   }
-  redis_.pipeline(cmds);
+  pipeline(redis_, cmds);
   ASSERT_TRUE(wait_until([&] { return metric("expiry_relay_events_invalid_id_total") == kKeys; }, 30s))
       << "invalid-id events counted: " << metric("expiry_relay_events_invalid_id_total") << "\n"
       << relay_->output();
@@ -294,7 +295,7 @@ TEST_F(HostileDataTest, TriggerKeysWithInvalidIdsAreCountedLoggedRarelyAndClaimN
 // ---------------------------------------------------------------- c. producers on another database
 
 TEST_F(HostileDataTest, ARelayOnDb1ReportsTriggerKeysExpiringInDb0AndLeavesThemAlone) {
-  SyncRedis db1(server_.host(), server_.port());
+  TestConnection db1(server_.host(), server_.port());
   db1.command({"SELECT", "1"});
   start({}, server_.url(1));
   ASSERT_NO_FATAL_FAILURE(wait_ready(db1));
@@ -315,8 +316,8 @@ TEST_F(HostileDataTest, ARelayOnDb1ReportsTriggerKeysExpiringInDb0AndLeavesThemA
   const double sweeps = metric("expiry_relay_sweep_batches_total");
   ASSERT_TRUE(wait_until([&] { return metric("expiry_relay_sweep_batches_total") >= sweeps + 1; }, 10s));
   EXPECT_EQ(zcard(redis_), 1);
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:db0-task"}), 1);
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:stream"}), 0);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:task:db0-task"}), 1);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:stream"}), 0);
   EXPECT_EQ(xlen(db1), 0);
   EXPECT_EQ(zcard(db1), 0);
   EXPECT_EQ(metric("expiry_relay_claim_errors_total"), 0);
@@ -338,11 +339,11 @@ TEST_F(HostileDataTest, TheLibraryRefusesKeysUnderAnotherBucketOrPrefix) {
   for (const auto& l : layouts) {
     auto r = redis_.command({"FCALL", "expiry_schedule", "3", l.schedule, l.trigger, l.shadow, "a", "delay", "100",
                              "p"});
-    ASSERT_TRUE(r.is_error()) << l.schedule << ": " << r.to_string();
+    ASSERT_TRUE(r.failed()) << l.schedule << ": " << r.describe();
     EXPECT_EQ(r.str.rfind("ERR expiry: ", 0), 0u) << r.str;
     EXPECT_TRUE(contains(r.str, l.message)) << r.str;
     auto keys = redis_.command({"KEYS", "*"});
-    EXPECT_TRUE(keys.elements.empty()) << l.schedule << " wrote " << keys.to_string();
+    EXPECT_TRUE(keys.elements.empty()) << l.schedule << " wrote " << keys.describe();
     EXPECT_EQ(dbsize(), 0);
   }
 
@@ -356,22 +357,22 @@ TEST_F(HostileDataTest, TheLibraryRefusesKeysUnderAnotherBucketOrPrefix) {
   for (const std::string prefix : {"expiry:{1}:", "expiry:0:"}) {
     auto sweep = redis_.command({"FCALL", "expiry_sweep", "2", prefix + "schedule", "expiry:stream", "100", "sweep",
                                  "workers"});
-    ASSERT_TRUE(sweep.is_error()) << prefix << ": " << sweep.to_string();
+    ASSERT_TRUE(sweep.failed()) << prefix << ": " << sweep.describe();
     EXPECT_EQ(sweep.str.rfind("ERR expiry: ", 0), 0u) << sweep.str;
     auto cancel = redis_.command(
         {"FCALL", "expiry_cancel", "3", prefix + "schedule", prefix + "t:a", prefix + "task:a", "a"});
-    ASSERT_TRUE(cancel.is_error()) << prefix << ": " << cancel.to_string();
+    ASSERT_TRUE(cancel.failed()) << prefix << ": " << cancel.describe();
     EXPECT_EQ(cancel.str.rfind("ERR expiry: ", 0), 0u) << cancel.str;
     auto claim = redis_.command({"FCALL", "expiry_claim", "4", prefix + "schedule", prefix + "t:a", prefix + "task:a",
                                  "expiry:stream", "a", "event", "workers"});
-    ASSERT_TRUE(claim.is_error()) << prefix << ": " << claim.to_string();
+    ASSERT_TRUE(claim.failed()) << prefix << ": " << claim.describe();
     EXPECT_EQ(claim.str.rfind("ERR expiry: ", 0), 0u) << claim.str;
   }
   for (const std::string prefix : {"expiry:{1}:", "expiry:0:"}) {
-    EXPECT_EQ(redis_.integer({"ZCARD", prefix + "schedule"}), 1) << prefix;
-    EXPECT_EQ(redis_.integer({"EXISTS", prefix + "task:a", prefix + "t:a"}), 2) << prefix;
+    EXPECT_EQ(integer(redis_, {"ZCARD", prefix + "schedule"}), 1) << prefix;
+    EXPECT_EQ(integer(redis_, {"EXISTS", prefix + "task:a", prefix + "t:a"}), 2) << prefix;
   }
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:stream"}), 0) << "no stream may be created";
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:stream"}), 0) << "no stream may be created";
   EXPECT_EQ(dbsize(), 6);
 }
 
@@ -381,21 +382,21 @@ TEST_F(HostileDataTest, TheLibraryRefusesAStreamInsideTheTaskKeySpace) {
   redis_.command(load_library_argv());
   for (const std::string stream : {"expiry:{0}:task:b", "expiry:{0}:t:b", "expiry:{0}:schedule", "expiry:{7}:x"}) {
     auto r = redis_.command(schedule_argv(KeyLayout("expiry"), "a", ScheduleMode::Delay, 100, "p", stream));
-    ASSERT_TRUE(r.is_error()) << stream << ": " << r.to_string();
+    ASSERT_TRUE(r.failed()) << stream << ": " << r.describe();
     EXPECT_EQ(r.str.rfind("ERR expiry: ", 0), 0u) << r.str;
     EXPECT_TRUE(contains(r.str, "task key space")) << r.str;
     EXPECT_EQ(dbsize(), 0) << stream;
   }
   // The relay's default stream there: sweep and claim refuse before touching anything.
-  ASSERT_FALSE(redis_.command(schedule_argv(KeyLayout("expiry"), "a", ScheduleMode::At, 1, "p")).is_error());
+  ASSERT_FALSE(redis_.command(schedule_argv(KeyLayout("expiry"), "a", ScheduleMode::At, 1, "p")).failed());
   auto sweep = redis_.command(sweep_argv(KeyLayout("expiry"), "expiry:{0}:task:b", 100, "sweep", "workers"));
-  ASSERT_TRUE(sweep.is_error()) << sweep.to_string();
+  ASSERT_TRUE(sweep.failed()) << sweep.describe();
   EXPECT_TRUE(contains(sweep.str, "task key space")) << sweep.str;
   auto claim = redis_.command(claim_argv(KeyLayout("expiry"), "a", "event", "expiry:{0}:task:b", "workers"));
-  ASSERT_TRUE(claim.is_error()) << claim.to_string();
+  ASSERT_TRUE(claim.failed()) << claim.describe();
   EXPECT_TRUE(contains(claim.str, "task key space")) << claim.str;
   EXPECT_EQ(zcard(redis_), 1);
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:b"}), 0);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:task:b"}), 0);
 }
 
 TEST_F(HostileDataTest, ExpiryCtlRefusesAStreamInsideTheTaskKeySpace) {
@@ -445,24 +446,24 @@ TEST_F(HostileDataTest, AShadowHashPointingIntoTheTaskKeySpaceIsForwardedToTheDe
   ASSERT_NO_FATAL_FAILURE(wait_ready());
   schedule_all(redis_, {{"y", 600000, "y's payload"}, {"x", 300, "x's payload"}});
   const auto y_before = redis_.command({"HGETALL", "expiry:{0}:task:y"});
-  ASSERT_EQ(redis_.integer({"HSET", "expiry:{0}:task:x", "stream", "expiry:{0}:task:y"}), 1);
+  ASSERT_EQ(integer(redis_, {"HSET", "expiry:{0}:task:x", "stream", "expiry:{0}:task:y"}), 1);
 
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 10s)) << relay_->output();
-  const auto entries = redis_.xrange_all("expiry:stream");
+  const auto entries = xrange_all(redis_, "expiry:stream");
   ASSERT_EQ(entries.size(), 1u);
   const auto& e = entries[0];
-  EXPECT_EQ(e.at("id"), "x");
-  EXPECT_EQ(e.at("payload"), "x's payload");
-  ASSERT_EQ(e.count("undeliverable_stream"), 1u);
-  EXPECT_EQ(e.at("undeliverable_stream"), "expiry:{0}:task:y");
-  ASSERT_EQ(e.count("undeliverable_reason"), 1u);
-  EXPECT_TRUE(contains(e.at("undeliverable_reason"), "task key space")) << e.at("undeliverable_reason");
+  EXPECT_EQ(e.at(entry_field::kId), "x");
+  EXPECT_EQ(e.at(entry_field::kPayload), "x's payload");
+  ASSERT_EQ(e.count(entry_field::kUndeliverableStream), 1u);
+  EXPECT_EQ(e.at(entry_field::kUndeliverableStream), "expiry:{0}:task:y");
+  ASSERT_EQ(e.count(entry_field::kUndeliverableReason), 1u);
+  EXPECT_TRUE(contains(e.at(entry_field::kUndeliverableReason), "task key space")) << e.at(entry_field::kUndeliverableReason);
   // y's shadow hash is untouched and y still pending.
   EXPECT_EQ(redis_.command({"TYPE", "expiry:{0}:task:y"}).str, "hash");
-  EXPECT_EQ(redis_.command({"HGETALL", "expiry:{0}:task:y"}).to_string(), y_before.to_string());
+  EXPECT_EQ(redis_.command({"HGETALL", "expiry:{0}:task:y"}).describe(), y_before.describe());
   EXPECT_EQ(zcard(redis_), 1);
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:t:y"}), 1);
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:x", "expiry:{0}:t:x"}), 0);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:t:y"}), 1);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:task:x", "expiry:{0}:t:x"}), 0);
 }
 
 // ---------------------------------------------------------------- f. invisible and line-breaking ids
@@ -473,7 +474,7 @@ TEST_F(HostileDataTest, IdsWithNelLineSeparatorOrBomAreRejectedByLibraryAndCtl) 
       {"order" + kNel + "42", "U+0085"}, {"order" + kLineSep + "42", "U+2028"}, {kBom + "order42", "U+FEFF"}};
   for (const auto& [id, code_point] : ids) {
     auto r = redis_.command(schedule_argv(KeyLayout("expiry"), id, ScheduleMode::Delay, 100, "p"));
-    ASSERT_TRUE(r.is_error()) << code_point << ": " << r.to_string();
+    ASSERT_TRUE(r.failed()) << code_point << ": " << r.describe();
     EXPECT_EQ(r.str.rfind("ERR expiry: ", 0), 0u) << r.str;
     EXPECT_TRUE(contains(r.str, code_point)) << r.str;
     EXPECT_EQ(dbsize(), 0) << code_point;
@@ -494,11 +495,11 @@ TEST_F(HostileDataTest, ATaskScheduledAlreadyDueIsCountedApartFromTheLatencyHist
   ASSERT_EQ(metric("expiry_relay_tasks_scheduled_already_due_total"), 0);
   // Due at 1 ms after the epoch: decades "late" if it were measured.
   auto r = redis_.command(schedule_argv(KeyLayout("expiry"), "ancient", ScheduleMode::At, 1, "p"));
-  ASSERT_FALSE(r.is_error()) << r.to_string();
+  ASSERT_FALSE(r.failed()) << r.describe();
   ASSERT_TRUE(wait_until([&] { return metric("expiry_relay_tasks_scheduled_already_due_total") == 1; }, 10s))
       << relay_->output();
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s));
-  EXPECT_EQ(redis_.xrange_all("expiry:stream")[0].at("id"), "ancient");
+  EXPECT_EQ(xrange_all(redis_, "expiry:stream")[0].at(entry_field::kId), "ancient");
   EXPECT_EQ(metric("expiry_relay_lateness_seconds_count"), 0);
   EXPECT_LT(metric("expiry_relay_lateness_seconds_sum"), 1.0);
 

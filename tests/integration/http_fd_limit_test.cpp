@@ -22,6 +22,7 @@
 
 #include "orders/order_canceller.h"
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -234,7 +235,7 @@ class HttpFdLimitTest : public ::testing::Test {
   }
 
   RedisServer server_;
-  SyncRedis redis_{server_.host(), server_.port()};
+  TestConnection redis_{server_.host(), server_.port()};
 };
 
 TEST_F(HttpFdLimitTest, RelayForwardsOnTimeWhileHttpIsHeldAtItsCapAndRedisConnectionsAreKilled) {
@@ -271,8 +272,8 @@ TEST_F(HttpFdLimitTest, RelayForwardsOnTimeWhileHttpIsHeldAtItsCapAndRedisConnec
   ASSERT_TRUE(wait_fds_at_least(pid, base_fds + kHttpCap, most_fds)) << open_fds(pid) << " descriptors";
 
   // Both Redis connections go; with no descriptor to spare they could not be reopened.
-  EXPECT_GE(redis_.integer({"CLIENT", "KILL", "TYPE", "pubsub"}), 1);
-  EXPECT_GE(redis_.integer({"CLIENT", "KILL", "TYPE", "normal"}), 1);  // SKIPME yes: not ours
+  EXPECT_GE(integer(redis_, {"CLIENT", "KILL", "TYPE", "pubsub"}), 1);
+  EXPECT_GE(integer(redis_, {"CLIENT", "KILL", "TYPE", "normal"}), 1);  // SKIPME yes: not ours
   std::vector<Task> tasks;
   for (int i = 0; i < 200; ++i) tasks.push_back({"fd-" + std::to_string(i), 500 + i * 10, "p" + std::to_string(i)});
   const auto due = schedule_all(redis_, tasks);
@@ -291,12 +292,12 @@ TEST_F(HttpFdLimitTest, RelayForwardsOnTimeWhileHttpIsHeldAtItsCapAndRedisConnec
   const auto cpu = cpu_time(pid) - cpu_before;
   const long long log_growth = file_size(relay->log_path()) - log_before;
 
-  const auto entries = redis_.xrange_all("expiry:stream");
+  const auto entries = xrange_all(redis_, "expiry:stream");
   std::map<std::string, std::string> expected;
   for (const auto& t : tasks) expected[t.id] = t.payload;
   expect_exactly_once(entries, expected);
   std::vector<long long> lateness;
-  for (const auto& e : entries) lateness.push_back(std::stoll(e.at("fired_ms")) - std::stoll(e.at("due_ms")));
+  for (const auto& e : entries) lateness.push_back(std::stoll(e.at(entry_field::kFiredMs)) - std::stoll(e.at(entry_field::kDueMs)));
   std::sort(lateness.begin(), lateness.end());
   const long long p50 = percentile(lateness, 0.50);
   const long long p99 = percentile(lateness, 0.99);
@@ -344,10 +345,11 @@ TEST_F(HttpFdLimitTest, CancellerKeepsCancellingWhileHttpIsHeldAtItsCap) {
   SlowClients clients(port, 200);
   int most_fds = base_fds;
   ASSERT_TRUE(wait_fds_at_least(pid, base_fds + kHttpCap, most_fds)) << open_fds(pid) << " descriptors";
-  EXPECT_GE(redis_.integer({"CLIENT", "KILL", "TYPE", "normal"}), 1);  // its connections reopen
+  EXPECT_GE(integer(redis_, {"CLIENT", "KILL", "TYPE", "normal"}), 1);  // its connections reopen
   redis_.command({"HSET", "order:held", "status", "pending"});
-  redis_.command({"XADD", "expiry:stream", "*", "id", "order:held", "payload",
-                  nlohmann::json{{"order_id", "held"}}.dump(), "due_ms", "1", "fired_ms", "1", "via", "sweep"});
+  redis_.command({"XADD", "expiry:stream", "*", entry_field::kId, "order:held", entry_field::kPayload,
+                  nlohmann::json{{"order_id", "held"}}.dump(), entry_field::kDueMs, "1", entry_field::kFiredMs, "1",
+                  entry_field::kVia, entry_field::kViaSweep});
   ASSERT_TRUE(wait_until(
       [&] {
         most_fds = std::max(most_fds, open_fds(pid));

@@ -7,6 +7,7 @@
 
 #include "orders/order_canceller.h"
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -31,7 +32,7 @@ class OrderSimTest : public ::testing::Test {
 
   bool group_exists(const std::string& stream) {
     auto groups = redis_.command({"XINFO", "GROUPS", stream});
-    return !groups.is_error() && !groups.elements.empty();
+    return !groups.failed() && !groups.elements.empty();
   }
 
   std::unique_ptr<ChildProcess> start_sim(std::vector<std::string> extra) {
@@ -41,7 +42,7 @@ class OrderSimTest : public ::testing::Test {
                                           server_.dir() + "/order-sim.log");
   }
 
-  bool order_exists(long long n) { return redis_.integer({"EXISTS", "order:t-" + std::to_string(n)}) == 1; }
+  bool order_exists(long long n) { return integer(redis_, {"EXISTS", "order:t-" + std::to_string(n)}) == 1; }
 
   // The number on the summary line that starts with `label`, or -1.
   static long long summary_number(const std::string& output, const std::string& label) {
@@ -60,7 +61,7 @@ class OrderSimTest : public ::testing::Test {
       std::map<std::string, std::string> kv;
       for (size_t i = 0; i + 1 < g.elements.size(); i += 2) {
         const auto& v = g.elements[i + 1];
-        kv[g.elements[i].str] = v.type == SyncRedis::Reply::Type::Integer ? std::to_string(v.integer) : v.str;
+        kv[g.elements[i].str] = v.type == Reply::Type::Integer ? std::to_string(v.integer) : v.str;
       }
       if (kv["name"] == group) return kv[field];
     }
@@ -68,7 +69,7 @@ class OrderSimTest : public ::testing::Test {
   }
 
   RedisServer server_;
-  SyncRedis redis_{server_.host(), server_.port()};
+  TestConnection redis_{server_.host(), server_.port()};
   std::unique_ptr<ChildProcess> relay_;
   std::unique_ptr<ChildProcess> canceller_;
 };
@@ -147,9 +148,9 @@ TEST_F(OrderSimTest, TheCancellerLeavesTasksInTheDefaultStreamAlone) {
   // is no order at all, and one whose id and payload look like an order the canceller could cancel.
   redis_.command({"HSET", "order:mine", "status", "pending"});
   const KeyLayout keys("expiry");
-  ASSERT_FALSE(redis_.command(schedule_argv(keys, "invoice:7", ScheduleMode::Delay, 300, "remind")).is_error());
+  ASSERT_FALSE(redis_.command(schedule_argv(keys, "invoice:7", ScheduleMode::Delay, 300, "remind")).failed());
   ASSERT_FALSE(
-      redis_.command(schedule_argv(keys, "order:mine", ScheduleMode::Delay, 300, R"({"order_id":"mine"})")).is_error());
+      redis_.command(schedule_argv(keys, "order:mine", ScheduleMode::Delay, 300, R"({"order_id":"mine"})")).failed());
 
   auto sim = start_sim({"--duration-ms", "3000", "--timeout-ms", "1000", "--grace-ms", "3000"});
   const auto rc = sim->wait_exit(30s);
@@ -162,24 +163,24 @@ TEST_F(OrderSimTest, TheCancellerLeavesTasksInTheDefaultStreamAlone) {
   std::this_thread::sleep_for(1s);
 
   // The order timeouts went to their own stream, and only they did.
-  const auto order_entries = redis_.xrange_all(kOrderTimeoutStream);
+  const auto order_entries = xrange_all(redis_, kOrderTimeoutStream);
   // (At least: a payment that races its timeout leaves an entry for a paid order.)
   EXPECT_GE(static_cast<long long>(order_entries.size()), cancelled);
-  for (const auto& e : order_entries) EXPECT_EQ(e.at("id").rfind("order:t-", 0), 0u) << e.at("id");
+  for (const auto& e : order_entries) EXPECT_EQ(e.at(entry_field::kId).rfind("order:t-", 0), 0u) << e.at(entry_field::kId);
   EXPECT_EQ(group_field(kOrderTimeoutStream, "workers", "pending"), "0");
 
   // The user's tasks are in the default stream, untouched: never delivered to any consumer of
   // its group, nothing dead-lettered, the look-alike order still pending.
-  const auto user_entries = redis_.xrange_all("expiry:stream");
+  const auto user_entries = xrange_all(redis_, "expiry:stream");
   ASSERT_EQ(user_entries.size(), 2u);
   std::set<std::string> ids;
-  for (const auto& e : user_entries) ids.insert(e.at("id"));
+  for (const auto& e : user_entries) ids.insert(e.at(entry_field::kId));
   EXPECT_EQ(ids, (std::set<std::string>{"invoice:7", "order:mine"}));
   EXPECT_EQ(group_field("expiry:stream", "workers", "last-delivered-id"), "0-0");
   EXPECT_EQ(group_field("expiry:stream", "workers", "pending"), "0");
   EXPECT_EQ(group_field("expiry:stream", "workers", "consumers"), "0");
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:stream:dead"}), 0);
-  EXPECT_EQ(redis_.integer({"EXISTS", std::string(kOrderTimeoutStream) + ":dead"}), 0);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:stream:dead"}), 0);
+  EXPECT_EQ(integer(redis_, {"EXISTS", std::string(kOrderTimeoutStream) + ":dead"}), 0);
   EXPECT_EQ(redis_.command({"HGET", "order:mine", "status"}).str, "pending");
   EXPECT_EQ(canceller_->terminate(), 0);
   EXPECT_FALSE(contains(canceller_->output(), "invoice:7")) << canceller_->output();

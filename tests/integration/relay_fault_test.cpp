@@ -17,7 +17,7 @@ namespace {
 class RelayFaultTest : public ::testing::Test {
  protected:
   RedisServer server_;
-  SyncRedis redis_{server_.host(), server_.port()};
+  TestConnection redis_{server_.host(), server_.port()};
 };
 
 std::vector<Task> numbered(const std::string& prefix, int n, long long base_delay, long long spread) {
@@ -54,7 +54,7 @@ TEST_F(RelayFaultTest, TasksDueWhileStoppedAreForwardedWithinOneSecondOfRestart)
       << relay->output();
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - restarted_at);
   RecordProperty("restart_to_all_forwarded_ms", static_cast<int>(took.count()));
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
 }
 
 TEST_F(RelayFaultTest, ResubscribesAfterClientKillPubsubAndLosesNothing) {
@@ -64,15 +64,15 @@ TEST_F(RelayFaultTest, ResubscribesAfterClientKillPubsubAndLosesNothing) {
   schedule_all(redis_, tasks);
   for (int round = 0; round < 3; ++round) {
     ASSERT_TRUE(wait_until([&] { return relay_ready(redis_, "r1"); }, 5s));
-    const auto killed = redis_.integer({"CLIENT", "KILL", "TYPE", "pubsub"});
+    const auto killed = integer(redis_, {"CLIENT", "KILL", "TYPE", "pubsub"});
     EXPECT_GE(killed, 1);
     // Wait until the kill has been noticed, then for the resubscription.
     ASSERT_TRUE(wait_until([&] { return relay_ready(redis_, "r1"); }, 5s)) << relay->output();
   }
-  auto numpat = redis_.integer({"PUBSUB", "NUMPAT"});
+  auto numpat = integer(redis_, {"PUBSUB", "NUMPAT"});
   EXPECT_EQ(numpat, 1);
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 2000; }, 10s)) << relay->output();
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
 }
 
 TEST_F(RelayFaultTest, ReconnectsAfterCommandConnectionIsKilled) {
@@ -91,7 +91,7 @@ TEST_F(RelayFaultTest, ReconnectsAfterCommandConnectionIsKilled) {
         << relay->output();
   }
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 500; }, 10s)) << relay->output();
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
 }
 
 // The group destroyed while the relay runs, then the relay reconnects: the group is created
@@ -103,14 +103,14 @@ TEST_F(RelayFaultTest, DestroyedGroupIsRecreatedAtTheEndOnReconnect) {
   auto tasks = numbered("g-", 20, 0, 0);
   schedule_all(redis_, tasks);
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) == 20; }, 10s)) << relay->output();
-  const auto entries = redis_.xrange_all("expiry:stream");
+  const auto entries = xrange_all(redis_, "expiry:stream");
   const std::string last_id = entries.back().at("_entry_id");
 
-  ASSERT_EQ(redis_.integer({"XGROUP", "DESTROY", "expiry:stream", "workers"}), 1);
+  ASSERT_EQ(integer(redis_, {"XGROUP", "DESTROY", "expiry:stream", "workers"}), 1);
   redis_.command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
   auto last_delivered = [&]() -> std::string {
     auto g = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
-    if (g.is_error() || g.elements.size() != 1) return "";
+    if (g.failed() || g.elements.size() != 1) return "";
     const auto& kv = g.elements[0].elements;
     for (size_t i = 0; i + 1 < kv.size(); i += 2) {
       if (kv[i].str == "last-delivered-id") return kv[i + 1].str;
@@ -138,36 +138,36 @@ TEST_F(RelayFaultTest, ReloadsTheLibraryAfterFunctionFlush) {
   schedule_all(redis_, tasks);
   redis_.command({"FUNCTION", "FLUSH"});
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 100; }, 10s)) << relay->output();
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
 }
 
 TEST_F(RelayFaultTest, SurvivesARedisRestartWithAof) {
   RedisServer::Options opts;
   opts.extra_config_lines = {"appendonly yes", "appendfsync always"};
   RedisServer aof_server(opts);
-  SyncRedis redis(aof_server.host(), aof_server.port());
+  TestConnection redis(aof_server.host(), aof_server.port());
   auto relay = start_relay(aof_server, "r1");
   wait_relay_ready(redis, "r1", *relay);
   auto tasks = numbered("aof-", 300, 1500, 1000);
   schedule_all(redis, tasks);
   aof_server.stop();
   aof_server.start();
-  SyncRedis again(aof_server.host(), aof_server.port());
+  TestConnection again(aof_server.host(), aof_server.port());
   ASSERT_TRUE(wait_until([&] { return zcard(again) == 0 && xlen(again) >= 300; }, 15s)) << relay->output();
-  expect_exactly_once(again.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(again, "expiry:stream"), payloads(tasks));
 }
 
 TEST(RelayNotifications, WithoutKeyspaceEventsItWarnsAndForwardsBySweep) {
   RedisServer::Options opts;
   opts.notify_expired = false;
   RedisServer server(opts);
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   auto relay = start_relay(server, "r1");
   ASSERT_TRUE(wait_until([&] { return relay_ready(redis, "r1"); }, 10s)) << relay->output();
   auto tasks = numbered("s-", 50, 100, 200);
   auto due = schedule_all(redis, tasks);
   ASSERT_TRUE(wait_until([&] { return xlen(redis) >= 50; }, 5s)) << relay->output();
-  for (auto& e : redis.xrange_all("expiry:stream")) {
+  for (auto& e : xrange_all(redis, "expiry:stream")) {
     EXPECT_EQ(e["via"], "sweep");
     EXPECT_LE(std::stoll(e["fired_ms"]) - due[e["id"]], 500);
   }
@@ -189,7 +189,7 @@ TEST(RelayNotifications, RefusedConfigCommandIsReportedNotFatal) {
   RedisServer::Options opts;
   opts.extra_config_lines = {"rename-command CONFIG \"\""};
   RedisServer server(opts);
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   auto relay = start_relay(server, "r1");
   ASSERT_TRUE(wait_until([&] { return relay_ready(redis, "r1"); }, 10s)) << relay->output();
   schedule_all(redis, {{"z", 100, "zz"}});
@@ -295,7 +295,7 @@ TEST(RelayBadInput, PasswordFromFileWorks) {
   const std::string pw = ::testing::TempDir() + "/relay.pw";
   std::ofstream(pw) << "correct-horse\n";
   auto relay = start_relay(server, "r1", {"--password-file", pw});
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   redis.command({"AUTH", "correct-horse"});
   ASSERT_TRUE(wait_until([&] { return relay_ready(redis, "r1"); }, 10s)) << relay->output();
   EXPECT_EQ(relay->output().find("correct-horse"), std::string::npos);
@@ -313,7 +313,7 @@ TEST(RelayBadInput, UnreachableRedisIsRetriedWithBackoffUntilItAppears) {
   ASSERT_TRUE(wait_until([&] { return relay->output().find("retrying in") != std::string::npos; }, 5s));
   EXPECT_TRUE(relay->running());
   server.start();
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   ASSERT_TRUE(wait_until([&] { return relay_ready(redis, "r1"); }, 10s)) << relay->output();
 }
 

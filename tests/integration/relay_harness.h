@@ -18,10 +18,12 @@
 
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
-#include "support/child_process.h"
+#include "protocol/redis_time.h"
+#include "io/process/child_process.h"
 #include "support/redis_server.h"
-#include "support/sync_redis.h"
+#include "support/redis_client.h"
 #include "support/wait.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 
@@ -40,14 +42,14 @@ inline std::unique_ptr<ChildProcess> start_relay(const RedisServer& server, cons
 
 // True once the relay `instance` has loaded the library, created the group and subscribed
 // (its health channel has a subscriber).
-inline bool relay_ready(SyncRedis& redis, const std::string& instance, const std::string& ns = "expiry") {
+inline bool relay_ready(SyncConnection& redis, const std::string& instance, const std::string& ns = "expiry") {
   auto numsub = redis.command({"PUBSUB", "NUMSUB", KeyLayout(ns).health_channel(instance)});
   if (numsub.elements.size() != 2 || numsub.elements[1].integer != 1) return false;
   auto groups = redis.command({"XINFO", "GROUPS", KeyLayout(ns).default_stream()});
-  return !groups.is_error() && !groups.elements.empty();
+  return !groups.failed() && !groups.elements.empty();
 }
 
-inline void wait_relay_ready(SyncRedis& redis, const std::string& instance, ChildProcess& relay) {
+inline void wait_relay_ready(SyncConnection& redis, const std::string& instance, ChildProcess& relay) {
   ASSERT_TRUE(wait_until([&] { return relay_ready(redis, instance); }, 10s))
       << "relay " << instance << " not ready; output:\n"
       << relay.output();
@@ -108,9 +110,11 @@ inline double metric_value(const std::string& text, const std::string& series) {
   return -1;
 }
 
-inline long long redis_now_ms(SyncRedis& redis) {
-  auto t = redis.command({"TIME"});
-  return std::stoll(t.elements[0].str) * 1000 + std::stoll(t.elements[1].str) / 1000;
+inline long long redis_now_ms(SyncConnection& redis) {
+  const Reply t = redis.command({"TIME"});
+  const auto ms = time_reply_ms(t);
+  if (!ms) throw std::runtime_error("TIME: unexpected reply " + t.describe());
+  return *ms;
 }
 
 struct Task {
@@ -120,7 +124,7 @@ struct Task {
 };
 
 // Schedules `tasks` with pipelined FCALLs (loading the library first) and returns their due times.
-inline std::map<std::string, long long> schedule_all(SyncRedis& redis, const std::vector<Task>& tasks,
+inline std::map<std::string, long long> schedule_all(SyncConnection& redis, const std::vector<Task>& tasks,
                                                      const std::string& ns = "expiry") {
   KeyLayout keys(ns);
   redis.command(load_library_argv());
@@ -131,36 +135,36 @@ inline std::map<std::string, long long> schedule_all(SyncRedis& redis, const std
     for (size_t i = start; i < std::min(tasks.size(), start + kWindow); ++i) {
       cmds.push_back(schedule_argv(keys, tasks[i].id, ScheduleMode::Delay, tasks[i].delay_ms, tasks[i].payload));
     }
-    std::vector<SyncRedis::Reply> replies;
-    redis.pipeline(cmds, &replies);
+    std::vector<Reply> replies;
+    pipeline(redis, cmds, &replies);
     for (size_t i = 0; i < replies.size(); ++i) {
-      EXPECT_FALSE(replies[i].is_error()) << replies[i].to_string();
-      if (!replies[i].is_error()) due[tasks[start + i].id] = replies[i].elements[0].integer;
+      EXPECT_FALSE(replies[i].failed()) << replies[i].describe();
+      if (!replies[i].failed()) due[tasks[start + i].id] = replies[i].elements[0].integer;
     }
   }
   return due;
 }
 
-inline long long xlen(SyncRedis& redis, const std::string& stream = "expiry:stream") {
-  return redis.integer({"XLEN", stream});
+inline long long xlen(SyncConnection& redis, const std::string& stream = "expiry:stream") {
+  return integer(redis, {"XLEN", stream});
 }
 
-inline long long zcard(SyncRedis& redis, const std::string& ns = "expiry") {
-  return redis.integer({"ZCARD", KeyLayout(ns).schedule_key()});
+inline long long zcard(SyncConnection& redis, const std::string& ns = "expiry") {
+  return integer(redis, {"ZCARD", KeyLayout(ns).schedule_key()});
 }
 
 // Asserts each id in `expected` is in `entries` exactly once with its payload, and nothing else is.
 inline void expect_exactly_once(const Entries& entries, const std::map<std::string, std::string>& expected) {
   std::map<std::string, int> seen;
   for (const auto& e : entries) {
-    const auto& id = e.at("id");
+    const auto& id = e.at(entry_field::kId);
     ++seen[id];
     auto it = expected.find(id);
     if (it == expected.end()) {
       ADD_FAILURE() << "unexpected task in stream: " << id;
       continue;
     }
-    EXPECT_EQ(e.at("payload"), it->second) << "payload of " << id;
+    EXPECT_EQ(e.at(entry_field::kPayload), it->second) << "payload of " << id;
   }
   size_t duplicated = 0;
   size_t lost = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -10,7 +11,7 @@ namespace {
 class RelayTest : public ::testing::Test {
  protected:
   RedisServer server_;
-  SyncRedis redis_{server_.host(), server_.port()};
+  TestConnection redis_{server_.host(), server_.port()};
 };
 
 TEST_F(RelayTest, ScheduledTaskAppearsOnceWithPayloadIntact) {
@@ -21,16 +22,16 @@ TEST_F(RelayTest, ScheduledTaskAppearsOnceWithPayloadIntact) {
   auto due = schedule_all(redis_, {{"order:42", 200, payload}});
 
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1 && zcard(redis_) == 0; }, 5s)) << relay->output();
-  auto entries = redis_.xrange_all("expiry:stream");
+  auto entries = xrange_all(redis_, "expiry:stream");
   ASSERT_EQ(entries.size(), 1u);
-  EXPECT_EQ(entries[0]["id"], "order:42");
-  EXPECT_EQ(entries[0]["payload"], payload);
-  EXPECT_EQ(entries[0]["due_ms"], std::to_string(due["order:42"]));
-  EXPECT_GE(std::stoll(entries[0]["fired_ms"]), due["order:42"]);
-  EXPECT_TRUE(entries[0]["via"] == "sweep" || entries[0]["via"] == "event");
-  EXPECT_FALSE(entries[0]["created_ms"].empty());
+  EXPECT_EQ(entries[0][entry_field::kId], "order:42");
+  EXPECT_EQ(entries[0][entry_field::kPayload], payload);
+  EXPECT_EQ(entries[0][entry_field::kDueMs], std::to_string(due["order:42"]));
+  EXPECT_GE(std::stoll(entries[0][entry_field::kFiredMs]), due["order:42"]);
+  EXPECT_TRUE(entries[0][entry_field::kVia] == entry_field::kViaSweep || entries[0][entry_field::kVia] == entry_field::kViaEvent);
+  EXPECT_FALSE(entries[0][entry_field::kCreatedMs].empty());
   // The claim removed the shadow hash and the trigger key.
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:order:42", "expiry:{0}:t:order:42"}), 0);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:task:order:42", "expiry:{0}:t:order:42"}), 0);
   // The consumer group exists for consumers.
   auto groups = redis_.command({"XINFO", "GROUPS", "expiry:stream"});
   ASSERT_EQ(groups.elements.size(), 1u);
@@ -50,7 +51,7 @@ TEST_F(RelayTest, CancelledTasksNeverAppear) {
     const std::string id = "t" + std::to_string(i);
     if (i % 2 == 0) {
       auto r = redis_.command(cancel_argv(keys, id));
-      EXPECT_EQ(r.integer, 1) << r.to_string();
+      EXPECT_EQ(r.integer, 1) << r.describe();
     } else {
       expected[id] = "p" + std::to_string(i);
     }
@@ -59,8 +60,8 @@ TEST_F(RelayTest, CancelledTasksNeverAppear) {
   EXPECT_EQ(redis_.command(cancel_argv(keys, "t0")).integer, 0);
   // Once the schedule is empty nothing else can fire, so this is the final stream.
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 100; }, 5s)) << relay->output();
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), expected);
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:t0", "expiry:{0}:t:t0"}), 0);
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), expected);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:task:t0", "expiry:{0}:t:t0"}), 0);
 }
 
 TEST_F(RelayTest, RescheduledTaskFiresOnlyAtItsNewTime) {
@@ -76,10 +77,10 @@ TEST_F(RelayTest, RescheduledTaskFiresOnlyAtItsNewTime) {
   EXPECT_EQ(xlen(redis_), 0);
 
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s)) << relay->output();
-  auto entries = redis_.xrange_all("expiry:stream");
-  EXPECT_EQ(entries[0]["payload"], "new");
-  EXPECT_EQ(entries[0]["due_ms"], std::to_string(second["order:7"]));
-  EXPECT_GE(std::stoll(entries[0]["fired_ms"]), second["order:7"]);
+  auto entries = xrange_all(redis_, "expiry:stream");
+  EXPECT_EQ(entries[0][entry_field::kPayload], "new");
+  EXPECT_EQ(entries[0][entry_field::kDueMs], std::to_string(second["order:7"]));
+  EXPECT_GE(std::stoll(entries[0][entry_field::kFiredMs]), second["order:7"]);
 }
 
 TEST_F(RelayTest, RescheduledEarlierFiresAtTheEarlierTime) {
@@ -88,9 +89,9 @@ TEST_F(RelayTest, RescheduledEarlierFiresAtTheEarlierTime) {
   schedule_all(redis_, {{"a", 60000, "late"}});
   auto moved = schedule_all(redis_, {{"a", 300, "soon"}});
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 3s)) << relay->output();
-  auto entries = redis_.xrange_all("expiry:stream");
-  EXPECT_EQ(entries[0]["payload"], "soon");
-  EXPECT_LE(std::stoll(entries[0]["fired_ms"]) - moved["a"], 200);
+  auto entries = xrange_all(redis_, "expiry:stream");
+  EXPECT_EQ(entries[0][entry_field::kPayload], "soon");
+  EXPECT_LE(std::stoll(entries[0][entry_field::kFiredMs]) - moved["a"], 200);
 }
 
 TEST_F(RelayTest, ThreeRelaysForwardTenThousandTasksExactlyOnce) {
@@ -110,7 +111,7 @@ TEST_F(RelayTest, ThreeRelaysForwardTenThousandTasksExactlyOnce) {
   schedule_all(redis_, tasks);
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 10000; }, 30s))
       << "xlen=" << xlen(redis_) << " zcard=" << zcard(redis_);
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), expected);
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), expected);
   for (auto& r : relays) EXPECT_EQ(r->terminate(), 0) << r->output();
 }
 
@@ -131,7 +132,7 @@ TEST_F(RelayTest, PipelinedSweepsOfThreeRelaysDrainABacklogExactlyOnce) {
   }
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 6000; }, 30s))
       << "xlen=" << xlen(redis_) << " zcard=" << zcard(redis_);
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), expected);
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), expected);
   for (auto& r : relays) EXPECT_EQ(r->terminate(), 0) << r->output();
 }
 
@@ -153,11 +154,11 @@ TEST_F(RelayTest, EventsDuringADrainingSweepAreLeftToIt) {
   KeyLayout keys("expiry");
   std::vector<std::vector<std::string>> cmds;
   for (const auto& t : tasks) cmds.push_back(schedule_argv(keys, t.id, ScheduleMode::At, due, t.payload));
-  redis_.pipeline(cmds);
+  pipeline(redis_, cmds);
   ASSERT_LT(redis_now_ms(redis_), due) << "scheduling took longer than the lead time";
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 4000; }, 30s))
       << "xlen=" << xlen(redis_) << " zcard=" << zcard(redis_);
-  auto entries = redis_.xrange_all("expiry:stream");
+  auto entries = xrange_all(redis_, "expiry:stream");
   expect_exactly_once(entries, expected);
   std::string text;
   ASSERT_TRUE(wait_until(
@@ -184,11 +185,11 @@ TEST_F(RelayTest, TasksFireOnTimeDespiteManyUnrelatedTtlKeys) {
   for (int i = 0; i < 100000; ++i) {
     fill.push_back({"SET", "unrelated:" + std::to_string(i), "x", "EX", "3600"});
     if (fill.size() == 5000) {
-      redis_.pipeline(fill);
+      pipeline(redis_, fill);
       fill.clear();
     }
   }
-  ASSERT_EQ(redis_.integer({"DBSIZE"}), 100000);
+  ASSERT_EQ(integer(redis_, {"DBSIZE"}), 100000);
 
   auto relay = start_relay(server_, "r1");
   wait_relay_ready(redis_, "r1", *relay);
@@ -200,7 +201,7 @@ TEST_F(RelayTest, TasksFireOnTimeDespiteManyUnrelatedTtlKeys) {
   }
   auto due = schedule_all(redis_, tasks);
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) >= 2000; }, 20s)) << relay->output();
-  auto entries = redis_.xrange_all("expiry:stream");
+  auto entries = xrange_all(redis_, "expiry:stream");
   expect_exactly_once(entries, expected);
   long long max_late = 0;
   for (auto& e : entries) {
@@ -218,10 +219,10 @@ TEST_F(RelayTest, MissingShadowHashIsForwardedWithMarker) {
   schedule_all(redis_, {{"ghost", 300, "will vanish"}});
   redis_.command({"DEL", "expiry:{0}:task:ghost"});
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s)) << relay->output();
-  auto entries = redis_.xrange_all("expiry:stream");
-  EXPECT_EQ(entries[0]["id"], "ghost");
-  EXPECT_EQ(entries[0]["missing_payload"], "absent");
-  EXPECT_EQ(entries[0]["payload"], "");
+  auto entries = xrange_all(redis_, "expiry:stream");
+  EXPECT_EQ(entries[0][entry_field::kId], "ghost");
+  EXPECT_EQ(entries[0][entry_field::kMissingPayload], "absent");
+  EXPECT_EQ(entries[0][entry_field::kPayload], "");
 }
 
 TEST_F(RelayTest, PerTaskStreamGetsTheGroupToo) {
@@ -229,7 +230,7 @@ TEST_F(RelayTest, PerTaskStreamGetsTheGroupToo) {
   wait_relay_ready(redis_, "r1", *relay);
   redis_.command(load_library_argv());
   auto r = redis_.command(schedule_argv(KeyLayout("expiry"), "x1", ScheduleMode::Delay, 100, "p", "orders:stream"));
-  ASSERT_FALSE(r.is_error()) << r.to_string();
+  ASSERT_FALSE(r.failed()) << r.describe();
   ASSERT_TRUE(wait_until([&] { return xlen(redis_, "orders:stream") == 1; }, 5s)) << relay->output();
   auto groups = redis_.command({"XINFO", "GROUPS", "orders:stream"});
   ASSERT_EQ(groups.elements.size(), 1u);
@@ -246,7 +247,7 @@ TEST_F(RelayTest, OtherNamespacesAndDatabasesAreIgnored) {
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s));
   EXPECT_EQ(zcard(redis_, "billing"), 1);
   EXPECT_EQ(xlen(redis_, "billing:stream"), 0);
-  EXPECT_EQ(redis_.xrange_all("expiry:stream")[0]["id"], "mine");
+  EXPECT_EQ(xrange_all(redis_, "expiry:stream")[0][entry_field::kId], "mine");
 }
 
 TEST_F(RelayTest, MetricsAndHealthEndpointsReportRealFigures) {

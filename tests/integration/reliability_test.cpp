@@ -2,6 +2,7 @@
 // unusual ids, a full Redis, LOADING, a read-only replica, SIGTERM during a sweep. Each test
 // asserts that nothing is lost or forwarded twice, and that the failure is reported clearly.
 #include "relay_harness.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {
@@ -32,7 +33,7 @@ TEST(Reliability, RedisWithoutFunctionsIsRejectedAtStart) {
 class ReliabilityTest : public ::testing::Test {
  protected:
   RedisServer server_;
-  SyncRedis redis_{server_.host(), server_.port()};
+  TestConnection redis_{server_.host(), server_.port()};
 };
 
 TEST_F(ReliabilityTest, WrongTypeAtTheScheduleKeyIsReportedAndNothingIsLost) {
@@ -42,9 +43,9 @@ TEST_F(ReliabilityTest, WrongTypeAtTheScheduleKeyIsReportedAndNothingIsLost) {
   // Producers get a clear error and nothing is written.
   redis_.command(load_library_argv());
   auto r = redis_.command(schedule_argv(KeyLayout("expiry"), "a", ScheduleMode::Delay, 100, "p"));
-  EXPECT_TRUE(r.is_error());
+  EXPECT_TRUE(r.failed());
   EXPECT_NE(r.str.find("WRONGTYPE"), std::string::npos) << r.str;
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:a", "expiry:{0}:t:a"}), 0);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:task:a", "expiry:{0}:t:a"}), 0);
   ASSERT_TRUE(wait_until([&] { return relay->output().find("sweep failed") != std::string::npos; }, 5s))
       << relay->output();
   EXPECT_TRUE(relay->running());
@@ -53,7 +54,7 @@ TEST_F(ReliabilityTest, WrongTypeAtTheScheduleKeyIsReportedAndNothingIsLost) {
   auto tasks = numbered("after-", 20, 100);
   schedule_all(redis_, tasks);
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 20 && zcard(redis_) == 0; }, 5s)) << relay->output();
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
 }
 
 TEST_F(ReliabilityTest, WrongTypeAtAShadowKeyIsForwardedWithAMarker) {
@@ -63,7 +64,7 @@ TEST_F(ReliabilityTest, WrongTypeAtAShadowKeyIsForwardedWithAMarker) {
   redis_.command({"DEL", "expiry:{0}:task:shadowed"});
   redis_.command({"SET", "expiry:{0}:task:shadowed", "a string"});
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s)) << relay->output();
-  auto e = redis_.xrange_all("expiry:stream")[0];
+  auto e = xrange_all(redis_, "expiry:stream")[0];
   EXPECT_EQ(e["id"], "shadowed");
   EXPECT_EQ(e["missing_payload"], "wrongtype");
 }
@@ -80,7 +81,7 @@ TEST_F(ReliabilityTest, WrongTypeAtTheStreamKeyKeepsTasksPendingUntilRepaired) {
   EXPECT_EQ(zcard(redis_), 50) << "a failed claim must leave the task in the schedule";
   redis_.command({"DEL", "expiry:stream"});
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) == 50; }, 5s)) << relay->output();
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
   EXPECT_EQ(redis_.command({"XINFO", "GROUPS", "expiry:stream"}).elements.size(), 1u) << "group recreated";
 }
 
@@ -91,7 +92,7 @@ TEST_F(ReliabilityTest, PerTaskStreamOfTheWrongTypeFallsBackToTheDefaultStream) 
   redis_.command(load_library_argv());
   redis_.command(schedule_argv(KeyLayout("expiry"), "x", ScheduleMode::Delay, 100, "p", "orders:stream"));
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 5s)) << relay->output();
-  auto e = redis_.xrange_all("expiry:stream")[0];
+  auto e = xrange_all(redis_, "expiry:stream")[0];
   EXPECT_EQ(e["undeliverable_stream"], "orders:stream");
   EXPECT_EQ(e["payload"], "p");
 }
@@ -108,14 +109,14 @@ TEST_F(ReliabilityTest, OneSweepCallRoutesMixedStreamsEachTaskOnce) {
     const char* stream = i % 3 == 0 ? "" : i % 3 == 1 ? "new:stream" : "bad:stream";
     cmds.push_back(schedule_argv(keys, id, ScheduleMode::At, 1000 + i, "p" + std::to_string(i), stream));
   }
-  redis_.pipeline(cmds);
+  pipeline(redis_, cmds);
   auto r = redis_.command(sweep_argv(keys, "expiry:stream", 100, "sweep", "workers"));
-  ASSERT_FALSE(r.is_error()) << r.to_string();
-  ASSERT_FALSE(r.elements.empty()) << r.to_string();
+  ASSERT_FALSE(r.failed()) << r.describe();
+  ASSERT_FALSE(r.elements.empty()) << r.describe();
   EXPECT_EQ(r.elements[0].integer, 30) << "forwarded";
   EXPECT_EQ(zcard(redis_), 0);
-  auto fresh = redis_.xrange_all("new:stream");
-  auto fallback = redis_.xrange_all("expiry:stream");
+  auto fresh = xrange_all(redis_, "new:stream");
+  auto fallback = xrange_all(redis_, "expiry:stream");
   ASSERT_EQ(fresh.size(), 10u);
   ASSERT_EQ(fallback.size(), 20u);
   for (auto& e : fresh) EXPECT_EQ(std::stoi(e["id"].substr(1)) % 3, 1) << e["id"];
@@ -128,7 +129,7 @@ TEST_F(ReliabilityTest, OneSweepCallRoutesMixedStreamsEachTaskOnce) {
       EXPECT_EQ(e["undeliverable_stream"], "bad:stream");
       ++redirected;
     } else {
-      EXPECT_EQ(e.count("undeliverable_stream"), 0u);
+      EXPECT_EQ(e.count(entry_field::kUndeliverableStream), 0u);
     }
   }
   EXPECT_EQ(redirected, 10);
@@ -136,7 +137,7 @@ TEST_F(ReliabilityTest, OneSweepCallRoutesMixedStreamsEachTaskOnce) {
   EXPECT_EQ(redis_.command({"GET", "bad:stream"}).str, "oops");
   for (int i = 0; i < 30; ++i) {
     const std::string id = "m" + std::to_string(i);
-    EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:" + id, "expiry:{0}:t:" + id}), 0) << id;
+    EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:task:" + id, "expiry:{0}:t:" + id}), 0) << id;
   }
 }
 
@@ -150,7 +151,7 @@ TEST_F(ReliabilityTest, IdsWithSpacesColonsBracesAndUnicodeArriveIntact) {
                                    {std::string(256, 'x'), 100, "e"}};
   schedule_all(redis_, tasks);
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 5; }, 5s)) << relay->output();
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
 }
 
 TEST_F(ReliabilityTest, InvalidIdsAndOversizedPayloadsAreRejectedByTheLibrary) {
@@ -167,13 +168,13 @@ TEST_F(ReliabilityTest, InvalidIdsAndOversizedPayloadsAreRejectedByTheLibrary) {
   };
   for (const auto& [id, message] : bad) {
     auto r = redis_.command(schedule_argv(keys, id, ScheduleMode::Delay, 100, "p"));
-    EXPECT_TRUE(r.is_error()) << id;
+    EXPECT_TRUE(r.failed()) << id;
     EXPECT_NE(r.str.find(message), std::string::npos) << r.str;
   }
   auto big = redis_.command(schedule_argv(keys, "big", ScheduleMode::Delay, 100, std::string(65537, 'p')));
-  EXPECT_TRUE(big.is_error());
+  EXPECT_TRUE(big.failed());
   EXPECT_NE(big.str.find("payload larger than 65536 bytes"), std::string::npos);
-  EXPECT_EQ(redis_.integer({"EXISTS", "expiry:{0}:task:big", "expiry:{0}:t:big"}), 0);
+  EXPECT_EQ(integer(redis_, {"EXISTS", "expiry:{0}:task:big", "expiry:{0}:t:big"}), 0);
 }
 
 TEST_F(ReliabilityTest, FullRedisRefusesSchedulesAndTheRelayRetriesWithoutLoss) {
@@ -188,13 +189,13 @@ TEST_F(ReliabilityTest, FullRedisRefusesSchedulesAndTheRelayRetriesWithoutLoss) 
   redis_.command({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
   redis_.command({"CONFIG", "SET", "maxmemory", std::to_string(used / 2)});
   auto refused = redis_.command(schedule_argv(KeyLayout("expiry"), "late", ScheduleMode::Delay, 100, "p"));
-  EXPECT_TRUE(refused.is_error());
+  EXPECT_TRUE(refused.failed());
   EXPECT_NE(refused.str.find("OOM"), std::string::npos) << refused.str;
   ASSERT_TRUE(wait_until([&] { return relay->output().find("OOM") != std::string::npos; }, 5s)) << relay->output();
   EXPECT_EQ(zcard(redis_), 200) << "nothing may leave the schedule while the stream cannot be written";
   redis_.command({"CONFIG", "SET", "maxmemory", "0"});
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) == 200; }, 5s)) << relay->output();
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
 }
 
 TEST(Reliability, LoadingAfterRestartIsWaitedOut) {
@@ -202,19 +203,19 @@ TEST(Reliability, LoadingAfterRestartIsWaitedOut) {
   opts.extra_config_lines = {"appendonly yes", "appendfsync always", "aof-use-rdb-preamble no",
                              "key-load-delay 50"};  // 50 µs per key: ~2 s of LOADING for 40k keys
   RedisServer server(opts);
-  SyncRedis redis(server.host(), server.port());
+  TestConnection redis(server.host(), server.port());
   std::vector<std::vector<std::string>> fill;
   for (int i = 0; i < 40000; ++i) fill.push_back({"SET", "filler:" + std::to_string(i), "x"});
-  redis.pipeline(fill);
+  pipeline(redis, fill);
   auto relay = start_relay(server, "r1");
   wait_relay_ready(redis, "r1", *relay);
   auto tasks = numbered("load-", 100, 1000);
   schedule_all(redis, tasks);
   server.stop();
   server.start();  // returns once loading is over; the relay met LOADING meanwhile
-  SyncRedis again(server.host(), server.port());
+  TestConnection again(server.host(), server.port());
   ASSERT_TRUE(wait_until([&] { return zcard(again) == 0 && xlen(again) == 100; }, 15s)) << relay->output();
-  expect_exactly_once(again.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(again, "expiry:stream"), payloads(tasks));
   EXPECT_NE(relay->output().find("LOADING"), std::string::npos) << relay->output();
 }
 
@@ -223,8 +224,8 @@ TEST(Reliability, ReadOnlyReplicaIsRetriedUntilPromoted) {
   RedisServer::Options replica_opts;
   replica_opts.extra_config_lines = {"replicaof 127.0.0.1 " + std::to_string(primary.port())};
   RedisServer replica(replica_opts);
-  SyncRedis p(primary.host(), primary.port());
-  SyncRedis r(replica.host(), replica.port());
+  TestConnection p(primary.host(), primary.port());
+  TestConnection r(replica.host(), replica.port());
   auto tasks = numbered("ro-", 50, 200);
   schedule_all(p, tasks);
   ASSERT_TRUE(wait_until([&] { return zcard(r) == 50; }, 10s)) << "replication";
@@ -236,7 +237,7 @@ TEST(Reliability, ReadOnlyReplicaIsRetriedUntilPromoted) {
   // Failover: the replica is promoted; the relay's retries now succeed.
   r.command({"REPLICAOF", "NO", "ONE"});
   ASSERT_TRUE(wait_until([&] { return zcard(r) == 0 && xlen(r) == 50; }, 10s)) << relay->output();
-  expect_exactly_once(r.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(r, "expiry:stream"), payloads(tasks));
 }
 
 TEST_F(ReliabilityTest, ASweepCallStopsAfterItsTimeBudgetAndTheNextCallGoesOn) {
@@ -251,7 +252,7 @@ TEST_F(ReliabilityTest, ASweepCallStopsAfterItsTimeBudgetAndTheNextCallGoesOn) {
   while (forwarded < kTasks && calls < kTasks) {
     // [forwarded, next_due_ms, now_us, pending, overdue, [lateness...]]
     const auto r = redis_.command(sweep_argv(keys, "expiry:stream", 10000, "sweep", "workers"));
-    ASSERT_EQ(r.elements.size(), 6u) << r.to_string();
+    ASSERT_EQ(r.elements.size(), 6u) << r.describe();
     ++calls;
     forwarded += r.elements[0].integer;
     ASSERT_EQ(r.elements[3].integer, kTasks - forwarded);
@@ -264,7 +265,7 @@ TEST_F(ReliabilityTest, ASweepCallStopsAfterItsTimeBudgetAndTheNextCallGoesOn) {
   EXPECT_GT(calls, 1);
   EXPECT_EQ(xlen(redis_), kTasks);
   EXPECT_EQ(zcard(redis_), 0);
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
 }
 
 TEST_F(ReliabilityTest, ASweepCallReadsDueTasksInChunksAndNeverExceedsItsLimit) {
@@ -280,7 +281,7 @@ TEST_F(ReliabilityTest, ASweepCallReadsDueTasksInChunksAndNeverExceedsItsLimit) 
   while (forwarded < kTasks && calls < 500) {
     const int limit = limits[calls % 4];
     const auto r = redis_.command(sweep_argv(keys, "expiry:stream", limit, "sweep", "workers"));
-    ASSERT_EQ(r.elements.size(), 6u) << r.to_string();
+    ASSERT_EQ(r.elements.size(), 6u) << r.describe();
     ++calls;
     EXPECT_LE(r.elements[0].integer, limit);
     EXPECT_EQ(static_cast<long long>(r.elements[5].elements.size()), r.elements[0].integer);
@@ -289,7 +290,7 @@ TEST_F(ReliabilityTest, ASweepCallReadsDueTasksInChunksAndNeverExceedsItsLimit) 
   }
   EXPECT_EQ(forwarded, kTasks);
   EXPECT_EQ(zcard(redis_), 0);
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
 }
 
 TEST_F(ReliabilityTest, SigtermDuringASweepLosesAndDuplicatesNothing) {
@@ -306,7 +307,7 @@ TEST_F(ReliabilityTest, SigtermDuringASweepLosesAndDuplicatesNothing) {
   EXPECT_GT(left, 0) << "the sweep was interrupted mid-backlog (test needs a bigger backlog otherwise)";
   relay = start_relay(server_, "r1");
   ASSERT_TRUE(wait_until([&] { return zcard(redis_) == 0 && xlen(redis_) == kTasks; }, 20s)) << relay->output();
-  expect_exactly_once(redis_.xrange_all("expiry:stream"), payloads(tasks));
+  expect_exactly_once(xrange_all(redis_, "expiry:stream"), payloads(tasks));
 }
 
 }  // namespace

@@ -2,10 +2,8 @@
 #include "support/redis_server.h"
 
 #include <arpa/inet.h>
-#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,11 +12,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <initializer_list>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "protocol/errors.h"
+#include "protocol/redis_error.h"
+#include "support/redis_client.h"
 
 namespace expiry::test {
 namespace {
@@ -29,58 +30,25 @@ constexpr auto kReadyDeadline = std::chrono::seconds(10);
 constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
 constexpr int kPortAttempts = 5;
 
-struct ContextDeleter {
-    void operator()(redisContext* c) const { redisFree(c); }
-};
-using Context = std::unique_ptr<redisContext, ContextDeleter>;
-
-struct ReplyDeleter {
-    void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
-
-timeval to_timeval(std::chrono::milliseconds ms) {
-    timeval tv;
-    tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
-    tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
-    return tv;
-}
-
-// Connection whose connect and every socket read/write are bounded by
-// `timeout`, so a wedged or foreign server cannot hang the caller.
-// Returns null if the connection cannot be established.
-Context connect_bounded(int port, std::chrono::milliseconds timeout) {
-    const timeval tv = to_timeval(timeout);
-    Context c(redisConnectWithTimeout(kHost, port, tv));
-    if (!c || c->err) return nullptr;
-    if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
-        setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0)
-        return nullptr;
-    return c;
-}
-
-ReplyPtr run(redisContext* c, std::initializer_list<const char*> args) {
-    std::vector<const char*> argv(args);
-    std::vector<size_t> lens;
-    for (const char* a : argv) lens.push_back(std::strlen(a));
-    return ReplyPtr(static_cast<redisReply*>(
-        redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
-}
-
-// True if a server answering PONG is listening on `port` and it is process `pid`.
+// True if a server answering PONG is listening on `port` and it is process `pid`. The connect
+// and every reply are bounded by kProbeTimeout, so a wedged or foreign server cannot hang us.
 bool is_ready(int port, pid_t pid) {
-    Context c = connect_bounded(port, kProbeTimeout);
-    if (!c) return false;
-    ReplyPtr pong = run(c.get(), {"PING"});
-    if (!pong) return false;
-    if (pong->type == REDIS_REPLY_ERROR && std::string(pong->str, pong->len).rfind("NOAUTH", 0) == 0)
-        return true;  // requirepass configured: up, but identity cannot be checked without auth
-    if (pong->type != REDIS_REPLY_STATUS || std::string(pong->str, pong->len) != "PONG") return false;
-    ReplyPtr info = run(c.get(), {"INFO", "server"});
-    if (!info || info->type != REDIS_REPLY_STRING) return false;
-    const std::string text(info->str, info->len);
-    const std::string needle = "process_id:" + std::to_string(pid) + "\r\n";
-    return text.find(needle) != std::string::npos;
+    SyncConnection::Options options;
+    options.connect_timeout = kProbeTimeout;
+    options.command_timeout = kProbeTimeout;
+    try {
+        SyncConnection c(test_endpoint(kHost, port), options);
+        const Reply pong = c.command({"PING"});
+        if (classify(pong) == RedisErrorKind::NoAuth)
+            return true;  // requirepass configured: up, but identity cannot be checked without auth
+        if (pong.type != Reply::Type::Status || pong.str != "PONG") return false;
+        const Reply info = c.command({"INFO", "server"});
+        if (info.type != Reply::Type::String) return false;
+        const std::string needle = "process_id:" + std::to_string(pid) + "\r\n";
+        return info.str.find(needle) != std::string::npos;
+    } catch (const std::exception&) {
+        return false;  // not reachable (yet)
+    }
 }
 
 // A loopback port that was free a moment ago (the kernel's pick for port 0).
@@ -225,13 +193,22 @@ bool RedisServer::running() { return child_ && child_->running(); }
 void RedisServer::stop() {
     if (!running()) return;
     auto wait = std::chrono::milliseconds(0);
-    if (Context c = connect_bounded(port_, std::chrono::seconds(1))) {
-        ReplyPtr reply = run(c.get(), {"SHUTDOWN", "NOSAVE"});
-        // Success means the server closed the connection without replying.
-        if (!reply && c->err == REDIS_ERR_EOF)
-            wait = std::chrono::seconds(10);
-        else if (!reply)
-            wait = std::chrono::seconds(1);  // reset or timeout: maybe going down, maybe wedged
+    SyncConnection::Options options;
+    options.connect_timeout = std::chrono::seconds(1);
+    options.command_timeout = std::chrono::seconds(1);
+    try {
+        SyncConnection c(test_endpoint(kHost, port_), options);
+        const auto sent = std::chrono::steady_clock::now();
+        try {
+            c.command({"SHUTDOWN", "NOSAVE"});  // a reply (e.g. NOAUTH) means it was refused
+        } catch (const IoError&) {
+            // Success means the server closed the connection without replying; no answer
+            // within the command timeout means it may be going down, or may be wedged.
+            const bool closed = std::chrono::steady_clock::now() - sent < options.command_timeout;
+            wait = closed ? std::chrono::seconds(10) : std::chrono::seconds(1);
+        }
+    } catch (const std::exception&) {
+        // cannot connect: fall through to SIGTERM
     }
     if (wait.count() > 0 && child_->wait_exit(wait)) return;
     child_->terminate(std::chrono::seconds(5));

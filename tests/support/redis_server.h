@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "support/child_process.h"
+#include "io/process/child_process.h"
 
 namespace expiry::test {
 

@@ -16,16 +16,23 @@
 
 #include <gtest/gtest.h>
 
-#include "support/child_process.h"
+#include "io/process/child_process.h"
 #include "support/redis_server.h"
-#include "support/sync_redis.h"
+#include "support/redis_client.h"
 #include "support/wait.h"
 
 namespace expiry::test {
 namespace {
 
 using namespace std::chrono_literals;
-using Type = SyncRedis::Reply::Type;
+using Type = Reply::Type;
+
+// A test connection whose connect attempt gives up after 200 ms.
+void connect_within_200ms(const std::string& host, int port) {
+    SyncConnection::Options options = test_connection_options();
+    options.connect_timeout = 200ms;
+    SyncConnection redis(test_endpoint(host, port), options);
+}
 
 TEST(WaitUntil, ReturnsTrueOnceConditionHolds) {
     int calls = 0;
@@ -41,28 +48,28 @@ TEST(WaitUntil, ReturnsFalseAfterDeadlineAndChecksAtTheEnd) {
     EXPECT_GE(calls, 3);  // t=0, 20, 40, and the final check at 50
 }
 
-TEST(RedisServer, SetGetThroughSyncRedis) {
+TEST(RedisServer, SetGetThroughTestConnection) {
     RedisServer server;
     EXPECT_EQ(server.host(), "127.0.0.1");
     EXPECT_EQ(server.url(), "redis://127.0.0.1:" + std::to_string(server.port()) + "/0");
     EXPECT_EQ(server.url(3), "redis://127.0.0.1:" + std::to_string(server.port()) + "/3");
     EXPECT_TRUE(std::filesystem::is_directory(server.dir()));
 
-    SyncRedis redis(server.host(), server.port());
+    TestConnection redis(server.host(), server.port());
     const std::string binary("a\0b\r\nc", 6);
     EXPECT_EQ(redis.command({"SET", "k", binary}).str, "OK");
-    SyncRedis::Reply got = redis.command({"GET", "k"});
+    Reply got = redis.command({"GET", "k"});
     ASSERT_EQ(got.type, Type::String);
     EXPECT_EQ(got.str, binary);
     EXPECT_EQ(redis.command({"GET", "missing"}).type, Type::Nil);
-    EXPECT_EQ(redis.integer({"INCR", "n"}), 1);
-    EXPECT_THROW(redis.integer({"GET", "k"}), std::runtime_error);
+    EXPECT_EQ(integer(redis, {"INCR", "n"}), 1);
+    EXPECT_THROW(integer(redis, {"GET", "k"}), std::runtime_error);
 
-    SyncRedis::Reply err = redis.command({"NOSUCHCOMMAND"});
-    EXPECT_TRUE(err.is_error()) << err.to_string();
+    Reply err = redis.command({"NOSUCHCOMMAND"});
+    EXPECT_TRUE(err.failed()) << err.describe();
 
-    SyncRedis::Reply cfg = redis.command({"CONFIG", "GET", "notify-keyspace-events"});
-    ASSERT_EQ(cfg.type, Type::Array) << cfg.to_string();
+    Reply cfg = redis.command({"CONFIG", "GET", "notify-keyspace-events"});
+    ASSERT_EQ(cfg.type, Type::Array) << cfg.describe();
     ASSERT_EQ(cfg.elements.size(), 2u);
     EXPECT_NE(cfg.elements[1].str.find('E'), std::string::npos);
     EXPECT_NE(cfg.elements[1].str.find('x'), std::string::npos);
@@ -73,7 +80,7 @@ TEST(RedisServer, OptionsAreApplied) {
     opts.notify_expired = false;
     opts.extra_config_lines = {"hz 50"};
     RedisServer server(opts);
-    SyncRedis redis(server.host(), server.port());
+    TestConnection redis(server.host(), server.port());
     EXPECT_EQ(redis.command({"CONFIG", "GET", "notify-keyspace-events"}).elements.at(1).str, "");
     EXPECT_EQ(redis.command({"CONFIG", "GET", "hz"}).elements.at(1).str, "50");
 }
@@ -90,34 +97,34 @@ TEST(RedisServer, BadConfigThrowsWithLog) {
     }
 }
 
-TEST(SyncRedis, PipelineThousandSets) {
+TEST(TestConnection, PipelineThousandSets) {
     RedisServer server;
-    SyncRedis redis(server.host(), server.port());
+    TestConnection redis(server.host(), server.port());
     std::vector<std::vector<std::string>> cmds;
     for (int i = 0; i < 1000; ++i) cmds.push_back({"SET", "key:" + std::to_string(i), std::to_string(i)});
-    std::vector<SyncRedis::Reply> replies;
-    redis.pipeline(cmds, &replies);
+    std::vector<Reply> replies;
+    pipeline(redis, cmds, &replies);
     ASSERT_EQ(replies.size(), 1000u);
     for (const auto& r : replies) EXPECT_EQ(r.str, "OK");
-    EXPECT_EQ(redis.integer({"DBSIZE"}), 1000);
+    EXPECT_EQ(integer(redis, {"DBSIZE"}), 1000);
     EXPECT_EQ(redis.command({"GET", "key:999"}).str, "999");
 
-    redis.pipeline(cmds);  // no out: errors would throw
-    EXPECT_THROW(redis.pipeline({{"SET", "a", "1"}, {"INCR", "key:x"}, {"LPUSH", "a", "x"}}),
+    pipeline(redis, cmds);  // no out: errors would throw
+    EXPECT_THROW(pipeline(redis, {{"SET", "a", "1"}, {"INCR", "key:x"}, {"LPUSH", "a", "x"}}),
                  std::runtime_error);
     EXPECT_EQ(redis.command({"PING"}).str, "PONG");  // connection still in sync
 }
 
-TEST(SyncRedis, XrangeAllPagesThroughLargeStreams) {
+TEST(TestConnection, XrangeAllPagesThroughLargeStreams) {
     RedisServer server;
-    SyncRedis redis(server.host(), server.port());
-    EXPECT_TRUE(redis.xrange_all("nostream").empty());
+    TestConnection redis(server.host(), server.port());
+    EXPECT_TRUE(xrange_all(redis, "nostream").empty());
 
     std::vector<std::vector<std::string>> cmds;
     for (int i = 0; i < 10005; ++i)
         cmds.push_back({"XADD", "s", "*", "n", std::to_string(i), "kind", "expired"});
-    redis.pipeline(cmds);
-    auto entries = redis.xrange_all("s");
+    pipeline(redis, cmds);
+    auto entries = xrange_all(redis, "s");
     ASSERT_EQ(entries.size(), 10005u);
     for (size_t i = 0; i < entries.size(); ++i) ASSERT_EQ(entries[i].at("n"), std::to_string(i));
     EXPECT_EQ(entries[0].at("kind"), "expired");
@@ -125,22 +132,22 @@ TEST(SyncRedis, XrangeAllPagesThroughLargeStreams) {
     EXPECT_NE(entries[0].at("_entry_id"), entries[1].at("_entry_id"));
 
     redis.command({"SET", "plain", "x"});
-    EXPECT_THROW(redis.xrange_all("plain"), std::runtime_error);
+    EXPECT_THROW(xrange_all(redis, "plain"), std::runtime_error);
 }
 
-TEST(SyncRedis, ConnectFailureThrows) {
+TEST(TestConnection, ConnectFailureThrows) {
     int port;
     {
         RedisServer server;
         port = server.port();
         server.stop();
     }
-    EXPECT_THROW(SyncRedis("127.0.0.1", port, 200ms), std::runtime_error);
+    EXPECT_THROW(connect_within_200ms("127.0.0.1", port), std::runtime_error);
 }
 
-TEST(SyncRedis, CommandAfterServerDiesThrows) {
+TEST(TestConnection, CommandAfterServerDiesThrows) {
     RedisServer server;
-    SyncRedis redis(server.host(), server.port());
+    TestConnection redis(server.host(), server.port());
     EXPECT_EQ(redis.command({"PING"}).str, "PONG");
     server.kill_hard();
     // Either the write (EPIPE, not SIGPIPE) or the read (EOF/reset) must fail.
@@ -157,18 +164,18 @@ TEST(RedisServer, StopStartKeepsPortAndAnswersAgain) {
     const int port = server.port();
     const pid_t first_pid = server.pid();
     {
-        SyncRedis redis(server.host(), port);
+        TestConnection redis(server.host(), port);
         redis.command({"SET", "k", "v"});
     }
     server.stop();
     EXPECT_FALSE(server.running());
-    EXPECT_THROW(SyncRedis(server.host(), port, 200ms), std::runtime_error);
+    EXPECT_THROW(connect_within_200ms(server.host(), port), std::runtime_error);
 
     server.start();
     EXPECT_TRUE(server.running());
     EXPECT_EQ(server.port(), port);
     EXPECT_NE(server.pid(), first_pid);
-    SyncRedis redis(server.host(), port);
+    TestConnection redis(server.host(), port);
     EXPECT_EQ(redis.command({"PING"}).str, "PONG");
     EXPECT_EQ(redis.command({"GET", "k"}).type, Type::Nil);  // no persistence configured
     EXPECT_THROW(server.start(), std::logic_error);
@@ -176,7 +183,7 @@ TEST(RedisServer, StopStartKeepsPortAndAnswersAgain) {
     server.kill_hard();
     EXPECT_FALSE(server.running());
     server.start();
-    EXPECT_EQ(SyncRedis(server.host(), port).command({"PING"}).str, "PONG");
+    EXPECT_EQ(TestConnection(server.host(), port).command({"PING"}).str, "PONG");
     EXPECT_NE(server.log().find("Ready to accept connections"), std::string::npos);
 }
 
@@ -204,7 +211,7 @@ TEST(RedisServer, StartFailsWithLogWhenPortIsTaken) {
     EXPECT_FALSE(server.running());
     close(fd);
     server.start();
-    EXPECT_EQ(SyncRedis(server.host(), server.port()).command({"PING"}).str, "PONG");
+    EXPECT_EQ(TestConnection(server.host(), server.port()).command({"PING"}).str, "PONG");
 }
 
 TEST(RedisServer, DestructorStopsServerAndRemovesDir) {

@@ -20,7 +20,7 @@ Reply error_reply(std::string text) {
 }
 
 const std::vector<K> kAllKinds = {K::None,       K::Io,        K::NoAuth,     K::WrongPass,      K::NoPermission,
-                                  K::UnknownCommand, K::FunctionMissing, K::BusyGroup, K::NoGroup, K::WrongType,
+                                  K::UnknownCommand, K::FunctionMissing, K::TaskNotPending, K::BusyGroup, K::NoGroup, K::WrongType,
                                   K::Loading,    K::ReadOnly,  K::OutOfMemory, K::MaxClients,    K::Busy,
                                   K::MasterDown, K::TryAgain,  K::Other};
 
@@ -85,6 +85,21 @@ TEST(ClassifyErrorText, CommandAndDataErrors) {
       {"ERR Function not found", K::FunctionMissing},
   };
   for (const auto& c : cases) EXPECT_EQ(classify_error_text(c.text), c.kind) << c.text;
+}
+
+TEST(ClassifyErrorText, TheLibraryRefusingATaskThatIsNotPending) {
+  EXPECT_EQ(classify_error_text("ERR expiry: task a is not pending (already fired, cancelled or never scheduled); "
+                                "nothing was changed"),
+            K::TaskNotPending);
+  EXPECT_EQ(classify_error_text("ERR expiry: task a is not pending"), K::TaskNotPending);
+  EXPECT_EQ(classify_error_text("ERR expiry: task id contains a control character"), K::Other);
+  EXPECT_EQ(classify_error_text("ERR something else is not pending"), K::Other);  // not the library's refusal
+  Reply reply;
+  reply.type = Reply::Type::Error;
+  reply.str = "ERR expiry: task order:7 is not pending (already fired, cancelled or never scheduled); nothing was changed";
+  EXPECT_EQ(classify(reply), K::TaskNotPending);
+  EXPECT_FALSE(is_transient(K::TaskNotPending));
+  EXPECT_FALSE(is_auth_refusal(K::TaskNotPending));
 }
 
 TEST(ClassifyErrorText, EverythingElseIsOther) {

@@ -174,21 +174,30 @@ Reply SyncConnection::receive() {
   return reply_from_hiredis(static_cast<redisReply*>(reply.get()));
 }
 
-Reply SyncConnection::fcall(const std::vector<std::string>& argv) {
+const SyncConnection::FunctionLibrary& SyncConnection::expiry_library() {
+  static const FunctionLibrary library{function_library_source(), "FUNCTION LOAD"};
+  return library;
+}
+
+Reply SyncConnection::fcall(const std::vector<std::string>& argv, const FunctionLibrary& library) {
   Reply r = command(argv);
   if (is_function_missing(r)) {
-    load_library();
+    load_library(library);
     r = command(argv);
   }
   if (is_unknown_command(r)) throw_too_old(r);
   return r;
 }
 
-std::string SyncConnection::load_library() {
-  const Reply r = command(load_library_argv());
+Reply SyncConnection::fcall(const std::vector<std::string>& argv) { return fcall(argv, expiry_library()); }
+
+std::string SyncConnection::load_library(const FunctionLibrary& library) {
+  const Reply r = command({"FUNCTION", "LOAD", "REPLACE", library.source});
   if (is_unknown_command(r)) throw_too_old(r);
-  expect_ok(r, "FUNCTION LOAD");
+  expect_ok(r, library.load_name);
   return r.str;
 }
+
+std::string SyncConnection::load_library() { return load_library(expiry_library()); }
 
 }  // namespace expiry

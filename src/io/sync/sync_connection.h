@@ -1,5 +1,6 @@
-// A blocking Redis connection for the CLI: one hiredis context, commands and pipelines.
-// The only owner of a redisContext in src/ctl; all hiredis includes stay in the .cpp.
+// The one blocking Redis client: one hiredis context, commands and pipelines, used by the CLI,
+// order-sim, the benchmark and the tests. The only owner of a redisContext outside the async
+// connection; all hiredis includes stay in the .cpp.
 #pragma once
 
 #include <chrono>
@@ -46,10 +47,24 @@ class SyncConnection {
   // the caller prepares the next window. Same error contract as command().
   void flush();
 
-  // FCALL of the expiry_v1 library: when the library is missing, loads it (FUNCTION LOAD
-  // REPLACE) and retries once. Throws ReplyError if the server predates Redis 7.0.
+  // A Redis Function library the client loads on demand: its source for FUNCTION LOAD REPLACE,
+  // and the name a refused load gets in errors ("<load_name>: <error>").
+  struct FunctionLibrary {
+    std::string source;
+    std::string load_name;
+  };
+  // expiry_v1; a refused load reads "FUNCTION LOAD: ..." (docs/security.md quotes it).
+  static const FunctionLibrary& expiry_library();
+
+  // FCALL (argv[0] is "FCALL") of a function of `library`: when the library is missing, loads
+  // it (FUNCTION LOAD REPLACE) and retries once. Other error replies are returned. Throws
+  // ReplyError if the load is refused or the server predates Redis 7.0.
+  Reply fcall(const std::vector<std::string>& argv, const FunctionLibrary& library);
+  // The same for the expiry_v1 library.
   Reply fcall(const std::vector<std::string>& argv);
-  // FUNCTION LOAD REPLACE of the expiry_v1 library; returns the library name Redis reports.
+  // FUNCTION LOAD REPLACE of `library` (default expiry_v1); returns the library name Redis
+  // reports. Throws ReplyError as fcall() does.
+  std::string load_library(const FunctionLibrary& library);
   std::string load_library();
 
   const RedisEndpoint& endpoint() const { return endpoint_; }

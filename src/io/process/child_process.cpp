@@ -1,10 +1,10 @@
-// ChildProcess implementation: fork/execve with a CLOEXEC pipe reporting exec failure.
-#include "support/child_process.h"
-
-#include "support/wait.h"
+// ChildProcess implementation: fork/execve with a CLOEXEC pipe reporting exec failure, and the
+// one reader of /proc/<pid>/stat CPU times.
+#include "io/process/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -15,15 +15,44 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <stdexcept>
+#include <string_view>
+#include <thread>
+
+#include "protocol/errors.h"
+#include "protocol/integers.h"
 
 extern char** environ;
 
-namespace expiry::test {
+namespace expiry {
 namespace {
 
-std::runtime_error sys_error(const std::string& what, int err) {
-    return std::runtime_error(what + ": " + std::strerror(err));
+Error sys_error(const std::string& what, int err) { return Error(what + ": " + std::strerror(err)); }
+
+// Calls reaped() every 5 ms until it returns true or `deadline` passes; returns its last answer.
+template <class Reaped>
+bool poll_until(Reaped reaped, std::chrono::milliseconds deadline) {
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    for (;;) {
+        if (reaped()) return true;
+        if (std::chrono::steady_clock::now() >= end) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
+unsigned long long stat_field(std::string_view text, pid_t pid, const char* name) {
+    const auto value = parse_uint64(text);
+    if (!value) throw Error("malformed /proc/" + std::to_string(pid) + "/stat: " + name + " is '" + std::string(text) + "'");
+    return *value;
+}
+
+// "VmHWM:\t   1234 kB" -> 1234; throws Error for anything else.
+unsigned long long status_kb(const std::string& line, pid_t pid) {
+    const auto first = line.find_first_not_of(" \t", line.find(':') + 1);
+    const auto last = line.find(' ', first);
+    const std::string_view digits = std::string_view(line).substr(first, last - first);
+    const auto value = first == std::string::npos ? std::nullopt : parse_uint64(digits);
+    if (!value) throw Error("malformed /proc/" + std::to_string(pid) + "/status line: " + line);
+    return *value;
 }
 
 // Closes fds in [first, last] using only async-signal-safe calls.
@@ -132,6 +161,7 @@ ChildProcess::ChildProcess(std::string path, std::vector<std::string> args,
         nofile.rlim_cur < 1048576)
         max_fd = static_cast<int>(nofile.rlim_cur) - 1;
 
+    const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
@@ -140,6 +170,8 @@ ChildProcess::ChildProcess(std::string path, std::vector<std::string> args,
     }
     if (pid == 0) {
         // Child: async-signal-safe calls only.
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(1);  // the parent died between fork and prctl
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -178,6 +210,16 @@ ChildProcess::ChildProcess(std::string path, std::vector<std::string> args,
         throw sys_error("ChildProcess: cannot execute " + path_, child_errno);
     }
 }
+
+namespace {
+std::vector<std::string> args_of(const std::vector<std::string>& argv) {
+    if (argv.empty()) throw Error("ChildProcess: empty argv");
+    return std::vector<std::string>(argv.begin() + 1, argv.end());
+}
+}  // namespace
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_path)
+    : ChildProcess(argv.empty() ? std::string() : argv[0], args_of(argv), {}, log_path) {}
 
 ChildProcess::~ChildProcess() {
     kill_hard();
@@ -229,7 +271,7 @@ bool ChildProcess::running() { return !try_reap(); }
 int ChildProcess::terminate(std::chrono::milliseconds grace) {
     if (try_reap()) return *exit_status_;
     ::kill(pid_, SIGTERM);
-    if (!wait_until([this] { return try_reap(); }, grace, std::chrono::milliseconds(5))) {
+    if (!poll_until([this] { return try_reap(); }, grace)) {
         ::kill(pid_, SIGKILL);
         reap_blocking();
     }
@@ -248,9 +290,46 @@ void ChildProcess::kill_hard() {
 }
 
 std::optional<int> ChildProcess::wait_exit(std::chrono::milliseconds deadline) {
-    if (wait_until([this] { return try_reap(); }, deadline, std::chrono::milliseconds(5)))
+    if (poll_until([this] { return try_reap(); }, deadline))
         return exit_status_;
     return std::nullopt;
+}
+
+int ChildProcess::wait() {
+    reap_blocking();
+    return *exit_status_;
+}
+
+ProcessUsage ChildProcess::usage() const {
+    ProcessUsage u;
+    if (pid_ <= 0 || exit_status_) return u;
+    u.cpu_seconds = process_cpu_seconds(pid_);
+    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind("VmHWM:", 0) == 0) {
+            u.peak_rss_mb = static_cast<double>(status_kb(line, pid_)) / 1024.0;
+            break;
+        }
+    }
+    return u;
+}
+
+double process_cpu_seconds(pid_t pid) {
+    if (pid <= 0) return 0;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(in, line)) return 0;
+    // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15.
+    const auto close_paren = line.rfind(')');
+    if (close_paren == std::string::npos) return 0;
+    std::istringstream rest(line.substr(close_paren + 2));
+    std::string field;
+    unsigned long long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+        if (i == 14) utime = stat_field(field, pid, "utime");
+        if (i == 15) stime = stat_field(field, pid, "stime");
+    }
+    return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 std::string ChildProcess::output() const {
@@ -260,4 +339,4 @@ std::string ChildProcess::output() const {
     return ss.str();
 }
 
-}  // namespace expiry::test
+}  // namespace expiry
