@@ -12,6 +12,7 @@
 #include "bench/scenarios.h"
 #include "bench/task_writer.h"
 #include "protocol/errors.h"
+#include "protocol/integers.h"
 
 namespace expiry::bench {
 
@@ -79,7 +80,7 @@ long long ctl_reported_ms(const std::string& log_path) {
   std::smatch m;
   long long ms = -1;
   while (std::getline(in, line)) {
-    if (std::regex_search(line, m, re)) ms = std::stoll(m[2].str());
+    if (std::regex_search(line, m, re)) ms = parse_int64(m[2].str()).value_or(-1);
   }
   return ms;
 }
