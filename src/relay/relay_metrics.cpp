@@ -5,17 +5,18 @@
 
 namespace expiry {
 
-void register_relay_metrics(Metrics& metrics, RelayStats& stats, const RedisConnection& commands,
-                            const RedisConnection& subscriber, const FunctionCaller& functions) {
-  using K = Metrics::Kind;
-  const auto n = [](const auto& v) { return read_at_scrape(v); };
-  const auto ready = [](const RedisConnection& c) { return [&c] { return c.ready() ? 1.0 : 0.0; }; };
-  const auto reconnects = [](const RedisConnection& c) { return [&c] { return static_cast<double>(c.reconnects()); }; };
-  const auto per_connection = [](auto read, const RedisConnection& a, const RedisConnection& b) {
-    return std::vector<std::pair<std::string, std::function<double()>>>{{"commands", read(a)}, {"subscriber", read(b)}};
-  };
-  const RelayStats& s = stats;
-  const std::vector<Metrics::Family> table = {
+namespace {
+
+using K = Metrics::Kind;
+
+template <typename Integer>
+std::function<double()> n(const Integer& value) {
+  return read_at_scrape(value);
+}
+
+// The forwarding, claim and event counters.
+std::vector<Metrics::Family> claim_families(const RelayStats& s) {
+  return {
       labelled_family(K::Counter, "expiry_relay_tasks_forwarded_total",
                       "Tasks forwarded into the stream, by the path that claimed them.", "via",
                       {{"event", n(s.forwarded_event)}, {"sweep", n(s.forwarded_sweep)}}),
@@ -43,6 +44,19 @@ void register_relay_metrics(Metrics& metrics, RelayStats& stats, const RedisConn
       counter_family("expiry_relay_events_other_db_total",
                      "Expired trigger keys of this namespace in another database than the relay's (producers on another db?).",
                      n(s.events_other_db)),
+  };
+}
+
+// The sweep, connection and schedule metrics.
+std::vector<Metrics::Family> sweep_and_connection_families(const RelayStats& s, const RedisConnection& commands,
+                                                           const RedisConnection& subscriber,
+                                                           const FunctionCaller& functions) {
+  const auto ready = [](const RedisConnection& c) { return [&c] { return c.ready() ? 1.0 : 0.0; }; };
+  const auto reconnects = [](const RedisConnection& c) { return [&c] { return static_cast<double>(c.reconnects()); }; };
+  const auto per_connection = [](auto read, const RedisConnection& a, const RedisConnection& b) {
+    return std::vector<std::pair<std::string, std::function<double()>>>{{"commands", read(a)}, {"subscriber", read(b)}};
+  };
+  return {
       counter_family("expiry_relay_sweep_batches_total", "Sweep calls (each claims at most sweep_batch tasks).",
                      n(s.sweep_batches)),
       counter_family("expiry_relay_sweep_errors_total", "Sweep calls that failed.", n(s.sweep_errors)),
@@ -68,7 +82,14 @@ void register_relay_metrics(Metrics& metrics, RelayStats& stats, const RedisConn
       gauge_family("expiry_relay_oldest_overdue_seconds", "Age of the earliest overdue task, as of the last sweep.",
                    [&s] { return static_cast<double>(s.oldest_overdue_ms) / 1000.0; }),
   };
-  for (const auto& family : table) metrics.add(family);
+}
+
+}  // namespace
+
+void register_relay_metrics(Metrics& metrics, RelayStats& stats, const RedisConnection& commands,
+                            const RedisConnection& subscriber, const FunctionCaller& functions) {
+  for (const auto& family : claim_families(stats)) metrics.add(family);
+  for (const auto& family : sweep_and_connection_families(stats, commands, subscriber, functions)) metrics.add(family);
   stats.lateness = &metrics.histogram("expiry_relay_lateness_seconds",
                                       "Time from a task's due time to its stream entry (Redis clock); only tasks scheduled with a due time in the future.",
                                       lateness_buckets_seconds());
