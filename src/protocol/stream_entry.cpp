@@ -8,38 +8,42 @@
 namespace expiry {
 namespace {
 
-// The value of `name` in `entry`: nullopt when absent; `duplicated` is set when it occurs twice.
-std::optional<std::string> only_value(const StreamEntry& entry, std::string_view name, bool& duplicated) {
-  std::optional<std::string> found;
+// The value of `name` in `entry` (null when absent); `duplicated` is set when it occurs twice.
+const std::string* only_value(const StreamEntry& entry, std::string_view name, bool& duplicated) {
+  const std::string* found = nullptr;
   for (const auto& [k, v] : entry.fields) {
     if (k != name) continue;
     if (found) duplicated = true;
-    found = v;
+    found = &v;
   }
   return found;
 }
 
-// Reads the text fields of the schema; false when one is missing or duplicated.
+std::optional<std::string> optional_text(const std::string* value) {
+  return value ? std::optional<std::string>(*value) : std::nullopt;
+}
+
+// Reads the text fields of the schema; false when a required one is missing.
 bool decode_texts(const StreamEntry& entry, ForwardedTask& task, bool& duplicated) {
-  auto id = only_value(entry, entry_field::kId, duplicated);
-  auto payload = only_value(entry, entry_field::kPayload, duplicated);
-  auto via = only_value(entry, entry_field::kVia, duplicated);
+  const std::string* id = only_value(entry, entry_field::kId, duplicated);
+  const std::string* payload = only_value(entry, entry_field::kPayload, duplicated);
+  const std::string* via = only_value(entry, entry_field::kVia, duplicated);
   if (!id || !payload || !via || via->empty()) return false;
-  task.id = std::move(*id);
-  task.payload = std::move(*payload);
-  task.via = std::move(*via);
-  task.missing_payload = only_value(entry, entry_field::kMissingPayload, duplicated);
-  task.undeliverable_stream = only_value(entry, entry_field::kUndeliverableStream, duplicated);
-  task.undeliverable_reason = only_value(entry, entry_field::kUndeliverableReason, duplicated);
+  task.id = *id;
+  task.payload = *payload;
+  task.via = *via;
+  task.missing_payload = optional_text(only_value(entry, entry_field::kMissingPayload, duplicated));
+  task.undeliverable_stream = optional_text(only_value(entry, entry_field::kUndeliverableStream, duplicated));
+  task.undeliverable_reason = optional_text(only_value(entry, entry_field::kUndeliverableReason, duplicated));
   return true;
 }
 
 // Reads the integer fields of the schema; false when a required one is missing or one is not
 // an integer.
 bool decode_integers(const StreamEntry& entry, ForwardedTask& task, bool& duplicated) {
-  const auto due = only_value(entry, entry_field::kDueMs, duplicated);
-  const auto fired = only_value(entry, entry_field::kFiredMs, duplicated);
-  const auto created = only_value(entry, entry_field::kCreatedMs, duplicated);
+  const std::string* due = only_value(entry, entry_field::kDueMs, duplicated);
+  const std::string* fired = only_value(entry, entry_field::kFiredMs, duplicated);
+  const std::string* created = only_value(entry, entry_field::kCreatedMs, duplicated);
   const auto due_ms = due ? parse_int64(*due) : std::nullopt;
   const auto fired_ms = fired ? parse_int64(*fired) : std::nullopt;
   if (!due_ms || !fired_ms) return false;
