@@ -71,104 +71,108 @@ nlohmann::json machine_json(SyncConnection& conn) {
           {"damon_schemes_on", active_damon_schemes()}};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"expiry-bench: measures expiry-relay against its baselines and ceilings (docs/benchmarks.md)."};
+// The command line's values.
+struct BenchOptions {
   std::string redis_url;
   std::string json_path;
   std::string work_dir;
   std::string bin_dir = directory_of_executable() + "/..";
   std::string only = "bulk,idle,steady,burst,backlog,cancel";
   bool quick = false;
-  app.add_option("--redis-url", redis_url, "Redis to benchmark (its data is flushed!)")->required();
-  app.add_flag("--quick", quick, "CI sizes (the whole run takes about 2 minutes)");
-  app.add_option("--json", json_path, "write the results as JSON here (default: WORK_DIR/bench-results.json)");
-  app.add_option("--work-dir", work_dir, "logs and generated files (default: a new /tmp/expiry-bench.XXXXXX)");
-  app.add_option("--bin-dir", bin_dir, "where relay/expiry-relay and ctl/expiry-ctl are (default: the build's src/)");
-  app.add_option("--only", only, "comma-separated scenarios to run: bulk,idle,steady,burst,backlog,cancel");
   int rounds = 0;
-  app.add_option("--rounds", rounds, "burst and backlog: interleaved rounds per system, the fastest is reported (default 1)")
-      ->check(CLI::Range(1, 20));
-  long long backdrop = -1, steady_rate = -1;
-  app.add_option("--backdrop", backdrop, "idle and steady: far-future tasks pending (default 1000000, --quick 100000)")
-      ->check(CLI::Range(0LL, 10000000LL));
-  app.add_option("--steady-rate", steady_rate, "steady: tasks scheduled per second (default 1000, --quick 200)")
-      ->check(CLI::Range(1LL, 20000LL));
+  long long backdrop = -1;
+  long long steady_rate = -1;
   std::string steady_systems = "relay,events-only,fixed-poll";
-  app.add_option("--steady-systems", steady_systems, "steady: comma-separated systems to run (default all three)");
   std::vector<std::string> relay_flags;
-  app.add_option("--relay-flag", relay_flags,
+};
+
+void add_bench_options(CLI::App& app, BenchOptions& o) {
+  app.add_option("--redis-url", o.redis_url, "Redis to benchmark (its data is flushed!)")->required();
+  app.add_flag("--quick", o.quick, "CI sizes (the whole run takes about 2 minutes)");
+  app.add_option("--json", o.json_path, "write the results as JSON here (default: WORK_DIR/bench-results.json)");
+  app.add_option("--work-dir", o.work_dir, "logs and generated files (default: a new /tmp/expiry-bench.XXXXXX)");
+  app.add_option("--bin-dir", o.bin_dir, "where relay/expiry-relay and ctl/expiry-ctl are (default: the build's src/)");
+  app.add_option("--only", o.only, "comma-separated scenarios to run: bulk,idle,steady,burst,backlog,cancel");
+  app.add_option("--rounds", o.rounds, "burst and backlog: interleaved rounds per system, the fastest is reported (default 1)")
+      ->check(CLI::Range(1, 20));
+  app.add_option("--backdrop", o.backdrop, "idle and steady: far-future tasks pending (default 1000000, --quick 100000)")
+      ->check(CLI::Range(0LL, 10000000LL));
+  app.add_option("--steady-rate", o.steady_rate, "steady: tasks scheduled per second (default 1000, --quick 200)")
+      ->check(CLI::Range(1LL, 20000LL));
+  app.add_option("--steady-systems", o.steady_systems, "steady: comma-separated systems to run (default all three)");
+  app.add_option("--relay-flag", o.relay_flags,
                  "extra flag for the relay under test, not the baselines (repeat; e.g. --relay-flag=--sweep-batch=200)");
-  CLI11_PARSE(app, argc, argv);
+}
 
+std::set<std::string> split_names(const std::string& list) {
+  std::set<std::string> names;
+  std::istringstream in(list);
+  std::string name;
+  while (std::getline(in, name, ',')) names.insert(name);
+  return names;
+}
+
+// The bench's context from its options; creates the work directory and defaults the JSON path
+// in `o`. Throws Error for a bad URL, a missing executable or no work directory.
+BenchContext bench_context_from(BenchOptions& o) {
   BenchContext ctx;
-  ctx.quick = quick;
-  ctx.sizes = quick ? quick_sizes() : full_sizes();
-  ctx.redis_url = redis_url;
-  ctx.relay_bin = bin_dir + "/relay/expiry-relay";
-  ctx.ctl_bin = bin_dir + "/ctl/expiry-ctl";
-  ctx.relay_extra_flags = relay_flags;
-  if (rounds > 0) ctx.sizes.drain_rounds = rounds;
-  if (backdrop >= 0) ctx.sizes.steady_backdrop = static_cast<size_t>(backdrop);
-  if (steady_rate > 0) ctx.sizes.steady_rate = static_cast<int>(steady_rate);
-  auto split = [](const std::string& list) {
-    std::set<std::string> names;
-    std::istringstream in(list);
-    std::string name;
-    while (std::getline(in, name, ',')) names.insert(name);
-    return names;
-  };
-  const std::set<std::string> wanted = split(only);
-  ctx.steady_systems = split(steady_systems);
-  try {
-    ctx.redis = parse_redis_url(redis_url);
-    if (access(ctx.relay_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.relay_bin);
-    if (access(ctx.ctl_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.ctl_bin);
-    if (work_dir.empty()) {
-      char tmpl[] = "/tmp/expiry-bench.XXXXXX";
-      if (mkdtemp(tmpl) == nullptr) throw Error("cannot create a work directory in /tmp");
-      work_dir = tmpl;
-    }
-    ctx.work_dir = work_dir;
-    if (json_path.empty()) json_path = work_dir + "/bench-results.json";
-  } catch (const Error& e) {
-    std::cerr << "expiry-bench: " << e.what() << "\n";
-    return 2;
+  ctx.quick = o.quick;
+  ctx.sizes = o.quick ? quick_sizes() : full_sizes();
+  ctx.redis_url = o.redis_url;
+  ctx.relay_bin = o.bin_dir + "/relay/expiry-relay";
+  ctx.ctl_bin = o.bin_dir + "/ctl/expiry-ctl";
+  ctx.relay_extra_flags = o.relay_flags;
+  if (o.rounds > 0) ctx.sizes.drain_rounds = o.rounds;
+  if (o.backdrop >= 0) ctx.sizes.steady_backdrop = static_cast<size_t>(o.backdrop);
+  if (o.steady_rate > 0) ctx.sizes.steady_rate = static_cast<int>(o.steady_rate);
+  ctx.steady_systems = split_names(o.steady_systems);
+  ctx.redis = parse_redis_url(o.redis_url);
+  if (access(ctx.relay_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.relay_bin);
+  if (access(ctx.ctl_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.ctl_bin);
+  if (o.work_dir.empty()) {
+    char tmpl[] = "/tmp/expiry-bench.XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) throw Error("cannot create a work directory in /tmp");
+    o.work_dir = tmpl;
   }
+  ctx.work_dir = o.work_dir;
+  if (o.json_path.empty()) o.json_path = o.work_dir + "/bench-results.json";
+  return ctx;
+}
 
-  BenchReport report;
-  try {
-    SyncConnection conn(ctx.redis, SyncConnection::Options{std::chrono::milliseconds(2000), std::chrono::seconds(60)});
-    conn.load_library();
-    configure_redis_for_bench(conn);
-    ctx.redis_pid = static_cast<pid_t>(info_integer(conn, "server", "process_id"));
-    report.json()["mode"] = quick ? "quick" : "full";
-    report.json()["machine"] = machine_json(conn);
-    report.json()["payload_bytes"] = ctx.payload_bytes;
-    report.json()["relay_extra_flags"] = relay_flags;
-    report.json()["drain_rounds"] = ctx.sizes.drain_rounds;
-    progress("expiry-bench " + std::string(quick ? "--quick" : "full") + ", work dir " + work_dir);
-    const auto start = std::chrono::steady_clock::now();
-    if (wanted.count("bulk")) run_bulk_scenario(ctx, conn, report);
-    if (wanted.count("idle")) {
-      ensure_backdrop(ctx, conn, ctx.sizes.steady_backdrop);
-      run_idle_scenario(ctx, conn, report);
-    }
-    if (wanted.count("steady")) run_steady_scenario(ctx, conn, report);
-    if (wanted.count("burst")) run_burst_scenario(ctx, conn, report);
-    if (wanted.count("backlog")) run_backlog_scenario(ctx, conn, report);
-    if (wanted.count("cancel")) run_cancel_scenario(ctx, conn, report);
-    conn.checked({"FLUSHALL"});
-    evaluate_targets(report);
-    report.json()["machine"]["loadavg_at_end"] = read_first_line("/proc/loadavg");
-    report.json()["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  } catch (const std::exception& e) {
-    report.print(std::cout);
-    std::cerr << "expiry-bench: " << e.what() << "\n";
-    return 2;
+// The scenarios named in `wanted`, in their fixed order.
+void run_scenarios(BenchContext& ctx, SyncConnection& conn, const std::set<std::string>& wanted, BenchReport& report) {
+  if (wanted.count("bulk")) run_bulk_scenario(ctx, conn, report);
+  if (wanted.count("idle")) {
+    ensure_backdrop(ctx, conn, ctx.sizes.steady_backdrop);
+    run_idle_scenario(ctx, conn, report);
   }
+  if (wanted.count("steady")) run_steady_scenario(ctx, conn, report);
+  if (wanted.count("burst")) run_burst_scenario(ctx, conn, report);
+  if (wanted.count("backlog")) run_backlog_scenario(ctx, conn, report);
+  if (wanted.count("cancel")) run_cancel_scenario(ctx, conn, report);
+}
 
+// Prepares Redis, records the machine and runs the scenarios. Throws on any failure.
+void run_bench(BenchContext& ctx, const BenchOptions& o, BenchReport& report) {
+  SyncConnection conn(ctx.redis, SyncConnection::Options{std::chrono::milliseconds(2000), std::chrono::seconds(60)});
+  conn.load_library();
+  configure_redis_for_bench(conn);
+  ctx.redis_pid = static_cast<pid_t>(info_integer(conn, "server", "process_id"));
+  report.json()["mode"] = o.quick ? "quick" : "full";
+  report.json()["machine"] = machine_json(conn);
+  report.json()["payload_bytes"] = ctx.payload_bytes;
+  report.json()["relay_extra_flags"] = o.relay_flags;
+  report.json()["drain_rounds"] = ctx.sizes.drain_rounds;
+  progress("expiry-bench " + std::string(o.quick ? "--quick" : "full") + ", work dir " + o.work_dir);
+  const auto start = std::chrono::steady_clock::now();
+  run_scenarios(ctx, conn, split_names(o.only), report);
+  conn.checked({"FLUSHALL"});
+  evaluate_targets(report);
+  report.json()["machine"]["loadavg_at_end"] = read_first_line("/proc/loadavg");
+  report.json()["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void print_machine_line(const BenchReport& report, bool quick) {
   const auto& m = report.json()["machine"];
   std::cout << "expiry-bench " << (quick ? "--quick" : "(full)") << ": " << m["nproc"] << " cores, "
             << m["cpu_model"].get<std::string>() << ", redis " << m["redis_version"].get<std::string>()
@@ -176,13 +180,44 @@ int main(int argc, char** argv) {
             << m["loadavg_at_end"].get<std::string>() << "; kernel DAMON schemes on: "
             << (m["damon_schemes_on"].get<std::string>().empty() ? "none" : m["damon_schemes_on"].get<std::string>())
             << "; " << fixed(report.json()["seconds"].get<double>(), 0) << " s\n";
+}
+
+// Prints the results and writes the JSON; returns the exit code.
+int report_results(BenchReport& report, const BenchOptions& o) {
+  print_machine_line(report, o.quick);
   report.print(std::cout);
-  std::ofstream out(json_path);
+  std::ofstream out(o.json_path);
   out << report.final_json().dump(2) << "\n";
   if (!out) {
-    std::cerr << "expiry-bench: cannot write " << json_path << "\n";
+    std::cerr << "expiry-bench: cannot write " << o.json_path << "\n";
     return 2;
   }
-  std::cout << "\nJSON: " << json_path << "\n";
+  std::cout << "\nJSON: " << o.json_path << "\n";
   return report.integrity_ok() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"expiry-bench: measures expiry-relay against its baselines and ceilings (docs/benchmarks.md)."};
+  BenchOptions options;
+  add_bench_options(app, options);
+  CLI11_PARSE(app, argc, argv);
+
+  BenchContext ctx;
+  try {
+    ctx = bench_context_from(options);
+  } catch (const Error& e) {
+    std::cerr << "expiry-bench: " << e.what() << "\n";
+    return 2;
+  }
+  BenchReport report;
+  try {
+    run_bench(ctx, options, report);
+  } catch (const std::exception& e) {
+    report.print(std::cout);
+    std::cerr << "expiry-bench: " << e.what() << "\n";
+    return 2;
+  }
+  return report_results(report, options);
 }

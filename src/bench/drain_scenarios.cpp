@@ -118,12 +118,8 @@ DrainRun run_one(const BenchContext& ctx, SyncConnection& conn, DrainKind kind, 
   return run;
 }
 
-void run_drain_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report, DrainKind kind) {
-  const bool burst = kind == DrainKind::Burst;
-  const std::string scenario = burst ? "burst" : "backlog";
-  const size_t n = burst ? ctx.sizes.burst_tasks : ctx.sizes.backlog_tasks;
-  conn.checked({"FLUSHALL"});
-  load_bare_script(conn);
+// The ceilings (library and bare script at each configured depth), then the relay and fixed-poll.
+std::vector<DrainSystem> drain_systems(const BenchContext& ctx) {
   std::vector<DrainSystem> systems;
   for (int depth : ctx.sizes.ceiling_depths) {
     systems.push_back({"ceiling-d" + std::to_string(depth), std::nullopt, static_cast<size_t>(depth)});
@@ -134,36 +130,58 @@ void run_drain_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
   }
   systems.push_back({"relay", RelayRole::Relay, 1});
   systems.push_back({"fixed-poll", RelayRole::FixedPoll, 1});
+  return systems;
+}
 
-  // Rounds interleave the systems, so a spell of load on the machine spreads over all of them;
-  // each system's row is its fastest round.
-  std::vector<std::vector<double>> rates(systems.size());
-  std::vector<DrainRun> runs(systems.size());
+// Each system's fastest round, and its rate in every round.
+struct DrainRounds {
+  std::vector<DrainRun> runs;
+  std::vector<std::vector<double>> rates;
+};
+
+// Rounds interleave the systems, so a spell of load on the machine spreads over all of them;
+// each system's row is its fastest round.
+DrainRounds run_rounds(const BenchContext& ctx, SyncConnection& conn, BenchReport& report, DrainKind kind,
+                       const std::vector<DrainSystem>& systems, size_t n) {
+  const std::string scenario = kind == DrainKind::Burst ? "burst" : "backlog";
+  DrainRounds rounds{std::vector<DrainRun>(systems.size()), std::vector<std::vector<double>>(systems.size())};
   for (int round = 0; round < ctx.sizes.drain_rounds; ++round) {
     for (size_t i = 0; i < systems.size(); ++i) {
       DrainRun r = run_one(ctx, conn, kind, systems[i], n);
       report.check_integrity(scenario + "/" + systems[i].label + "/round-" + std::to_string(round + 1), r.tally.lost,
                              r.tally.duplicated, r.tally.foreign);
-      rates[i].push_back(r.forward_rate);
-      if (round == 0 || r.forward_rate > runs[i].forward_rate) runs[i] = std::move(r);
+      rounds.rates[i].push_back(r.forward_rate);
+      if (round == 0 || r.forward_rate > rounds.runs[i].forward_rate) rounds.runs[i] = std::move(r);
     }
   }
-  double best_ceiling = 0, best_bare = 0;
-  std::string best_label, best_bare_label;
+  return rounds;
+}
+
+// The fastest library ceiling and the fastest bare-script ceiling, the references of the rows.
+struct BestCeilings {
+  double ceiling = 0;
+  double bare = 0;
+  std::string ceiling_label;
+  std::string bare_label;
+};
+
+BestCeilings best_ceilings(const std::vector<DrainRun>& runs) {
+  BestCeilings best;
   for (const auto& r : runs) {
     if (r.system.role) continue;
     const bool bare = r.system.script == SweepScript::Bare;
-    double& best = bare ? best_bare : best_ceiling;
-    if (r.forward_rate > best) {
-      best = r.forward_rate;
-      (bare ? best_bare_label : best_label) = r.system.label;
+    double& rate = bare ? best.bare : best.ceiling;
+    if (r.forward_rate > rate) {
+      rate = r.forward_rate;
+      (bare ? best.bare_label : best.ceiling_label) = r.system.label;
     }
   }
+  return best;
+}
 
-  auto& j = report.scenario(scenario);
-  j["tasks"] = n;
-  j["best_ceiling"] = {{"system", best_label}, {"tasks_per_s", best_ceiling}};
-  j["best_bare"] = {{"system", best_bare_label}, {"tasks_per_s", best_bare}};
+double ratio(double rate, double reference) { return reference > 0 ? rate / reference : 0; }
+
+Table drain_table(const BenchContext& ctx, bool burst, size_t n, const BestCeilings& best) {
   Table t{burst ? "(b) burst: " + std::to_string(n) + " tasks due in the same millisecond"
                 : "(c) backlog: " + std::to_string(n) + " tasks overdue before the relay starts",
           {"system", "tasks", "drain ms", "fwd/s", "% of best ceiling", "% of best bare", "spread fwd/s", "p50 ms", "p99 ms",
@@ -178,46 +196,70 @@ void run_drain_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
                             "fired_ms; lateness = fired_ms - that start.");
   t.notes.push_back("fwd/s = tasks / drain; spread fwd/s = tasks / (last - first fired_ms). The ceiling: FCALL "
                     "expiry_sweep (the relay's script) with batches of 100 from the bench, ceiling-dN = N calls per "
-                    "round trip; best: " + best_label + ". bare-bB-dN: expiry_bench_bare_sweep (the same writes, no "
-                    "checks, no time budget), B tasks per call, N calls per round trip; best: " + best_bare_label +
+                    "round trip; best: " + best.ceiling_label + ". bare-bB-dN: expiry_bench_bare_sweep (the same writes, no "
+                    "checks, no time budget), B tasks per call, N calls per round trip; best: " + best.bare_label +
                     ". Calls >5 ms and longest call: SLOWLOG; latency max: LATENCY LATEST (any event, e.g. "
                     "expire-cycle). Other CPU %: processes other than the bench, its Redis and its relay, % of all cores.");
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const DrainRun& r = runs[i];
-    std::string each;
-    for (double rate : rates[i]) each += (each.empty() ? "" : " ") + fixed(rate);
-    const auto& f = r.tally.fired;
-    t.rows.push_back({r.system.label, std::to_string(n), std::to_string(r.drain_ms), fixed(r.forward_rate),
-                      fixed(best_ceiling > 0 ? 100.0 * r.forward_rate / best_ceiling : 0),
-                      fixed(best_bare > 0 ? 100.0 * r.forward_rate / best_bare : 0), fixed(r.spread_rate),
-                      f.format(f.p50), f.format(f.p99), f.format(f.p999), f.format(f.max),
-                      r.tally.arrival.format(r.tally.arrival.max), std::to_string(r.tally.lost),
-                      std::to_string(r.tally.duplicated), r.system.role ? fixed(r.usage.cpu_seconds, 2) : "-",
-                      r.system.role ? fixed(r.usage.peak_rss_mb, 1) : "-", std::to_string(r.blocking.slow_calls),
-                      std::to_string(r.blocking.max_call_us), std::to_string(r.blocking.latency_max_ms), fixed(r.foreign_cpu_percent), each});
-    auto rj = tally_json(r.tally);
-    rj["start_ms"] = r.start_ms;
-    rj["drain_ms"] = r.drain_ms;
-    rj["forward_rate"] = r.forward_rate;
-    rj["spread_rate"] = r.spread_rate;
-    rj["ratio_to_best_ceiling"] = best_ceiling > 0 ? r.forward_rate / best_ceiling : 0;
-    rj["ratio_to_best_bare"] = best_bare > 0 ? r.forward_rate / best_bare : 0;
-    rj["setup_ms"] = r.setup_ms;
-    rj["schedule_overran_due"] = r.schedule_overran;
-    rj["blocking"] = r.blocking.to_json();
-    rj["foreign_cpu_percent"] = r.foreign_cpu_percent;
-    rj["forward_rate_of_each_round"] = rates[i];
-    if (r.system.role) {
-      rj["cpu_seconds"] = r.usage.cpu_seconds;
-      rj["peak_rss_mb"] = r.usage.peak_rss_mb;
-      rj["exit_code"] = r.exit_code;
-    } else {
-      rj["depth"] = r.system.depth;
-      rj["batch"] = r.system.batch;
-      rj["script"] = r.system.script == SweepScript::Bare ? "expiry_bench_bare_sweep" : "expiry_sweep";
-    }
+  return t;
+}
+
+std::vector<std::string> drain_row(const DrainRun& r, const std::vector<double>& rates, size_t n,
+                                   const BestCeilings& best) {
+  std::string each;
+  for (double rate : rates) each += (each.empty() ? "" : " ") + fixed(rate);
+  const auto& f = r.tally.fired;
+  return {r.system.label, std::to_string(n), std::to_string(r.drain_ms), fixed(r.forward_rate),
+          fixed(100.0 * ratio(r.forward_rate, best.ceiling)), fixed(100.0 * ratio(r.forward_rate, best.bare)),
+          fixed(r.spread_rate), f.format(f.p50), f.format(f.p99), f.format(f.p999), f.format(f.max),
+          r.tally.arrival.format(r.tally.arrival.max), std::to_string(r.tally.lost),
+          std::to_string(r.tally.duplicated), r.system.role ? fixed(r.usage.cpu_seconds, 2) : "-",
+          r.system.role ? fixed(r.usage.peak_rss_mb, 1) : "-", std::to_string(r.blocking.slow_calls),
+          std::to_string(r.blocking.max_call_us), std::to_string(r.blocking.latency_max_ms),
+          fixed(r.foreign_cpu_percent), each};
+}
+
+nlohmann::json drain_run_json(const DrainRun& r, const std::vector<double>& rates, const BestCeilings& best) {
+  auto rj = tally_json(r.tally);
+  rj["start_ms"] = r.start_ms;
+  rj["drain_ms"] = r.drain_ms;
+  rj["forward_rate"] = r.forward_rate;
+  rj["spread_rate"] = r.spread_rate;
+  rj["ratio_to_best_ceiling"] = ratio(r.forward_rate, best.ceiling);
+  rj["ratio_to_best_bare"] = ratio(r.forward_rate, best.bare);
+  rj["setup_ms"] = r.setup_ms;
+  rj["schedule_overran_due"] = r.schedule_overran;
+  rj["blocking"] = r.blocking.to_json();
+  rj["foreign_cpu_percent"] = r.foreign_cpu_percent;
+  rj["forward_rate_of_each_round"] = rates;
+  if (r.system.role) {
+    rj["cpu_seconds"] = r.usage.cpu_seconds;
+    rj["peak_rss_mb"] = r.usage.peak_rss_mb;
+    rj["exit_code"] = r.exit_code;
+  } else {
+    rj["depth"] = r.system.depth;
+    rj["batch"] = r.system.batch;
+    rj["script"] = r.system.script == SweepScript::Bare ? "expiry_bench_bare_sweep" : "expiry_sweep";
+  }
+  return rj;
+}
+
+void run_drain_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report, DrainKind kind) {
+  const bool burst = kind == DrainKind::Burst;
+  const size_t n = burst ? ctx.sizes.burst_tasks : ctx.sizes.backlog_tasks;
+  conn.checked({"FLUSHALL"});
+  load_bare_script(conn);
+  const DrainRounds rounds = run_rounds(ctx, conn, report, kind, drain_systems(ctx), n);
+  const BestCeilings best = best_ceilings(rounds.runs);
+  auto& j = report.scenario(burst ? "burst" : "backlog");
+  j["tasks"] = n;
+  j["best_ceiling"] = {{"system", best.ceiling_label}, {"tasks_per_s", best.ceiling}};
+  j["best_bare"] = {{"system", best.bare_label}, {"tasks_per_s", best.bare}};
+  Table t = drain_table(ctx, burst, n, best);
+  for (size_t i = 0; i < rounds.runs.size(); ++i) {
+    const DrainRun& r = rounds.runs[i];
+    t.rows.push_back(drain_row(r, rounds.rates[i], n, best));
     if (r.schedule_overran) t.notes.push_back(r.system.label + ": scheduling ended after the due time.");
-    j["runs"][r.system.label] = rj;
+    j["runs"][r.system.label] = drain_run_json(r, rounds.rates[i], best);
   }
   report.add_table(t);
 }

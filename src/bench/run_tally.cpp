@@ -7,7 +7,7 @@
 
 namespace expiry::bench {
 
-RunTally tally_run(const std::vector<StreamEntry>& entries, const std::string& prefix, size_t expected,
+RunTally tally_run(const std::vector<ReceivedEntry>& entries, const std::string& prefix, size_t expected,
                    long long start_ms, double censor_ms) {
   RunTally t;
   t.expected = expected;
@@ -15,9 +15,14 @@ RunTally tally_run(const std::vector<StreamEntry>& entries, const std::string& p
   std::vector<double> fired, arrival;
   fired.reserve(entries.size());
   arrival.reserve(entries.size());
-  for (const auto& e : entries) {
+  for (const auto& received : entries) {
+    if (!received.task) {  // not a forwarded task's entry
+      ++t.foreign;
+      continue;
+    }
+    const ForwardedTask& e = *received.task;
     ++t.via[e.via];
-    const long long index = task_index(prefix, e.task_id);
+    const long long index = task_index(prefix, e.id);
     if (index < 0 || static_cast<size_t>(index) >= expected) {
       ++t.foreign;
       continue;
@@ -33,7 +38,7 @@ RunTally tally_run(const std::vector<StreamEntry>& entries, const std::string& p
     ++t.forwarded;
     const long long origin = std::max(e.due_ms, start_ms);
     fired.push_back(static_cast<double>(e.fired_ms - origin));
-    arrival.push_back(static_cast<double>(e.arrival_us) / 1000.0 - static_cast<double>(origin));
+    arrival.push_back(static_cast<double>(received.arrival_us) / 1000.0 - static_cast<double>(origin));
     if (t.first_fired_ms == 0 || e.fired_ms < t.first_fired_ms) t.first_fired_ms = e.fired_ms;
     t.last_fired_ms = std::max(t.last_fired_ms, e.fired_ms);
   }

@@ -23,7 +23,7 @@ struct RunTally {
   size_t drained = 0;     // distinct tasks the bench had to forward after the deadline
   size_t lost = 0;        // tasks of the run never seen in the stream
   size_t duplicated = 0;  // extra stream entries for a task already seen
-  size_t foreign = 0;     // entries of other tasks (e.g. a far-future backdrop task fired early)
+  size_t foreign = 0;     // entries of other tasks (e.g. a far-future backdrop task fired early) or undecodable
   std::map<std::string, size_t> via;  // entries per via field
   LatenessSummary fired;    // fired_ms - max(due_ms, start_ms)
   LatenessSummary arrival;  // reader arrival - max(due_ms, start_ms)
@@ -34,7 +34,7 @@ struct RunTally {
 
 // `start_ms`: the wall time the run's tasks could first be forwarded from (0: their due times).
 // `censor_ms`: what the drained tasks' lateness is known to exceed.
-RunTally tally_run(const std::vector<StreamEntry>& entries, const std::string& prefix, size_t expected,
+RunTally tally_run(const std::vector<ReceivedEntry>& entries, const std::string& prefix, size_t expected,
                    long long start_ms, double censor_ms);
 
 }  // namespace expiry::bench

@@ -17,7 +17,7 @@ long long drain_due_tasks(const BenchContext& ctx, SyncConnection& conn) {
   return drive_sweeps(conn, ctx, 1000, 1, kDrainVia).forwarded;
 }
 
-std::vector<StreamEntry> finish_reader(const BenchContext& ctx, SyncConnection& conn, StreamReader& reader) {
+std::vector<ReceivedEntry> finish_reader(const BenchContext& ctx, SyncConnection& conn, StreamReader& reader) {
   const long long length = conn.checked({"XLEN", ctx.stream}).integer;
   if (!reader.wait_for(static_cast<size_t>(length), 60000)) {
     progress("reader: " + std::to_string(reader.count()) + " of " + std::to_string(length) + " entries after 60 s");

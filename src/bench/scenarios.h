@@ -35,7 +35,7 @@ void reset_stream(const BenchContext& ctx, SyncConnection& conn);
 long long drain_due_tasks(const BenchContext& ctx, SyncConnection& conn);
 // After drain_due_tasks: waits until the reader has every entry of the stream (XLEN), up to a
 // minute, so a slow reader is not mistaken for a lost task; then stops it and returns the entries.
-std::vector<StreamEntry> finish_reader(const BenchContext& ctx, SyncConnection& conn, StreamReader& reader);
+std::vector<ReceivedEntry> finish_reader(const BenchContext& ctx, SyncConnection& conn, StreamReader& reader);
 // Makes sure the schedule holds at least `n` far-future tasks ("far-<i>", due in a day or later).
 void ensure_backdrop(const BenchContext& ctx, SyncConnection& conn, size_t n);
 // Prints a progress line to stderr (the table goes to stdout).

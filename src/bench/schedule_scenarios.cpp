@@ -12,6 +12,7 @@
 #include "bench/scenarios.h"
 #include "bench/task_writer.h"
 #include "protocol/errors.h"
+#include "protocol/integers.h"
 
 namespace expiry::bench {
 
@@ -79,63 +80,82 @@ long long ctl_reported_ms(const std::string& log_path) {
   std::smatch m;
   long long ms = -1;
   while (std::getline(in, line)) {
-    if (std::regex_search(line, m, re)) ms = std::stoll(m[2].str());
+    if (std::regex_search(line, m, re)) ms = parse_int64(m[2].str()).value_or(-1);
   }
   return ms;
 }
 
-}  // namespace
+// One ceiling run: the bare script pipelined from the bench.
+struct CeilingRun {
+  std::string label;
+  size_t depth;
+  int windows;
+  double seconds = 0;
+  double rate = 0;
+  double foreign = 0;
+  size_t lost = 0;
+};
 
-void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report) {
+// used_memory around the first ceiling run and the expiry-ctl run, and the sampled key sizes.
+struct BulkMemory {
+  long long ceiling_before = 0;
+  long long ceiling_after = 0;
+  long long ctl_before = 0;
+  long long ctl_after = 0;
+  KeyMemory keys;
+};
+
+// The expiry-ctl schedule --file run.
+struct CtlBulkRun {
+  double seconds = 0;          // process start to exit
+  double foreign = 0;
+  long long write_ms = 0;      // its own report of the write phase, or -1
+  long long pending_after = 0;
+  double rate = 0;
+  double write_rate = 0;
+  size_t lost = 0;
+};
+
+size_t lost_of(size_t n, long long pending) {
+  return n - static_cast<size_t>(std::min<long long>(pending, static_cast<long long>(n)));
+}
+
+// The ceiling: the bare script pipelined from the bench, once as the issue states it (128 per
+// round trip) and once with expiry-ctl's transport (512-command windows, two in flight); the
+// faster is the reference. Memory is measured on the first.
+std::vector<CeilingRun> run_ceilings(const BenchContext& ctx, SyncConnection& conn, long long base, BulkMemory& memory,
+                                     BenchReport& report) {
   const size_t n = ctx.sizes.bulk_tasks;
-  auto& j = report.scenario("bulk");
-  j["tasks"] = n;
-  conn.checked({"FLUSHALL"});
-  const long long base = wall_ms() + 86400000LL;  // due in a day: nothing fires during the bench
   auto due_of = [base](size_t i) { return TaskDue{ScheduleMode::At, base + static_cast<long long>(i)}; };
-
-  // The ceiling: the bare script pipelined from the bench, once as the issue states it (128 per
-  // round trip) and once with expiry-ctl's transport (512-command windows, two in flight); the
-  // faster is the reference. Memory is measured on the first.
-  struct CeilingRun {
-    std::string label;
-    size_t depth;
-    int windows;
-    double seconds = 0;
-    double rate = 0;
-    double foreign = 0;
-    size_t lost = 0;
-  };
   std::vector<CeilingRun> ceilings = {
       {"ceiling: FCALL expiry_schedule pipelined " + std::to_string(ctx.pipeline_depth) + " deep", ctx.pipeline_depth, 1},
       {"ceiling: FCALL expiry_schedule, windows of 512, two in flight", 512, 2}};
-  long long mem0 = 0, mem1 = 0;
-  KeyMemory keys;
   for (size_t c = 0; c < ceilings.size(); ++c) {
     CeilingRun& run = ceilings[c];
     progress("bulk: " + run.label + ", " + std::to_string(n) + " tasks");
-    if (c == 0) mem0 = info_integer(conn, "memory", "used_memory");
+    if (c == 0) memory.ceiling_before = info_integer(conn, "memory", "used_memory");
     const CpuSnapshot cpu0 = cpu_snapshot({ctx.redis_pid});
     run.seconds = schedule_tasks(conn, ctx, "far-", n, run.depth, due_of, run.windows).seconds;
     run.foreign = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid}));
     run.rate = static_cast<double>(n) / run.seconds;
-    const long long count = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
-    run.lost = n - static_cast<size_t>(std::min<long long>(count, static_cast<long long>(n)));
+    run.lost = lost_of(n, conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer);
     report.check_integrity("bulk/ceiling-" + std::to_string(run.depth) + "x" + std::to_string(run.windows), run.lost, 0);
     if (c == 0) {
-      mem1 = info_integer(conn, "memory", "used_memory");
-      keys = sample_key_memory(ctx, conn, "far-", n);
+      memory.ceiling_after = info_integer(conn, "memory", "used_memory");
+      memory.keys = sample_key_memory(ctx, conn, "far-", n);
     }
     conn.checked({"FLUSHALL"});
   }
-  const CeilingRun& best = *std::max_element(ceilings.begin(), ceilings.end(),
-                                             [](const CeilingRun& a, const CeilingRun& b) { return a.rate < b.rate; });
-  const double ceiling_rate = best.rate;
+  return ceilings;
+}
 
+CtlBulkRun run_ctl_bulk(const BenchContext& ctx, SyncConnection& conn, long long base, BulkMemory& memory,
+                        BenchReport& report) {
+  const size_t n = ctx.sizes.bulk_tasks;
   const std::string file = ctx.work_dir + "/bulk.jsonl";
   write_bulk_file(ctx, file, "far-", n, base);
   progress("bulk: expiry-ctl schedule --file, " + std::to_string(n) + " tasks");
-  const long long mem2 = info_integer(conn, "memory", "used_memory");
+  memory.ctl_before = info_integer(conn, "memory", "used_memory");
   const std::string log = ctx.work_dir + "/ctl-bulk.log";
   const CpuSnapshot cpu2 = cpu_snapshot({ctx.redis_pid});
   const auto start = std::chrono::steady_clock::now();
@@ -143,43 +163,55 @@ void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepor
                     file},
                    log);
   const int code = ctl.wait();
-  const double ctl_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double ctl_foreign = foreign_cpu_percent(cpu2, cpu_snapshot({ctx.redis_pid}));
+  CtlBulkRun run;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.foreign = foreign_cpu_percent(cpu2, cpu_snapshot({ctx.redis_pid}));
   if (code != 0) throw Error("expiry-ctl schedule --file exited " + std::to_string(code) + "; see " + log);
-  const long long ctl_write_ms = ctl_reported_ms(log);
-  const long long mem3 = info_integer(conn, "memory", "used_memory");
-  const long long ctl_count = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
-  const double ctl_rate = static_cast<double>(n) / ctl_seconds;
-  const double ctl_write_rate = ctl_write_ms > 0 ? static_cast<double>(n) * 1000.0 / static_cast<double>(ctl_write_ms) : 0;
+  run.write_ms = ctl_reported_ms(log);
+  memory.ctl_after = info_integer(conn, "memory", "used_memory");
+  run.pending_after = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
+  run.rate = static_cast<double>(n) / run.seconds;
+  run.write_rate = run.write_ms > 0 ? static_cast<double>(n) * 1000.0 / static_cast<double>(run.write_ms) : 0;
+  run.lost = lost_of(n, run.pending_after);
+  report.check_integrity("bulk/expiry-ctl", run.lost, 0);
+  return run;
+}
 
-  const size_t ctl_lost = n - static_cast<size_t>(std::min<long long>(ctl_count, static_cast<long long>(n)));
-  report.check_integrity("bulk/expiry-ctl", ctl_lost, 0);
+double per_task(long long before, long long after, size_t n) {
+  return static_cast<double>(after - before) / static_cast<double>(n);
+}
 
-  const double per_task_ceiling = static_cast<double>(mem1 - mem0) / static_cast<double>(n);
-  const double per_task_ctl = static_cast<double>(mem3 - mem2) / static_cast<double>(n);
+void record_bulk_json(nlohmann::json& j, const BenchContext& ctx, const std::vector<CeilingRun>& ceilings,
+                      const CeilingRun& best, const CtlBulkRun& ctl, const BulkMemory& memory) {
+  const size_t n = ctx.sizes.bulk_tasks;
   j["ceiling"] = {{"system", best.label}, {"depth", best.depth}, {"windows_in_flight", best.windows},
-                  {"seconds", best.seconds}, {"tasks_per_s", ceiling_rate}};
+                  {"seconds", best.seconds}, {"tasks_per_s", best.rate}};
   for (const auto& c : ceilings) {
     j["ceilings"].push_back({{"system", c.label}, {"depth", c.depth}, {"windows_in_flight", c.windows},
                              {"seconds", c.seconds}, {"tasks_per_s", c.rate}, {"lost", c.lost},
                              {"foreign_cpu_percent", c.foreign}});
   }
-  j["expiry_ctl"] = {{"seconds_end_to_end", ctl_seconds},
-                     {"tasks_per_s_end_to_end", ctl_rate},
-                     {"write_phase_ms", ctl_write_ms},
-                     {"tasks_per_s_write_phase", ctl_write_rate},
-                     {"pending_after", ctl_count},
-                     {"foreign_cpu_percent", ctl_foreign},
-                     {"ratio_to_ceiling", ctl_rate / ceiling_rate}};
+  j["expiry_ctl"] = {{"seconds_end_to_end", ctl.seconds},
+                     {"tasks_per_s_end_to_end", ctl.rate},
+                     {"write_phase_ms", ctl.write_ms},
+                     {"tasks_per_s_write_phase", ctl.write_rate},
+                     {"pending_after", ctl.pending_after},
+                     {"foreign_cpu_percent", ctl.foreign},
+                     {"ratio_to_ceiling", ctl.rate / best.rate}};
+  const KeyMemory& keys = memory.keys;
   j["memory"] = {{"payload_bytes", ctx.payload_bytes},
-                 {"used_memory_per_task_ceiling_run", per_task_ceiling},
-                 {"used_memory_per_task_ctl_run", per_task_ctl},
+                 {"used_memory_per_task_ceiling_run", per_task(memory.ceiling_before, memory.ceiling_after, n)},
+                 {"used_memory_per_task_ctl_run", per_task(memory.ctl_before, memory.ctl_after, n)},
                  {"memory_usage_trigger_string", keys.trigger_bytes},
                  {"memory_usage_shadow_hash", keys.shadow_bytes},
                  {"memory_usage_zset_member", keys.zset_member_bytes},
                  {"shadow_hash_encoding", keys.shadow_encoding},
                  {"hash_max_listpack_value", keys.listpack_value}};
+}
 
+Table bulk_rate_table(const BenchContext& ctx, const std::vector<CeilingRun>& ceilings, double ceiling_rate,
+                      const CtlBulkRun& ctl) {
+  const size_t n = ctx.sizes.bulk_tasks;
   Table t{"(d) bulk schedule: " + std::to_string(n) + " far-future tasks, " + std::to_string(ctx.payload_bytes) +
               "-byte payloads",
           {"producer", "tasks", "seconds", "tasks/s", "% of ceiling", "lost", "other CPU %"},
@@ -190,22 +222,26 @@ void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepor
     t.rows.push_back({c.label, std::to_string(n), fixed(c.seconds, 2), fixed(c.rate), fixed(100 * c.rate / ceiling_rate),
                       std::to_string(c.lost), fixed(c.foreign)});
   }
-  t.rows.push_back({"expiry-ctl schedule --file (process start to exit)", std::to_string(n), fixed(ctl_seconds, 2),
-                    fixed(ctl_rate), fixed(100 * ctl_rate / ceiling_rate), std::to_string(ctl_lost),
-                    fixed(ctl_foreign)});
-  if (ctl_write_ms > 0) {
+  t.rows.push_back({"expiry-ctl schedule --file (process start to exit)", std::to_string(n), fixed(ctl.seconds, 2),
+                    fixed(ctl.rate), fixed(100 * ctl.rate / ceiling_rate), std::to_string(ctl.lost),
+                    fixed(ctl.foreign)});
+  if (ctl.write_ms > 0) {
     t.rows.push_back({"expiry-ctl, write phase only (its own report)", std::to_string(n),
-                      fixed(static_cast<double>(ctl_write_ms) / 1000.0, 2), fixed(ctl_write_rate),
-                      fixed(100 * ctl_write_rate / ceiling_rate), "-", "-"});
+                      fixed(static_cast<double>(ctl.write_ms) / 1000.0, 2), fixed(ctl.write_rate),
+                      fixed(100 * ctl.write_rate / ceiling_rate), "-", "-"});
   }
-  report.add_table(t);
+  return t;
+}
 
+Table bulk_memory_table(const BenchContext& ctx, const BulkMemory& memory) {
+  const size_t n = ctx.sizes.bulk_tasks;
+  const KeyMemory& keys = memory.keys;
   Table m{"Redis memory per pending task (" + std::to_string(ctx.payload_bytes) + "-byte payload, ids like far-123456)",
           {"measure", "bytes"},
           {},
           {}};
-  m.rows.push_back({"used_memory delta / tasks (ceiling run)", fixed(per_task_ceiling)});
-  m.rows.push_back({"used_memory delta / tasks (expiry-ctl run)", fixed(per_task_ctl)});
+  m.rows.push_back({"used_memory delta / tasks (ceiling run)", fixed(per_task(memory.ceiling_before, memory.ceiling_after, n))});
+  m.rows.push_back({"used_memory delta / tasks (expiry-ctl run)", fixed(per_task(memory.ctl_before, memory.ctl_after, n))});
   m.rows.push_back({"MEMORY USAGE trigger string NS:{0}:t:<id> (mean of " + std::to_string(kMemorySamples) + ")",
                     fixed(keys.trigger_bytes)});
   m.rows.push_back({"MEMORY USAGE shadow hash NS:{0}:task:<id> (mean of " + std::to_string(kMemorySamples) + "; " +
@@ -213,7 +249,24 @@ void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepor
                     fixed(keys.shadow_bytes)});
   m.rows.push_back({"ZSET member: MEMORY USAGE schedule SAMPLES 0 / ZCARD", fixed(keys.zset_member_bytes)});
   m.rows.push_back({"sum of the three", fixed(keys.trigger_bytes + keys.shadow_bytes + keys.zset_member_bytes)});
-  report.add_table(m);
+  return m;
+}
+
+}  // namespace
+
+void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report) {
+  auto& j = report.scenario("bulk");
+  j["tasks"] = ctx.sizes.bulk_tasks;
+  conn.checked({"FLUSHALL"});
+  const long long base = wall_ms() + 86400000LL;  // due in a day: nothing fires during the bench
+  BulkMemory memory;
+  const auto ceilings = run_ceilings(ctx, conn, base, memory, report);
+  const CeilingRun& best = *std::max_element(ceilings.begin(), ceilings.end(),
+                                             [](const CeilingRun& a, const CeilingRun& b) { return a.rate < b.rate; });
+  const CtlBulkRun ctl = run_ctl_bulk(ctx, conn, base, memory, report);
+  record_bulk_json(j, ctx, ceilings, best, ctl, memory);
+  report.add_table(bulk_rate_table(ctx, ceilings, best.rate, ctl));
+  report.add_table(bulk_memory_table(ctx, memory));
 }
 
 void run_cancel_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report) {

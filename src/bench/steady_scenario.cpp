@@ -58,10 +58,13 @@ struct SteadyRun {
   int exit_code = 0;
 };
 
-// "due_ms fired_ms arrival_us via" per entry, in stream order: when late tasks happened.
-void write_entries(const std::string& path, const std::vector<StreamEntry>& entries) {
+// "due_ms fired_ms arrival_us via" per forwarded task, in stream order: when late tasks happened.
+void write_entries(const std::string& path, const std::vector<ReceivedEntry>& entries) {
   std::ofstream out(path);
-  for (const auto& e : entries) out << e.due_ms << " " << e.fired_ms << " " << e.arrival_us << " " << e.via << "\n";
+  for (const auto& e : entries) {
+    if (!e.task) continue;  // not a forwarded task's entry
+    out << e.task->due_ms << " " << e.task->fired_ms << " " << e.arrival_us << " " << e.task->via << "\n";
+  }
 }
 
 SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role) {
@@ -101,7 +104,7 @@ SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role)
   run.ping = pinger.finish();
   run.exit_code = relay.stop();
   drain_due_tasks(ctx, conn);
-  const std::vector<StreamEntry> entries = finish_reader(ctx, conn, reader);
+  const std::vector<ReceivedEntry> entries = finish_reader(ctx, conn, reader);
   write_entries(ctx.work_dir + "/steady-" + name + "-tasks.dat", entries);
   run.tally = tally_run(entries, prefix, n, 0, static_cast<double>(ctx.sizes.steady_grace_ms));
   const long long span_ms = run.tally.last_fired_ms - run.tally.first_fired_ms;

@@ -14,14 +14,6 @@ namespace {
 constexpr const char* kBlockMs = "100";
 constexpr const char* kCount = "2000";
 
-long long to_ll(const std::string& s) {
-  try {
-    return std::stoll(s);
-  } catch (...) {
-    return -1;
-  }
-}
-
 }  // namespace
 
 StreamReader::StreamReader(const RedisEndpoint& redis, std::string stream)
@@ -43,7 +35,7 @@ bool StreamReader::wait_for(size_t n, long long timeout_ms) const {
   return true;
 }
 
-std::vector<StreamEntry> StreamReader::finish() {
+std::vector<ReceivedEntry> StreamReader::finish() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mutex_);
@@ -55,27 +47,16 @@ void StreamReader::run() {
   try {
     SyncConnection conn(redis_);
     std::string last_id = "0-0";
-    std::vector<StreamEntry> batch;
+    std::vector<ReceivedEntry> batch;
     while (!stop_) {
       const Reply r = conn.command({"XREAD", "COUNT", kCount, "BLOCK", kBlockMs, "STREAMS", stream_, last_id});
       const long long arrival = wall_us();
       if (r.failed()) throw Error("XREAD: " + r.str);
       if (r.type != Reply::Type::Array || r.elements.empty()) continue;  // timed out
       batch.clear();
-      for (const Reply& entry : r.elements[0].elements.at(1).elements) {
-        last_id = entry.elements.at(0).str;
-        StreamEntry e;
-        e.arrival_us = arrival;
-        const auto& fields = entry.elements.at(1).elements;
-        for (size_t i = 0; i + 1 < fields.size(); i += 2) {
-          const std::string& k = fields[i].str;
-          const std::string& v = fields[i + 1].str;
-          if (k == "id") e.task_id = v;
-          else if (k == "due_ms") e.due_ms = to_ll(v);
-          else if (k == "fired_ms") e.fired_ms = to_ll(v);
-          else if (k == "via") e.via = v;
-        }
-        batch.push_back(std::move(e));
+      for (const StreamEntry& entry : parse_stream_entries(r.elements[0].elements.at(1))) {
+        last_id = entry.entry_id;
+        batch.push_back(ReceivedEntry{decode_forwarded_task(entry), arrival});
       }
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto& e : batch) entries_.push_back(std::move(e));

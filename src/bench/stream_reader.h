@@ -1,24 +1,24 @@
 // The bench's own stream reader: a thread that XREADs the output stream from the start and records,
-// for every entry, its task id, due_ms, fired_ms, via and the local arrival time. Arrival minus
+// for every entry, the forwarded task it holds and the local arrival time. Arrival minus
 // due cross-checks the relay's own fired_ms (same host: both clocks are CLOCK_REALTIME).
 #pragma once
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "config/redis_url.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry::bench {
 
-struct StreamEntry {
-  std::string task_id;
-  long long due_ms = 0;
-  long long fired_ms = 0;
-  std::string via;
-  long long arrival_us = 0;  // wall clock when the reader received it
+// One entry of the output stream as the reader received it.
+struct ReceivedEntry {
+  std::optional<ForwardedTask> task;  // nullopt: not a forwarded task's entry (decode_forwarded_task)
+  long long arrival_us = 0;           // wall clock when the reader received it
 };
 
 class StreamReader {
@@ -33,7 +33,7 @@ class StreamReader {
   // Polls until count() >= n or `timeout_ms` passes; returns whether n was reached.
   bool wait_for(size_t n, long long timeout_ms) const;
   // Stops the thread and returns every entry read. Throws Error if the reader failed.
-  std::vector<StreamEntry> finish();
+  std::vector<ReceivedEntry> finish();
 
  private:
   void run();
@@ -43,7 +43,7 @@ class StreamReader {
   std::atomic<size_t> count_{0};
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
-  std::vector<StreamEntry> entries_;  // guarded by mutex_
+  std::vector<ReceivedEntry> entries_;  // guarded by mutex_
   std::string error_;                 // guarded by mutex_
   std::thread thread_;
 };

@@ -3,13 +3,13 @@
 
 #include "protocol/errors.h"
 #include "protocol/key_layout.h"
-#include "config/relay_config.h"
+#include "config/service_options.h"
 
 namespace expiry {
 
 std::vector<OptionSpec> consumer_option_specs(const std::string& default_stream) {
   auto specs = connection_option_specs();
-  const std::vector<OptionSpec> own = {
+  append_specs(specs, {
       {"stream", OptionKind::String, "stream to consume (empty: NAMESPACE:stream)", default_stream},
       {"dead_stream", OptionKind::String, "dead-letter stream (empty: STREAM:dead)", ""},
       {"group", OptionKind::String, "consumer group", "workers"},
@@ -20,18 +20,11 @@ std::vector<OptionSpec> consumer_option_specs(const std::string& default_stream)
        86400000},
       {"reclaim_interval_ms", OptionKind::Integer, "how often pending entries are checked", "1000", 10, 3600000},
       {"max_deliveries", OptionKind::Integer, "deliveries before an entry is dead-lettered", "5", 1, 1000},
-      {"connect_timeout_ms", OptionKind::Integer, "connect and handshake timeout", "2000", 10, 600000},
-      {"watchdog_interval_ms", OptionKind::Integer, "PING period on idle connections", "1000", 10, 600000},
-      {"watchdog_timeout_ms", OptionKind::Integer, "silence after which a connection is dropped", "5000", 20,
-       3600000},
-      {"reconnect_initial_ms", OptionKind::Integer, "first reconnect delay", "100", 1, 600000},
-      {"reconnect_max_ms", OptionKind::Integer, "largest reconnect delay", "5000", 1, 3600000},
-      {"metrics_port", OptionKind::Integer, "HTTP port for /metrics, /healthz, /readyz (0: off)", "0", 0, 65535},
-      {"metrics_bind", OptionKind::String, "HTTP bind address", "127.0.0.1"},
-      {"log_format", OptionKind::String, "text or json", "text"},
-      {"log_level", OptionKind::String, "trace, debug, info, warn, error", "info"},
-  };
-  specs.insert(specs.end(), own.begin(), own.end());
+  });
+  append_specs(specs, watchdog_option_specs("PING period on idle connections", "5000"));
+  append_specs(specs, reconnect_option_specs());
+  append_specs(specs, metrics_option_specs());
+  append_specs(specs, log_option_specs());
   return specs;
 }
 
@@ -50,21 +43,13 @@ ConsumerConfig consumer_config_from(const Settings& s) {
   c.min_idle = std::chrono::milliseconds(s.integer("min_idle_ms"));
   c.reclaim_interval = std::chrono::milliseconds(s.integer("reclaim_interval_ms"));
   c.max_deliveries = static_cast<int>(s.integer("max_deliveries"));
-  c.connect_timeout = std::chrono::milliseconds(s.integer("connect_timeout_ms"));
-  c.watchdog_interval = std::chrono::milliseconds(s.integer("watchdog_interval_ms"));
-  c.watchdog_timeout = std::chrono::milliseconds(s.integer("watchdog_timeout_ms"));
+  apply_watchdog_settings(s, c.connect_timeout, c.watchdog_interval, c.watchdog_timeout);
   if (c.watchdog_timeout <= c.block + c.watchdog_interval) {
     throw ConfigError("watchdog_timeout_ms must exceed block_ms + watchdog_interval_ms, or blocked reads look hung");
   }
-  c.reconnect.initial = std::chrono::milliseconds(s.integer("reconnect_initial_ms"));
-  c.reconnect.max = std::chrono::milliseconds(s.integer("reconnect_max_ms"));
-  if (c.reconnect.max < c.reconnect.initial) {
-    throw ConfigError("reconnect_max_ms must not be smaller than reconnect_initial_ms");
-  }
-  c.metrics_port = static_cast<int>(s.integer("metrics_port"));
-  c.metrics_bind = s.text("metrics_bind");
-  c.log_format = s.text("log_format");
-  c.log_level = s.text("log_level");
+  apply_reconnect_settings(s, c.reconnect);
+  apply_metrics_settings(s, c.metrics_port, c.metrics_bind);
+  apply_log_settings(s, c.log_format, c.log_level);
   return c;
 }
 

@@ -7,6 +7,7 @@
 
 #include "config/backoff.h"
 #include "config/redis_url.h"
+#include "config/service_options.h"  // the shared options, for the relay's users too
 #include "config/settings.h"
 
 namespace expiry {
@@ -36,28 +37,10 @@ struct RelayConfig {
   std::string instance;             // names this relay in CLIENT LIST and its health channel
 };
 
-// The options common to every program of the project (relay, ctl, consumers).
-std::vector<OptionSpec> connection_option_specs();
-// The relay's `stream` and `group`; expiry-ctl reads them too, as its defaults.
-std::vector<OptionSpec> stream_option_specs();
 std::vector<OptionSpec> relay_option_specs();
 
 // Builds the typed config; throws ConfigError for values that parse but make no sense
 // (a bad URL, an unreadable password file, a bad namespace, timeouts out of order).
 RelayConfig relay_config_from(const Settings& s);
-
-// Applies the options shared with other programs: URL (+ password file), namespace.
-void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::string& ns);
-
-// Applies stream_option_specs(): the stream (empty: NS:stream) must pass stream_name_error for
-// `ns`, the group must not be empty. Throws ConfigError naming the setting's source.
-void apply_stream_settings(const Settings& s, const std::string& ns, std::string& stream, std::string& group);
-
-// "<hostname>-<pid>", the default name of a relay or consumer instance.
-std::string default_instance_name();
-
-// Reads a password file: its first line, without the newline. Throws ConfigError when the file
-// cannot be read (missing, a directory, permission denied, I/O error) or the line is empty.
-std::string read_password_file(const std::string& path);
 
 }  // namespace expiry

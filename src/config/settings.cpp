@@ -2,7 +2,6 @@
 #include "config/settings.h"
 
 #include <cctype>
-#include <charconv>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -11,19 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/errors.h"
+#include "protocol/integers.h"
 #include "generated/version.h"
 #include "config/text_file.h"
 
 namespace expiry {
 namespace {
-
-std::optional<int64_t> parse_int(const std::string& s) {
-  int64_t v = 0;
-  const char* end = s.data() + s.size();
-  auto [ptr, ec] = std::from_chars(s.data(), end, v);
-  if (ec != std::errc() || ptr != end || s.empty()) return std::nullopt;  // also rejects overflow
-  return v;
-}
 
 std::optional<bool> parse_bool(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -38,7 +30,7 @@ std::string canonical(const OptionSpec& spec, const std::string& text, const std
     case OptionKind::String:
       return text;
     case OptionKind::Integer: {
-      auto v = parse_int(text);
+      auto v = parse_int64(text);
       if (!v) throw ConfigError(source + ": " + spec.name + " must be an integer, got '" + text + "'");
       if (*v < spec.min || *v > spec.max) {
         throw ConfigError(source + ": " + spec.name + " must be between " + std::to_string(spec.min) + " and " +
@@ -125,7 +117,7 @@ const Settings::Entry& Settings::entry(const std::string& name) const {
 }
 
 const std::string& Settings::text(const std::string& name) const { return entry(name).value.text; }
-int64_t Settings::integer(const std::string& name) const { return *parse_int(entry(name).value.text); }
+int64_t Settings::integer(const std::string& name) const { return *parse_int64(entry(name).value.text); }
 bool Settings::boolean(const std::string& name) const { return entry(name).value.text == "true"; }
 const std::string& Settings::source(const std::string& name) const { return entry(name).value.source; }
 

@@ -9,29 +9,6 @@
 
 namespace expiry {
 
-const std::string& StreamEntry::field(const std::string& name) const {
-  static const std::string kEmpty;
-  for (const auto& [k, v] : fields) {
-    if (k == name) return v;
-  }
-  return kEmpty;
-}
-
-std::vector<StreamEntry> parse_stream_entries(const Reply& entries) {
-  std::vector<StreamEntry> out;
-  if (entries.type != Reply::Type::Array) return out;
-  for (const auto& e : entries.elements) {
-    if (e.type != Reply::Type::Array || e.elements.size() != 2) continue;
-    if (e.elements[1].type != Reply::Type::Array) continue;  // nil: deleted entry
-    StreamEntry entry;
-    entry.entry_id = e.elements[0].str;
-    const auto& kv = e.elements[1].elements;
-    for (size_t i = 0; i + 1 < kv.size(); i += 2) entry.fields.emplace_back(kv[i].str, kv[i + 1].str);
-    out.push_back(std::move(entry));
-  }
-  return out;
-}
-
 namespace {
 RedisConnection::Options connection_options(const ConsumerConfig& c, const std::string& role) {
   return RedisConnection::Options{c.redis,

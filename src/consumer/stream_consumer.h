@@ -17,17 +17,9 @@
 #include "io/event_loop.h"
 #include "io/function_caller.h"
 #include "io/redis_connection.h"
+#include "protocol/stream_entry.h"  // StreamEntry, parse_stream_entries
 
 namespace expiry {
-
-struct StreamEntry {
-  std::string entry_id;
-  std::vector<std::pair<std::string, std::string>> fields;
-  uint64_t deliveries = 1;  // known exactly for reclaimed entries; 1 for fresh reads
-
-  // The value of `name`, or empty if the field is absent.
-  const std::string& field(const std::string& name) const;
-};
 
 enum class HandleOutcome {
   Done,   // the effect is committed (or there is nothing to do): acknowledge
@@ -106,9 +98,5 @@ class StreamConsumer {
   RedisConnection reader_;         // blocking XREADGROUP only
   FunctionCaller functions_;
 };
-
-// Parses an XREADGROUP/XCLAIM reply body (an array of [id, [f, v, ...]]) into entries; entries
-// whose body is nil (deleted from the stream) are skipped.
-std::vector<StreamEntry> parse_stream_entries(const Reply& entries);
 
 }  // namespace expiry

@@ -8,6 +8,7 @@
 
 #include "ctl/base64.h"
 #include "ctl/redis_values.h"
+#include "protocol/stream_entry.h"
 #include "protocol/text_escape.h"
 #include "protocol/utf8.h"
 
@@ -47,8 +48,8 @@ std::optional<std::string> find(const Fields& fields, const std::string& name) {
 
 // fired_ms - due_ms when both are integers and the difference fits.
 std::optional<long long> late_ms(const Fields& fields) {
-  const auto due = find(fields, "due_ms");
-  const auto fired = find(fields, "fired_ms");
+  const auto due = find(fields, entry_field::kDueMs);
+  const auto fired = find(fields, entry_field::kFiredMs);
   if (!due || !fired) return std::nullopt;
   const auto d = to_integer(*due);
   const auto f = to_integer(*fired);
@@ -76,16 +77,20 @@ std::string format_stream_entry(const std::string& entry_id, const Fields& field
   auto add = [&out](const std::string& name, const std::string& value) {
     out += " " + format_entry_token(name) + "=" + format_entry_token(value);
   };
-  static const std::vector<std::string> kLeading = {"id", "via", "due_ms", "fired_ms"};
+  static const std::vector<std::string> kLeading = {entry_field::kId, entry_field::kVia, entry_field::kDueMs,
+                                                     entry_field::kFiredMs};
   for (const auto& name : kLeading) {
     if (auto v = find(fields, name)) add(name, *v);
   }
   if (auto late = late_ms(fields)) add("late_ms", std::to_string(*late));
   for (const auto& [name, value] : fields) {
-    if (name == "payload" || std::find(kLeading.begin(), kLeading.end(), name) != kLeading.end()) continue;
+    const bool leading = std::find(kLeading.begin(), kLeading.end(), name) != kLeading.end();
+    if (name == entry_field::kPayload || leading) continue;
     add(name, value);
   }
-  if (auto payload = find(fields, "payload")) out += " payload=" + escape_text_reversible(*payload);
+  if (auto payload = find(fields, entry_field::kPayload)) {
+    out += std::string(" ") + entry_field::kPayload + "=" + escape_text_reversible(*payload);
+  }
   return out;
 }
 

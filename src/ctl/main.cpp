@@ -1,6 +1,7 @@
 // expiry-ctl: schedules, cancels and inspects expiry-relay tasks from the command line.
 #include <csignal>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -9,8 +10,198 @@
 #include "protocol/errors.h"
 #include "protocol/text_escape.h"
 
+namespace {
+
+using namespace expiry;
+
+// `schedule`: one task from its arguments, or every line of --file.
+struct ScheduleCommand {
+  CLI::App* command = nullptr;
+  ScheduleOptions options;
+  std::string bulk_file;
+  long long delay_ms = 0;
+  long long at_ms = 0;
+  std::string payload_text;
+  std::string stream_name;
+  CLI::Option* id = nullptr;
+  CLI::Option* delay = nullptr;
+  CLI::Option* at = nullptr;
+  CLI::Option* payload = nullptr;
+  CLI::Option* payload_file = nullptr;
+  CLI::Option* stream = nullptr;
+  CLI::Option* file = nullptr;
+};
+
+struct RescheduleCommand {
+  CLI::App* command = nullptr;
+  RescheduleOptions options;
+  long long delay_ms = 0;
+  long long at_ms = 0;
+  CLI::Option* delay = nullptr;
+  CLI::Option* at = nullptr;
+};
+
+// Every subcommand and the values CLI11 writes into; it must not move once the options are added.
+struct CtlCommandLine {
+  GlobalOptions global;
+  ScheduleCommand schedule;
+  RescheduleCommand reschedule;
+  CLI::App* cancel = nullptr;
+  std::string cancel_id;
+  bool strict = false;
+  CLI::App* show = nullptr;
+  std::string show_id;
+  bool show_json = false;
+  CLI::App* stats = nullptr;
+  StatsOptions stats_options;
+  CLI::App* load = nullptr;
+  CLI::App* check = nullptr;
+  CheckOptions check_options;
+  CLI::App* tail = nullptr;
+  TailOptions tail_options;
+};
+
+void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
+  ScheduleCommand& s = cl.schedule;
+  s.command = app.add_subcommand(
+      "schedule",
+      "Schedule a task (or replace the pending task with the same id), or every task of a JSON-lines file.\n"
+      "File lines: {\"id\": \"..\", \"delay_ms\": N | \"at_ms\": EPOCH_MS, \"payload\": \"..\", \"stream\": \"..\"}\n"
+      "(payload and stream optional). payload must be a JSON string: send a JSON document as a string\n"
+      "(\"payload\": \"{\\\"n\\\": 1}\"), and any bytes as \"payload_b64\": \"<base64>\" instead (RFC 4648, with '='\n"
+      "padding, no line breaks). The whole file is validated first: one bad line and nothing is written.\n"
+      "Ctrl-C or SIGTERM during the writes: no new window of tasks is sent, the replies of those sent are\n"
+      "read, the written and unwritten counts are printed, and the exit code is 130 (SIGINT) or 143 (SIGTERM).");
+  add_global_options(*s.command, cl.global);
+  s.id = s.command->add_option("id", s.options.id, "task id: 1..256 bytes of UTF-8, no control characters");
+  s.delay = s.command->add_option("--delay-ms", s.delay_ms, "due this many milliseconds from now (Redis clock)");
+  s.at = s.command->add_option("--at-ms", s.at_ms, "due at this time, in milliseconds since the Unix epoch");
+  s.payload = s.command->add_option("--payload", s.payload_text, "payload delivered with the task (default: empty)");
+  s.payload_file = s.command->add_option("--payload-file", s.options.payload_file,
+                                          "read the payload (any bytes) from this file");
+  s.stream = s.command->add_option("--stream", s.stream_name, "stream to deliver to (default: the relay's stream)");
+  s.file = s.command->add_option("--file", s.bulk_file, "schedule every line of this JSON-lines file ('-': stdin)");
+  s.delay->excludes(s.at);
+  s.payload->excludes(s.payload_file);
+  for (auto* o : {s.id, s.delay, s.at, s.payload, s.payload_file, s.stream}) s.file->excludes(o);
+
+}
+
+void add_reschedule_command(CLI::App& app, CtlCommandLine& cl) {
+  RescheduleCommand& r = cl.reschedule;
+  r.command = app.add_subcommand(
+      "reschedule", "Move a pending task to a new due time, keeping its payload and stream (exit 3 if not pending).");
+  add_global_options(*r.command, cl.global);
+  r.command->add_option("id", r.options.id, "task id")->required();
+  r.delay = r.command->add_option("--delay-ms", r.delay_ms, "due this many milliseconds from now");
+  r.at = r.command->add_option("--at-ms", r.at_ms, "due at this time, in milliseconds since the Unix epoch");
+  r.delay->excludes(r.at);
+
+}
+
+void add_task_commands(CLI::App& app, CtlCommandLine& cl) {
+  cl.cancel = app.add_subcommand("cancel", "Cancel a pending task.");
+  add_global_options(*cl.cancel, cl.global);
+  cl.cancel->add_option("id", cl.cancel_id, "task id")->required();
+  cl.cancel->add_flag("--strict", cl.strict, "exit 3 when the task was not pending");
+
+
+  cl.show = app.add_subcommand("show", "Show a pending task (exit 3 when it is not pending).");
+  add_global_options(*cl.show, cl.global);
+  cl.show->add_option("id", cl.show_id, "task id")->required();
+  cl.show->add_flag("--json", cl.show_json, "print one JSON object");
+
+}
+
+void add_stats_command(CLI::App& app, CtlCommandLine& cl) {
+  cl.stats = app.add_subcommand("stats", "Show the schedule, its stream and the consumer group.");
+  add_global_options(*cl.stats, cl.global);
+  cl.stats->add_flag("--json", cl.stats_options.json, "print one JSON object");
+  add_stream_flag(*cl.stats, cl.global,
+                  "stream to report on (default: the relay's: EXPIRY_RELAY_STREAM, \"stream\" of --config, else "
+                  "NAMESPACE:stream)");
+  add_group_flag(*cl.stats, cl.global,
+                 "consumer group to report on (default: the relay's: EXPIRY_RELAY_GROUP, \"group\" of --config, else "
+                 "workers)");
+
+}
+
+void add_check_command(CLI::App& app, CtlCommandLine& cl) {
+  cl.load = app.add_subcommand(
+      "load-functions", "Load (or replace) the expiry_v1 Redis Function library and print its name.");
+  add_global_options(*cl.load, cl.global);
+
+
+  cl.check = app.add_subcommand(
+      "check",
+      "Find trigger keys and shadow hashes whose id is not in the schedule (orphans, e.g. after the schedule\n"
+      "key was deleted from outside), with a bounded SCAN. Exit 0 when there are none, 1 when some were found\n"
+      "and not deleted. --repair deletes them, each after checking again, atomically, that its id is still not\n"
+      "scheduled (a task scheduled meanwhile keeps its keys); exit 0 once done.");
+  add_global_options(*cl.check, cl.global);
+  cl.check->add_flag("--repair", cl.check_options.repair, "delete the orphans found");
+  cl.check->add_flag("--json", cl.check_options.json, "print one JSON object");
+  cl.check->add_option("--examples", cl.check_options.examples, "orphan keys to list")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+
+}
+
+void add_tail_command(CLI::App& app, CtlCommandLine& cl) {
+  cl.tail = app.add_subcommand(
+      "tail",
+      "Print stream entries as they arrive (plain XREAD, not a consumer group), one line each:\n"
+      "<entry-id> id=.. via=.. due_ms=.. fired_ms=.. late_ms=.. [other fields] payload=<the rest of the line>.\n"
+      "A value that is empty or holds a space, '\"' or '=' is in double quotes (\\\" inside); a backslash is\n"
+      "printed as \\\\, a line break as \\n, a tab as \\t, other control characters and non-UTF-8 bytes as \\xNN.");
+  add_global_options(*cl.tail, cl.global);
+  add_stream_flag(*cl.tail, cl.global,
+                  "stream to read (default: the relay's: EXPIRY_RELAY_STREAM, \"stream\" of --config, else "
+                  "NAMESPACE:stream)");
+  cl.tail->add_flag("--json", cl.tail_options.json,
+                 "print one JSON object per entry: {\"entry_id\", \"late_ms\", \"fields\": {every field whose value is\n"
+                 "UTF-8}, \"fields_b64\": {the others, in base64; only when there are any}}");
+  cl.tail->add_option("--count", cl.tail_options.count, "stop after this many entries (0: no limit)")->capture_default_str();
+  cl.tail->add_option("--timeout-ms", cl.tail_options.timeout_ms, "stop after this long without a new entry (0: never)")
+      ->capture_default_str();
+  cl.tail->add_option("--from", cl.tail_options.from, "print entries after this id: '$' only new ones, '0' all")
+      ->capture_default_str();
+
+}
+
+int run_schedule_command(const CtlTarget& target, ScheduleCommand& s) {
+  if (*s.file) return run_bulk_schedule(target, s.bulk_file);
+  if (!*s.id) throw ConfigError("schedule needs a task id, or --file");
+  if (*s.delay) s.options.delay_ms = s.delay_ms;
+  if (*s.at) s.options.at_ms = s.at_ms;
+  if (*s.payload) s.options.payload = s.payload_text;
+  if (*s.stream) s.options.stream = s.stream_name;
+  return run_schedule(target, s.options);
+}
+
+int run_reschedule_command(const CtlTarget& target, RescheduleCommand& r) {
+  if (*r.delay) r.options.delay_ms = r.delay_ms;
+  if (*r.at) r.options.at_ms = r.at_ms;
+  return run_reschedule(target, r.options);
+}
+
+// Runs the subcommand given; throws ConfigError for usage errors, anything else for Redis errors.
+int run_command(CtlCommandLine& cl) {
+  const CtlTarget target = resolve_target(cl.global, process_env());
+  if (*cl.schedule.command) return run_schedule_command(target, cl.schedule);
+  if (*cl.reschedule.command) return run_reschedule_command(target, cl.reschedule);
+  if (*cl.cancel) return run_cancel(target, cl.cancel_id, cl.strict);
+  if (*cl.show) return run_show(target, cl.show_id, cl.show_json);
+  if (*cl.stats) return run_stats(target, cl.stats_options);
+  if (*cl.load) return run_load_functions(target);
+  if (*cl.check) return run_check(target, cl.check_options);
+  if (*cl.tail) return run_tail(target, cl.tail_options);
+  return kExitUsage;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace expiry;
   CLI::App app{"expiry-ctl: schedules, cancels and inspects expiry-relay tasks.\n"
                "The connection options work on every command, and can also be set as EXPIRY_RELAY_REDIS_URL,\n"
                "EXPIRY_RELAY_PASSWORD_FILE, EXPIRY_RELAY_NAMESPACE or in the --config JSON file (the relay's\n"
@@ -24,109 +215,14 @@ int main(int argc, char** argv) {
                "how many tasks were written; the others were not).",
                "expiry-ctl"};
   app.require_subcommand(0, 1);
-  GlobalOptions global;
-  add_global_options(app, global);
-
-  ScheduleOptions schedule_opts;
-  std::string bulk_file;
-  long long delay_ms = 0, at_ms = 0;
-  std::string payload, stream;
-  auto* schedule = app.add_subcommand(
-      "schedule",
-      "Schedule a task (or replace the pending task with the same id), or every task of a JSON-lines file.\n"
-      "File lines: {\"id\": \"..\", \"delay_ms\": N | \"at_ms\": EPOCH_MS, \"payload\": \"..\", \"stream\": \"..\"}\n"
-      "(payload and stream optional). payload must be a JSON string: send a JSON document as a string\n"
-      "(\"payload\": \"{\\\"n\\\": 1}\"), and any bytes as \"payload_b64\": \"<base64>\" instead (RFC 4648, with '='\n"
-      "padding, no line breaks). The whole file is validated first: one bad line and nothing is written.\n"
-      "Ctrl-C or SIGTERM during the writes: no new window of tasks is sent, the replies of those sent are\n"
-      "read, the written and unwritten counts are printed, and the exit code is 130 (SIGINT) or 143 (SIGTERM).");
-  add_global_options(*schedule, global);
-  auto* id_opt = schedule->add_option("id", schedule_opts.id, "task id: 1..256 bytes of UTF-8, no control characters");
-  auto* delay_opt = schedule->add_option("--delay-ms", delay_ms, "due this many milliseconds from now (Redis clock)");
-  auto* at_opt = schedule->add_option("--at-ms", at_ms, "due at this time, in milliseconds since the Unix epoch");
-  auto* payload_opt = schedule->add_option("--payload", payload, "payload delivered with the task (default: empty)");
-  auto* payload_file_opt = schedule->add_option("--payload-file", schedule_opts.payload_file,
-                                                "read the payload (any bytes) from this file");
-  auto* stream_opt = schedule->add_option("--stream", stream, "stream to deliver to (default: the relay's stream)");
-  auto* file_opt =
-      schedule->add_option("--file", bulk_file, "schedule every line of this JSON-lines file ('-': stdin)");
-  delay_opt->excludes(at_opt);
-  payload_opt->excludes(payload_file_opt);
-  for (auto* o : {id_opt, delay_opt, at_opt, payload_opt, payload_file_opt, stream_opt}) file_opt->excludes(o);
-
-  RescheduleOptions reschedule_opts;
-  long long re_delay_ms = 0, re_at_ms = 0;
-  auto* reschedule = app.add_subcommand(
-      "reschedule", "Move a pending task to a new due time, keeping its payload and stream (exit 3 if not pending).");
-  add_global_options(*reschedule, global);
-  reschedule->add_option("id", reschedule_opts.id, "task id")->required();
-  auto* re_delay_opt = reschedule->add_option("--delay-ms", re_delay_ms, "due this many milliseconds from now");
-  auto* re_at_opt = reschedule->add_option("--at-ms", re_at_ms, "due at this time, in milliseconds since the Unix epoch");
-  re_delay_opt->excludes(re_at_opt);
-
-  std::string cancel_id;
-  bool strict = false;
-  auto* cancel = app.add_subcommand("cancel", "Cancel a pending task.");
-  add_global_options(*cancel, global);
-  cancel->add_option("id", cancel_id, "task id")->required();
-  cancel->add_flag("--strict", strict, "exit 3 when the task was not pending");
-
-  std::string show_id;
-  bool show_json = false;
-  auto* show = app.add_subcommand("show", "Show a pending task (exit 3 when it is not pending).");
-  add_global_options(*show, global);
-  show->add_option("id", show_id, "task id")->required();
-  show->add_flag("--json", show_json, "print one JSON object");
-
-  StatsOptions stats_opts;
-  auto* stats = app.add_subcommand("stats", "Show the schedule, its stream and the consumer group.");
-  add_global_options(*stats, global);
-  stats->add_flag("--json", stats_opts.json, "print one JSON object");
-  add_stream_flag(*stats, global,
-                  "stream to report on (default: the relay's: EXPIRY_RELAY_STREAM, \"stream\" of --config, else "
-                  "NAMESPACE:stream)");
-  add_group_flag(*stats, global,
-                 "consumer group to report on (default: the relay's: EXPIRY_RELAY_GROUP, \"group\" of --config, else "
-                 "workers)");
-
-  auto* load = app.add_subcommand(
-      "load-functions", "Load (or replace) the expiry_v1 Redis Function library and print its name.");
-  add_global_options(*load, global);
-
-  CheckOptions check_opts;
-  auto* check = app.add_subcommand(
-      "check",
-      "Find trigger keys and shadow hashes whose id is not in the schedule (orphans, e.g. after the schedule\n"
-      "key was deleted from outside), with a bounded SCAN. Exit 0 when there are none, 1 when some were found\n"
-      "and not deleted. --repair deletes them, each after checking again, atomically, that its id is still not\n"
-      "scheduled (a task scheduled meanwhile keeps its keys); exit 0 once done.");
-  add_global_options(*check, global);
-  check->add_flag("--repair", check_opts.repair, "delete the orphans found");
-  check->add_flag("--json", check_opts.json, "print one JSON object");
-  check->add_option("--examples", check_opts.examples, "orphan keys to list")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000000));
-
-  TailOptions tail_opts;
-  auto* tail = app.add_subcommand(
-      "tail",
-      "Print stream entries as they arrive (plain XREAD, not a consumer group), one line each:\n"
-      "<entry-id> id=.. via=.. due_ms=.. fired_ms=.. late_ms=.. [other fields] payload=<the rest of the line>.\n"
-      "A value that is empty or holds a space, '\"' or '=' is in double quotes (\\\" inside); a backslash is\n"
-      "printed as \\\\, a line break as \\n, a tab as \\t, other control characters and non-UTF-8 bytes as \\xNN.");
-  add_global_options(*tail, global);
-  add_stream_flag(*tail, global,
-                  "stream to read (default: the relay's: EXPIRY_RELAY_STREAM, \"stream\" of --config, else "
-                  "NAMESPACE:stream)");
-  tail->add_flag("--json", tail_opts.json,
-                 "print one JSON object per entry: {\"entry_id\", \"late_ms\", \"fields\": {every field whose value is\n"
-                 "UTF-8}, \"fields_b64\": {the others, in base64; only when there are any}}");
-  tail->add_option("--count", tail_opts.count, "stop after this many entries (0: no limit)")->capture_default_str();
-  tail->add_option("--timeout-ms", tail_opts.timeout_ms, "stop after this long without a new entry (0: never)")
-      ->capture_default_str();
-  tail->add_option("--from", tail_opts.from, "print entries after this id: '$' only new ones, '0' all")
-      ->capture_default_str();
-
+  CtlCommandLine cl;
+  add_global_options(app, cl.global);
+  add_schedule_command(app, cl);
+  add_reschedule_command(app, cl);
+  add_task_commands(app, cl);
+  add_stats_command(app, cl);
+  add_check_command(app, cl);
+  add_tail_command(app, cl);
   add_version_flag(app, "expiry-ctl");
   if (auto code = parse_command_line(app, argc, argv, "expiry-ctl")) return *code;
   if (app.get_subcommands().empty()) {
@@ -136,27 +232,7 @@ int main(int argc, char** argv) {
 
   std::signal(SIGPIPE, SIG_IGN);
   try {
-    const CtlTarget target = resolve_target(global, process_env());
-    if (*schedule) {
-      if (*file_opt) return run_bulk_schedule(target, bulk_file);
-      if (!*id_opt) throw ConfigError("schedule needs a task id, or --file");
-      if (*delay_opt) schedule_opts.delay_ms = delay_ms;
-      if (*at_opt) schedule_opts.at_ms = at_ms;
-      if (*payload_opt) schedule_opts.payload = payload;
-      if (*stream_opt) schedule_opts.stream = stream;
-      return run_schedule(target, schedule_opts);
-    }
-    if (*reschedule) {
-      if (*re_delay_opt) reschedule_opts.delay_ms = re_delay_ms;
-      if (*re_at_opt) reschedule_opts.at_ms = re_at_ms;
-      return run_reschedule(target, reschedule_opts);
-    }
-    if (*cancel) return run_cancel(target, cancel_id, strict);
-    if (*show) return run_show(target, show_id, show_json);
-    if (*stats) return run_stats(target, stats_opts);
-    if (*load) return run_load_functions(target);
-    if (*check) return run_check(target, check_opts);
-    if (*tail) return run_tail(target, tail_opts);
+    return run_command(cl);
   } catch (const ConfigError& e) {
     std::cerr << "expiry-ctl: " << escape_text(e.what()) << "\n";
     return kExitUsage;
@@ -164,5 +240,4 @@ int main(int argc, char** argv) {
     std::cerr << "expiry-ctl: " << escape_text(e.what()) << "\n";
     return kExitRedisError;
   }
-  return kExitUsage;
 }

@@ -1,26 +1,22 @@
 // Reply decoding helpers; see redis_values.h.
 #include "ctl/redis_values.h"
 
-#include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 
+#include "protocol/integers.h"
+
 namespace expiry {
+namespace {
+
+constexpr size_t kMaxIntegerChars = 20;  // "-9223372036854775808"; longer texts have leading zeros
+
+}  // namespace
 
 std::optional<long long> to_integer(std::string_view s) {
-  if (s.empty() || s.size() > 20) return std::nullopt;
-  const std::string text(s);
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (!(std::isdigit(static_cast<unsigned char>(text[i])) || (i == 0 && text[i] == '-' && text.size() > 1))) {
-      return std::nullopt;
-    }
-  }
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE) return std::nullopt;
-  return v;
+  if (s.size() > kMaxIntegerChars) return std::nullopt;
+  return parse_int64(s);
 }
 
 std::optional<long long> score_to_ms(std::string_view s) {
@@ -33,14 +29,6 @@ std::optional<long long> score_to_ms(std::string_view s) {
     return std::nullopt;
   }
   return std::llround(d);
-}
-
-std::optional<long long> time_reply_ms(const Reply& reply) {
-  if (reply.type != Reply::Type::Array || reply.elements.size() != 2) return std::nullopt;
-  auto sec = to_integer(reply.elements[0].str);
-  auto usec = to_integer(reply.elements[1].str);
-  if (!sec || !usec) return std::nullopt;
-  return *sec * 1000 + *usec / 1000;
 }
 
 std::vector<std::pair<std::string, std::string>> field_pairs(const Reply& reply) {

@@ -7,16 +7,16 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/redis_time.h"  // time_reply_ms, for the CLI's callers
 #include "protocol/reply.h"
 
 namespace expiry {
 
-// A decimal integer (optional '-') that fits in long long, or nullopt.
+// A decimal integer (optional '-') of at most 20 characters that fits in long long, or nullopt
+// (parse_int64 with a length cap).
 std::optional<long long> to_integer(std::string_view s);
 // A sorted-set score ("1700000000123", "1.7e12") rounded to whole ms, or nullopt.
 std::optional<long long> score_to_ms(std::string_view s);
-// Milliseconds since the epoch from a TIME reply; nullopt for another shape.
-std::optional<long long> time_reply_ms(const Reply& reply);
 // The field/value pairs of a flat array reply (HGETALL, stream entry, XINFO), in order;
 // non-string elements are rendered with describe().
 std::vector<std::pair<std::string, std::string>> field_pairs(const Reply& reply);

@@ -5,7 +5,7 @@
 
 #include "ctl/ctl_commands.h"
 #include "ctl/entry_format.h"
-#include "ctl/redis_values.h"
+#include "protocol/stream_entry.h"
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
 #include "protocol/text_escape.h"
@@ -74,11 +74,10 @@ int run_tail(const CtlTarget& target, const TailOptions& options) {
     if (r.type != Reply::Type::Array) continue;  // Nil: nothing arrived within `block`
     for (const Reply& per_stream : r.elements) {
       if (per_stream.type != Reply::Type::Array || per_stream.elements.size() != 2) continue;
-      for (const Reply& entry : per_stream.elements[1].elements) {
-        if (entry.type != Reply::Type::Array || entry.elements.size() != 2) continue;
-        after = entry.elements[0].str;
-        const auto fields = field_pairs(entry.elements[1]);
-        std::cout << (options.json ? format_stream_entry_json(after, fields) : format_stream_entry(after, fields))
+      for (const StreamEntry& entry : parse_stream_entries(per_stream.elements[1])) {
+        after = entry.entry_id;
+        std::cout << (options.json ? format_stream_entry_json(after, entry.fields)
+                                   : format_stream_entry(after, entry.fields))
                   << "\n";
         ++printed;
       }

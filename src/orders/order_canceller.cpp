@@ -5,11 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/service_metrics.h"
+#include "protocol/stream_entry.h"
 
 namespace expiry {
 
 std::string order_key_of(const StreamEntry& entry) {
-  const std::string& payload = entry.field("payload");
+  const std::string& payload = entry.field(entry_field::kPayload);
   if (!payload.empty() && payload.front() == '{') {
     auto j = nlohmann::json::parse(payload, nullptr, false);
     if (j.is_object() && j.contains("order_id") && j["order_id"].is_string()) {
@@ -17,7 +19,7 @@ std::string order_key_of(const StreamEntry& entry) {
       if (!id.empty()) return "order:" + id;
     }
   }
-  const std::string& task_id = entry.field("id");
+  const std::string& task_id = entry.field(entry_field::kId);
   if (task_id.rfind("order:", 0) == 0 && task_id.size() > 6) return task_id;
   return {};
 }
@@ -34,10 +36,11 @@ void OrderCanceller::handle(const StreamEntry& entry, StreamConsumer::Done done)
   const std::string key = order_key_of(entry);
   if (key.empty()) {
     ++stats_.failed;
-    done(HandleOutcome::Retry, "no order id in task " + entry.field("id"));
+    done(HandleOutcome::Retry, "no order id in task " + entry.field(entry_field::kId));
     return;
   }
-  orders_.fcall({"FCALL", "order_cancel", "1", key, "payment timeout", entry.field("due_ms"), entry.field("id")},
+  const std::string& due_ms = entry.field(entry_field::kDueMs);
+  orders_.fcall({"FCALL", "order_cancel", "1", key, "payment timeout", due_ms, entry.field(entry_field::kId)},
                 [this, key, done](const Reply& r) {
                   if (r.failed()) {
                     ++stats_.failed;
@@ -62,34 +65,32 @@ void OrderCanceller::handle(const StreamEntry& entry, StreamConsumer::Done done)
 }
 
 void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, const StreamConsumer& consumer) {
-  using K = Metrics::Kind;
-  auto n = [](const uint64_t& v) { return [&v] { return static_cast<double>(v); }; };
+  const auto n = [](const uint64_t& v) { return read_at_scrape(v); };
   const ConsumerStats& c = consumer.stats();
   const std::vector<Metrics::Family> table = {
-      {K::Counter, "order_canceller_processed_total", "Timeout tasks handled (any outcome but a retry).",
-       {{{}, n(stats.processed)}}},
-      {K::Counter, "order_canceller_outcomes_total", "Timeout tasks by outcome.",
-       {{{{"outcome", "cancelled"}}, n(stats.cancelled)},
-        {{{"outcome", "skipped_paid"}}, n(stats.skipped_paid)},
-        {{{"outcome", "already_cancelled"}}, n(stats.already_cancelled)},
-        {{{"outcome", "missing_order"}}, n(stats.missing)},
-        {{{"outcome", "failed"}}, n(stats.failed)}}},
-      {K::Counter, "order_canceller_entries_read_total", "Stream entries read with XREADGROUP.", {{{}, n(c.read)}}},
-      {K::Counter, "order_canceller_entries_acked_total", "Stream entries acknowledged.", {{{}, n(c.acked)}}},
-      {K::Counter, "order_canceller_entries_retried_total", "Entries left pending after a failure.",
-       {{{}, n(c.retried)}}},
-      {K::Counter, "order_canceller_entries_reclaimed_total", "Entries claimed from idle or crashed consumers.",
-       {{{}, n(c.reclaimed)}}},
-      {K::Counter, "order_canceller_entries_dead_lettered_total", "Poison entries moved to the dead-letter stream.",
-       {{{}, n(c.dead_lettered)}}},
-      {K::Counter, "order_canceller_errors_total", "Redis errors (XACK, XCLAIM, XPENDING, group setup).",
-       {{{}, n(c.errors)}}},
-      {K::Counter, "order_canceller_group_recreated_total",
-       "Times the consumer group had been destroyed and was created again at $ (entries already in the stream "
-       "are not handled again; see the error log for XGROUP SETID).",
-       {{{}, n(c.group_recreated)}}},
-      {K::Gauge, "order_canceller_ready", "1 if both connections are up and the group exists.",
-       {{{}, [&consumer] { return consumer.ready() ? 1.0 : 0.0; }}}},
+      counter_family("order_canceller_processed_total", "Timeout tasks handled (any outcome but a retry).",
+                     n(stats.processed)),
+      labelled_family(Metrics::Kind::Counter, "order_canceller_outcomes_total", "Timeout tasks by outcome.", "outcome",
+                      {{"cancelled", n(stats.cancelled)},
+                       {"skipped_paid", n(stats.skipped_paid)},
+                       {"already_cancelled", n(stats.already_cancelled)},
+                       {"missing_order", n(stats.missing)},
+                       {"failed", n(stats.failed)}}),
+      counter_family("order_canceller_entries_read_total", "Stream entries read with XREADGROUP.", n(c.read)),
+      counter_family("order_canceller_entries_acked_total", "Stream entries acknowledged.", n(c.acked)),
+      counter_family("order_canceller_entries_retried_total", "Entries left pending after a failure.", n(c.retried)),
+      counter_family("order_canceller_entries_reclaimed_total", "Entries claimed from idle or crashed consumers.",
+                     n(c.reclaimed)),
+      counter_family("order_canceller_entries_dead_lettered_total", "Poison entries moved to the dead-letter stream.",
+                     n(c.dead_lettered)),
+      counter_family("order_canceller_errors_total", "Redis errors (XACK, XCLAIM, XPENDING, group setup).",
+                     n(c.errors)),
+      counter_family("order_canceller_group_recreated_total",
+                     "Times the consumer group had been destroyed and was created again at $ (entries already in the "
+                     "stream are not handled again; see the error log for XGROUP SETID).",
+                     n(c.group_recreated)),
+      gauge_family("order_canceller_ready", "1 if both connections are up and the group exists.",
+                   [&consumer] { return consumer.ready() ? 1.0 : 0.0; }),
   };
   for (const auto& f : table) metrics.add(f);
 }

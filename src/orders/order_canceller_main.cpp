@@ -2,60 +2,57 @@
 // own stream (orders:timeouts, where order-sim schedules them; not the relay's default stream,
 // which holds other producers' tasks) as a consumer group member.
 // Config: flags > ORDER_CANCELLER_* env > --config JSON > defaults.
-#include <csignal>
-#include <iostream>
-
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include "config/consumer_config.h"
-#include "protocol/errors.h"
-#include "io/event_loop.h"
-#include "io/fd_limit.h"
-#include "io/http_endpoint.h"
-#include "io/metrics.h"
 #include "config/logging.h"
-#include "orders/order_canceller.h"
-#include "config/settings.h"
+#include "config/service_options.h"
 #include "consumer/stream_consumer.h"
-#include "protocol/text_escape.h"
+#include "io/metrics.h"
+#include "io/service_process.h"
+#include "orders/order_canceller.h"
 
-int main(int argc, char** argv) {
-  using namespace expiry;
-  CLI::App app{"order-canceller: cancels unpaid orders when their payment timeout fires.\n"
-               "Every option can also be set as ORDER_CANCELLER_<NAME> or in the --config JSON file."};
-  std::map<std::string, std::string> flags;
-  const auto specs = consumer_option_specs(kOrderTimeoutStream);
-  add_flags(app, specs, flags);
-  std::string config_path;
-  bool check_only = false;
-  app.add_option("--config", config_path, "JSON config file (env ORDER_CANCELLER_CONFIG)");
-  app.add_flag("--check-config", check_only, "validate the settings, print them and exit");
-  add_version_flag(app, "order-canceller");
-  if (auto code = parse_command_line(app, argc, argv, "order-canceller")) return *code;
+namespace {
 
-  ConsumerConfig config;
-  try {
-    const auto settings = load_settings(specs, flags, config_path, "ORDER_CANCELLER");
+using namespace expiry;
+
+const ServiceIdentity kCancellerService{
+    "order-canceller", "ORDER_CANCELLER",
+    "order-canceller: cancels unpaid orders when their payment timeout fires.\n"
+    "Every option can also be set as ORDER_CANCELLER_<NAME> or in the --config JSON file."};
+
+// The canceller's configuration stage; logging starts before --check-config answers, so that a
+// log setting setup_logging refuses fails the check too.
+std::optional<int> configure_canceller(int argc, char** argv, ConsumerConfig& config) {
+  const auto configure = [&config](const Settings& settings) -> std::map<std::string, std::string> {
     config = consumer_config_from(settings);
     setup_logging("order-canceller", config.log_format, config.log_level);
-    if (check_only) {
-      std::cout << "configuration OK\n"
-                << settings.describe({{"redis_url", config.redis.redacted()},
-                                      {"stream", config.stream},
-                                      {"dead_stream", config.dead_stream},
-                                      {"consumer", config.consumer}});
-      return 0;
-    }
-  } catch (const std::exception& e) {  // ConfigError; anything else is reported the same way, never an abort
-    std::cerr << "order-canceller: configuration error: " << escape_text(e.what()) << "\n";
-    return 2;
-  }
+    return {{"redis_url", config.redis.redacted()},
+            {"stream", config.stream},
+            {"dead_stream", config.dead_stream},
+            {"consumer", config.consumer}};
+  };
+  return configure_service(kCancellerService, consumer_option_specs(kOrderTimeoutStream), argc, argv, configure,
+                           {});
+}
 
-  std::signal(SIGPIPE, SIG_IGN);
-  // As in the relay: HTTP clients are capped well below the limit, Redis keeps the rest.
-  raise_fd_limit();
-  EventLoop loop;
+bool serve_http(ServiceProcess& process, const ConsumerConfig& config, const Metrics& metrics,
+                const StreamConsumer& consumer) {
+  return process.serve_http(config.metrics_bind, config.metrics_port, [&] { return metrics.render(); },
+                            [&](std::string& why) {
+                              if (consumer.ready()) return true;
+                              why = "connections or consumer group not ready";
+                              return false;
+                            });
+}
+
+void log_outcomes(const CancellerStats& s) {
+  spdlog::info("cancelled={} skipped_paid={} already_cancelled={} missing={} failed={}", s.cancelled,
+               s.skipped_paid, s.already_cancelled, s.missing, s.failed);
+}
+
+int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
+  EventLoop& loop = process.loop();
   std::unique_ptr<OrderCanceller> canceller;
   StreamConsumer consumer(loop, config, [&](const StreamEntry& e, StreamConsumer::Done done) {
     canceller->handle(e, std::move(done));
@@ -64,35 +61,25 @@ int main(int argc, char** argv) {
   consumer.set_on_commands_ready([&] { canceller->load_library(); });
   Metrics metrics;
   register_canceller_metrics(metrics, canceller->stats(), consumer);
-  std::unique_ptr<HttpEndpoint> http;
-  if (config.metrics_port > 0) {
-    try {
-      http = std::make_unique<HttpEndpoint>(
-          loop, config.metrics_bind, config.metrics_port, [&] { return metrics.render(); },
-          [&](std::string& why) {
-            if (consumer.ready()) return true;
-            why = "connections or consumer group not ready";
-            return false;
-          });
-    } catch (const Error& e) {
-      std::cerr << "order-canceller: " << escape_text(e.what()) << "\n";
-      return 2;
-    }
-  }
+  if (!serve_http(process, config, metrics, consumer)) return ServiceProcess::kExitConfigError;
   int exit_code = 0;
   consumer.set_on_fatal([&](const std::string& why) {
     spdlog::critical("{}", why);
-    exit_code = 2;
+    exit_code = ServiceProcess::kExitConfigError;
     loop.stop();
   });
-  auto stop = [&] { consumer.stop([&] { loop.stop(); }); };
-  loop.on_signal(SIGTERM, stop);
-  loop.on_signal(SIGINT, stop);
+  process.on_stop_signal([&] { consumer.stop([&] { loop.stop(); }); });
   consumer.start();
-  loop.run();
-  http.reset();
-  const auto& s = canceller->stats();
-  spdlog::info("cancelled={} skipped_paid={} already_cancelled={} missing={} failed={}", s.cancelled,
-               s.skipped_paid, s.already_cancelled, s.missing, s.failed);
+  process.run();
+  log_outcomes(canceller->stats());
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ConsumerConfig config;
+  if (auto code = configure_canceller(argc, argv, config)) return *code;
+  ServiceProcess process(kCancellerService.program);
+  return run_canceller(process, config);
 }

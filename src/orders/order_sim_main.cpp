@@ -15,13 +15,15 @@
 #include "protocol/errors.h"
 #include "protocol/key_layout.h"
 #include "orders/order_sim.h"
-#include "config/relay_config.h"
+#include "config/service_options.h"
 #include "config/settings.h"
 #include "protocol/text_escape.h"
 
 namespace {
 
-expiry::StopRequest g_stop;  // written by on_stop_signal only
+using namespace expiry;
+
+StopRequest g_stop;  // written by on_stop_signal only
 
 extern "C" void on_stop_signal(int signo) {
   int none = 0;
@@ -40,15 +42,10 @@ void install_stop_handlers() {
   sigaction(SIGINT, &sa, nullptr);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  using namespace expiry;
-  CLI::App app{"order-sim: creates orders, schedules their payment timeouts through expiry-relay, pays a share,\n"
-               "and reports wrongly cancelled and missed orders. Options also as ORDER_SIM_<NAME>."};
-  std::map<std::string, std::string> flags;
+// The connection options, then order-sim's own.
+std::vector<OptionSpec> order_sim_option_specs() {
   auto specs = connection_option_specs();
-  const std::vector<OptionSpec> own = {
+  append_specs(specs, {
       {"rate", OptionKind::Integer, "orders created per second", "100", 1, 100000},
       {"duration_ms", OptionKind::Integer, "how long orders are created", "20000", 1, 86400000},
       {"timeout_ms", OptionKind::Integer, "payment timeout of each order", "3000", 1, 86400000},
@@ -60,44 +57,47 @@ int main(int argc, char** argv) {
        kOrderTimeoutStream},
       {"run_id", OptionKind::String, "prefix of order ids (default sim-<pid>)", ""},
       {"seed", OptionKind::Integer, "random seed", "1", 0, 4294967295LL},
-  };
-  specs.insert(specs.end(), own.begin(), own.end());
-  add_flags(app, specs, flags);
-  std::string json_path;
-  app.add_option("--summary-json", json_path, "also write the summary as JSON to this file");
-  add_version_flag(app, "order-sim");
-  if (auto code = parse_command_line(app, argc, argv, "order-sim")) return *code;
+  });
+  return specs;
+}
 
-  OrderSimConfig config;
+// paid_share: a number between 0 and 1, in full. Throws ConfigError.
+double paid_share_from(const Settings& settings) {
+  double share = 0;
   try {
-    const auto settings = Settings::resolve(specs, nullptr, "", process_env(), "ORDER_SIM", flags);
-    apply_connection_settings(settings, config.redis, config.ns);
-    config.rate = static_cast<double>(settings.integer("rate"));
-    config.duration = std::chrono::milliseconds(settings.integer("duration_ms"));
-    config.timeout = std::chrono::milliseconds(settings.integer("timeout_ms"));
-    config.grace = std::chrono::milliseconds(settings.integer("grace_ms"));
-    config.drain = std::chrono::milliseconds(settings.integer("drain_ms"));
-    config.stream = settings.text("stream");
-    if (auto err = stream_name_error(config.stream, config.ns)) {
-      throw ConfigError(settings.source("stream") + ": " + *err);
-    }
-    try {
-      size_t used = 0;
-      config.paid_share = std::stod(settings.text("paid_share"), &used);
-      if (used != settings.text("paid_share").size()) throw std::invalid_argument("trailing text");
-    } catch (const std::exception&) {
-      throw ConfigError(settings.source("paid_share") + ": paid_share must be a number between 0 and 1");
-    }
-    if (!(config.paid_share >= 0 && config.paid_share <= 1)) {
-      throw ConfigError(settings.source("paid_share") + ": paid_share must be between 0 and 1");
-    }
-    config.run_id = settings.text("run_id").empty() ? "sim-" + std::to_string(getpid()) : settings.text("run_id");
-    config.seed = static_cast<uint32_t>(settings.integer("seed"));
-  } catch (const Error& e) {
-    std::cerr << "order-sim: configuration error: " << escape_text(e.what()) << "\n";
-    return 2;
+    size_t used = 0;
+    share = std::stod(settings.text("paid_share"), &used);
+    if (used != settings.text("paid_share").size()) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    throw ConfigError(settings.source("paid_share") + ": paid_share must be a number between 0 and 1");
   }
+  if (!(share >= 0 && share <= 1)) {
+    throw ConfigError(settings.source("paid_share") + ": paid_share must be between 0 and 1");
+  }
+  return share;
+}
 
+// Throws Error (ConfigError) for settings that do not make a run.
+OrderSimConfig order_sim_config_from(const Settings& settings) {
+  OrderSimConfig config;
+  apply_connection_settings(settings, config.redis, config.ns);
+  config.rate = static_cast<double>(settings.integer("rate"));
+  config.duration = std::chrono::milliseconds(settings.integer("duration_ms"));
+  config.timeout = std::chrono::milliseconds(settings.integer("timeout_ms"));
+  config.grace = std::chrono::milliseconds(settings.integer("grace_ms"));
+  config.drain = std::chrono::milliseconds(settings.integer("drain_ms"));
+  config.stream = settings.text("stream");
+  if (auto err = stream_name_error(config.stream, config.ns)) {
+    throw ConfigError(settings.source("stream") + ": " + *err);
+  }
+  config.paid_share = paid_share_from(settings);
+  config.run_id = settings.text("run_id").empty() ? "sim-" + std::to_string(getpid()) : settings.text("run_id");
+  config.seed = static_cast<uint32_t>(settings.integer("seed"));
+  return config;
+}
+
+// Runs the simulation and prints its summary; returns the exit code.
+int run_and_report(const OrderSimConfig& config, const std::string& json_path) {
   install_stop_handlers();
   try {
     const auto summary = run_order_sim(config, &g_stop);
@@ -108,4 +108,27 @@ int main(int argc, char** argv) {
     std::cerr << "order-sim: " << escape_text(e.what()) << "\n";
     return 1;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"order-sim: creates orders, schedules their payment timeouts through expiry-relay, pays a share,\n"
+               "and reports wrongly cancelled and missed orders. Options also as ORDER_SIM_<NAME>."};
+  std::map<std::string, std::string> flags;
+  const auto specs = order_sim_option_specs();
+  add_flags(app, specs, flags);
+  std::string json_path;
+  app.add_option("--summary-json", json_path, "also write the summary as JSON to this file");
+  add_version_flag(app, "order-sim");
+  if (auto code = parse_command_line(app, argc, argv, "order-sim")) return *code;
+
+  OrderSimConfig config;
+  try {
+    config = order_sim_config_from(Settings::resolve(specs, nullptr, "", process_env(), "ORDER_SIM", flags));
+  } catch (const Error& e) {
+    std::cerr << "order-sim: configuration error: " << escape_text(e.what()) << "\n";
+    return 2;
+  }
+  return run_and_report(config, json_path);
 }

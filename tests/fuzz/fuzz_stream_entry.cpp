@@ -1,13 +1,19 @@
 // Fuzz target for the decoding of Redis replies: the input is decoded into Reply trees
 // (resp_decoder.h), and each tree goes through every reply decoder the services use:
 // parse_stream_entries (also inside an XREADGROUP-shaped reply, as StreamConsumer::on_read
-// unwraps it), decode_claim/decode_sweep/decode_schedule, order_key_of on every entry, and the
+// unwraps it), decode_forwarded_task and order_key_of on every entry,
+// decode_claim/decode_sweep/decode_schedule, and the
 // CLI's helpers (format_stream_entry, field_pairs, time_reply_ms, to_integer, score_to_ms).
 // Invariants: nothing throws; entries and fields come from the reply; decoded results are
-// consistent with their shapes; order keys are "order:<non-empty>"; rendered entries are one
+// consistent with their shapes; decode_forwarded_task accepts exactly the entries with each
+// schema field at most once, the required ones present, strict integers (std::from_chars) and a
+// non-empty via, and gives back their values; order keys are "order:<non-empty>"; rendered entries are one
 // line of valid UTF-8, and their JSON form parses and holds every field; to_integer agrees with
 // std::from_chars.
+#include <algorithm>
 #include <charconv>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +23,7 @@
 #include "ctl/entry_format.h"
 #include "ctl/redis_values.h"
 #include "protocol/function_library.h"
+#include "protocol/stream_entry.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
 #include "orders/order_canceller.h"
@@ -48,7 +55,58 @@ void check_strings(const Reply& r) {
   for (const auto& e : r.elements) check_strings(e);
 }
 
+// The schema fields' values in `entry`: nullopt if absent, and `valid` false when one occurs twice.
+std::map<std::string, std::string> schema_values(const StreamEntry& entry, bool& valid) {
+  static const std::vector<std::string> kSchema = {
+      entry_field::kId,          entry_field::kPayload,         entry_field::kDueMs,
+      entry_field::kFiredMs,     entry_field::kVia,             entry_field::kCreatedMs,
+      entry_field::kMissingPayload, entry_field::kUndeliverableStream, entry_field::kUndeliverableReason};
+  std::map<std::string, std::string> values;
+  for (const auto& [name, value] : entry.fields) {
+    if (std::find(kSchema.begin(), kSchema.end(), name) == kSchema.end()) continue;
+    if (!values.emplace(name, value).second) valid = false;
+  }
+  return values;
+}
+
+std::optional<long long> from_chars_integer(const std::string& s) {
+  long long v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// decode_forwarded_task against an independent reading of the schema.
+void check_forwarded_task(const StreamEntry& entry) {
+  bool valid = true;
+  const auto values = schema_values(entry, valid);
+  const auto value = [&values](const char* name) -> std::optional<std::string> {
+    const auto it = values.find(name);
+    return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  const auto due = value(entry_field::kDueMs), fired = value(entry_field::kFiredMs);
+  const auto created = value(entry_field::kCreatedMs), via = value(entry_field::kVia);
+  valid = valid && value(entry_field::kId) && value(entry_field::kPayload) && via && !via->empty() && due &&
+          from_chars_integer(*due) && fired && from_chars_integer(*fired) &&
+          (!created || from_chars_integer(*created));
+  const auto task = decode_forwarded_task(entry);
+  require(task.has_value() == valid, "decode_forwarded_task accepts exactly the well-formed entries",
+          entry.entry_id);
+  if (!task) return;
+  require(task->id == *value(entry_field::kId) && task->payload == *value(entry_field::kPayload) &&
+              task->via == *via,
+          "a decoded task holds the entry's texts", task->id);
+  require(task->due_ms == *from_chars_integer(*due) && task->fired_ms == *from_chars_integer(*fired),
+          "a decoded task holds the entry's times", task->id);
+  require(task->created_ms == (created ? from_chars_integer(*created) : std::nullopt), "created_ms decoded");
+  require(task->missing_payload == value(entry_field::kMissingPayload) &&
+              task->undeliverable_stream == value(entry_field::kUndeliverableStream) &&
+              task->undeliverable_reason == value(entry_field::kUndeliverableReason),
+          "the optional markers are the entry's");
+}
+
 void check_entry(const StreamEntry& entry) {
+  check_forwarded_task(entry);
   const std::string key = order_key_of(entry);
   require(key.empty() || (key.rfind("order:", 0) == 0 && key.size() > 6), "an order key is order:<id>", key);
   const std::string& id = entry.field("id");
@@ -131,16 +189,7 @@ void check_decoders(const Reply& r) {
             "one lateness per forwarded task");
     (void)s->more_due();
   }
-  // Known finding "time-reply-overflow": time_reply_ms multiplies the seconds by 1000 without an
-  // overflow check (UB for a TIME reply above 9223372036854775 s); skipped like late-ms-overflow.
-  bool time_overflows = false;
-  if (r.type == Reply::Type::Array && r.elements.size() == 2) {
-    const auto sec = to_integer(r.elements[0].str), usec = to_integer(r.elements[1].str);
-    long long ms = 0;
-    time_overflows = sec && usec && (__builtin_mul_overflow(*sec, 1000LL, &ms) ||
-                                     __builtin_add_overflow(ms, *usec / 1000, &ms));
-  }
-  if (!time_overflows || !tolerate_known_finding("time-reply-overflow")) (void)time_reply_ms(r);
+  (void)time_reply_ms(r);  // protocol/redis_time.h: rejects what would overflow
   const auto pairs = field_pairs(r);
   require(pairs.size() == (r.type == Reply::Type::Array ? r.elements.size() / 2 : 0), "field_pairs count");
   if (!pairs.empty()) (void)field_value(r, pairs.back().first);

@@ -18,8 +18,8 @@ void fuzz_keyevent(std::string_view input);
 void fuzz_config_json(std::string_view input);
 // parse_bulk_line and validate_bulk_stream (src/ctl/bulk_file.h).
 void fuzz_bulk_line(std::string_view input);
-// Reply decoding: parse_stream_entries, decode_claim/sweep/schedule, order_key_of and the
-// CLI's reply helpers, on Reply trees decoded from the input (resp_decoder.h).
+// Reply decoding: parse_stream_entries, decode_forwarded_task, decode_claim/sweep/schedule,
+// order_key_of and the CLI's reply helpers, on Reply trees decoded from the input (resp_decoder.h).
 void fuzz_stream_entry(std::string_view input);
 
 struct FuzzTarget {
