@@ -11,7 +11,7 @@
 #include "consumer/stream_consumer.h"
 #include "io/function_caller.h"
 #include "loop_harness.h"
-#include "support/sync_redis.h"
+#include "support/redis_client.h"
 
 namespace expiry::test {
 namespace {
@@ -20,7 +20,7 @@ using std::chrono::milliseconds;
 
 TEST(SubscriptionIo, RenewedFromOnReadyAfterTheSubscriberIsKilled) {
   RedisServer server;
-  SyncRedis admin(server.host(), server.port());
+  expiry::test::TestConnection admin(server.host(), server.port());
   LoopHarness h;
   const std::string channel = "io-test:channel";
 
@@ -67,7 +67,7 @@ TEST(SubscriptionIo, RenewedFromOnReadyAfterTheSubscriberIsKilled) {
   h.run_until([&] { return confirmations == 1; }, "subscribed");
   ASSERT_TRUE(publish_until_received("before"));
 
-  EXPECT_GE(admin.integer({"CLIENT", "KILL", "TYPE", "pubsub"}), 1);
+  EXPECT_GE(expiry::test::integer(admin, {"CLIENT", "KILL", "TYPE", "pubsub"}), 1);
   h.run_until([&] { return downs == 1 && confirmations == 2; }, "subscribed again after the kill");
   ASSERT_TRUE(publish_until_received("after"));
   EXPECT_EQ(subscriber.reconnects(), 1u);
@@ -80,7 +80,7 @@ constexpr const char* kOtherLibrary =
     "#!lua name=io_test\n"
     "redis.register_function('io_test_other', function(keys, args) return 1 end)\n";
 
-long long function_loads(SyncRedis& admin) {
+long long function_loads(expiry::test::TestConnection& admin) {
   const std::string info = admin.command({"INFO", "commandstats"}).str;
   const std::string key = "cmdstat_function|load:calls=";
   const size_t at = info.find(key);
@@ -95,7 +95,7 @@ class FunctionCallerIo : public ::testing::Test {
   }
 
   RedisServer server_;
-  SyncRedis admin_;
+  expiry::test::TestConnection admin_;
   LoopHarness h_;
   RedisConnection conn_;
 };
@@ -143,7 +143,7 @@ TEST_F(FunctionCallerIo, RetriesOnlyOnceWhenTheReloadDoesNotHelp) {
 
 TEST(StreamConsumerIo, HandlersThatThrowOrCallDoneTwiceDoNotCrash) {
   RedisServer server;
-  SyncRedis admin(server.host(), server.port());
+  expiry::test::TestConnection admin(server.host(), server.port());
   LoopHarness h;
 
   ConsumerConfig config;
@@ -197,8 +197,8 @@ TEST(StreamConsumerIo, HandlersThatThrowOrCallDoneTwiceDoNotCrash) {
   EXPECT_EQ(consumer.stats().acked, 3u);    // ok, twice, done-then-throw
   EXPECT_EQ(consumer.stats().retried, 3u);  // throw, throw-other, retry-twice
   const auto pending = admin.command({"XPENDING", config.stream, config.group});
-  ASSERT_EQ(pending.type, SyncRedis::Reply::Type::Array) << pending.to_string();
-  EXPECT_EQ(pending.elements[0].integer, 3) << pending.to_string();
+  ASSERT_EQ(pending.type, Reply::Type::Array) << pending.describe();
+  EXPECT_EQ(pending.elements[0].integer, 3) << pending.describe();
   EXPECT_EQ(stopped, 1);
 }
 

@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "loop_harness.h"
-#include "support/sync_redis.h"
+#include "support/redis_client.h"
 
 namespace expiry::test {
 namespace {
 
 using std::chrono::milliseconds;
 
-int blocked_clients(SyncRedis& admin) {
+int blocked_clients(expiry::test::TestConnection& admin) {
   const std::string info = admin.command({"INFO", "clients"}).str;
   const std::string key = "blocked_clients:";
   const size_t at = info.find(key);
@@ -29,7 +29,7 @@ int blocked_clients(SyncRedis& admin) {
 
 class RedisConnectionIo : public ::testing::Test {
  protected:
-  RedisConnectionIo() : server_(server_options()), admin_(std::make_unique<SyncRedis>(server_.host(), server_.port())) {}
+  RedisConnectionIo() : server_(server_options()), admin_(std::make_unique<expiry::test::TestConnection>(server_.host(), server_.port())) {}
 
   static RedisServer::Options server_options() {
     RedisServer::Options o;
@@ -76,7 +76,7 @@ class RedisConnectionIo : public ::testing::Test {
   }
 
   RedisServer server_;
-  std::unique_ptr<SyncRedis> admin_;
+  std::unique_ptr<expiry::test::TestConnection> admin_;
   LoopHarness h_;
   int readies_ = 0;
   int downs_ = 0;
@@ -112,7 +112,7 @@ TEST_F(RedisConnectionIo, ClientKillFailsEveryPendingCommandOnce) {
   ASSERT_EQ(id.last.type, Reply::Type::Integer);
   auto calls = block_commands(*conn, 3);
 
-  EXPECT_EQ(admin_->integer({"CLIENT", "KILL", "ID", std::to_string(id.last.integer)}), 1);
+  EXPECT_EQ(expiry::test::integer(*admin_, {"CLIENT", "KILL", "ID", std::to_string(id.last.integer)}), 1);
   h_.run_until([&] { return all_called(calls); }, "every pending callback runs");
   expect_each_failed_once(calls);
   h_.run_until([&] { return readies_ == 2; }, "the connection reconnects");
