@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "integration/relay_harness.h"
+#include "integration/relay/relay_harness.h"
 #include "protocol/stream_entry.h"
 
 namespace expiry::test {

@@ -32,7 +32,7 @@
 #include "chaos/task_ledger.h"
 #include "chaos/tcp_proxy.h"
 #include "protocol/function_library.h"
-#include "integration/relay_harness.h"
+#include "integration/relay/relay_harness.h"
 #include "protocol/key_layout.h"
 #include "protocol/redis_time.h"
 #include "orders/order_canceller.h"

@@ -2,7 +2,7 @@
 // cancel, reschedule, several relays racing, and on-time firing despite late expired events.
 #include <algorithm>
 
-#include "relay_harness.h"
+#include "integration/relay/relay_harness.h"
 #include "protocol/stream_entry.h"
 
 namespace expiry::test {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "orders/order_canceller.h"
-#include "relay_harness.h"
+#include "integration/relay/relay_harness.h"
 #include "protocol/stream_entry.h"
 
 namespace expiry::test {

@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "orders/order_canceller.h"
-#include "relay_harness.h"
+#include "integration/relay/relay_harness.h"
 #include "protocol/stream_entry.h"
 
 namespace expiry::test {

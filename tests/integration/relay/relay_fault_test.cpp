@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "relay_harness.h"
+#include "integration/relay/relay_harness.h"
 
 namespace expiry::test {
 namespace {

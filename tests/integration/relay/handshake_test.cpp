@@ -6,7 +6,7 @@
 #include <atomic>
 #include <thread>
 
-#include "relay_harness.h"
+#include "integration/relay/relay_harness.h"
 
 namespace expiry::test {
 namespace {

@@ -11,7 +11,7 @@
 #include <regex>
 #include <thread>
 
-#include "relay_harness.h"
+#include "integration/relay/relay_harness.h"
 #include "protocol/stream_entry.h"
 
 namespace expiry::test {
