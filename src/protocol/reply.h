@@ -14,6 +14,25 @@ struct Reply {
   long long integer = 0;
   std::vector<Reply> elements;
 
+  // A reply as a server would send it, for decoders' tests and fakes.
+  static Reply of(Type type, std::string text) {
+    Reply r;
+    r.type = type;
+    r.str = std::move(text);
+    return r;
+  }
+  static Reply of_integer(long long value) {
+    Reply r;
+    r.type = Type::Integer;
+    r.integer = value;
+    return r;
+  }
+  static Reply of_array(std::vector<Reply> elements) {
+    Reply r;
+    r.type = Type::Array;
+    r.elements = std::move(elements);
+    return r;
+  }
   static Reply io_error(std::string why) {
     Reply r;
     r.type = Type::IoError;

@@ -12,42 +12,17 @@ namespace {
 
 using Argv = std::vector<std::string>;
 
-Reply integer(long long v) {
-  Reply r;
-  r.type = Reply::Type::Integer;
-  r.integer = v;
-  return r;
-}
+Reply integer(long long v) { return Reply::of_integer(v); }
 
-Reply bulk(std::string s) {
-  Reply r;
-  r.type = Reply::Type::String;
-  r.str = std::move(s);
-  return r;
-}
+Reply bulk(std::string s) { return Reply::of(Reply::Type::String, std::move(s)); }
 
-Reply status(std::string s) {
-  Reply r;
-  r.type = Reply::Type::Status;
-  r.str = std::move(s);
-  return r;
-}
+Reply status(std::string s) { return Reply::of(Reply::Type::Status, std::move(s)); }
 
-Reply error(std::string s) {
-  Reply r;
-  r.type = Reply::Type::Error;
-  r.str = std::move(s);
-  return r;
-}
+Reply error(std::string s) { return Reply::of(Reply::Type::Error, std::move(s)); }
 
 Reply nil() { return Reply{}; }
 
-Reply array(std::vector<Reply> elements) {
-  Reply r;
-  r.type = Reply::Type::Array;
-  r.elements = std::move(elements);
-  return r;
-}
+Reply array(std::vector<Reply> elements) { return Reply::of_array(std::move(elements)); }
 
 // ---------------------------------------------------------------- library source
 

@@ -27,15 +27,7 @@ TEST(Integers, RejectsEverythingElse) {
 }
 
 Reply time_reply(const char* seconds, const char* micros) {
-  Reply r;
-  r.type = Reply::Type::Array;
-  for (const char* s : {seconds, micros}) {
-    Reply e;
-    e.type = Reply::Type::String;
-    e.str = s;
-    r.elements.push_back(e);
-  }
-  return r;
+  return Reply::of_array({Reply::of(Reply::Type::String, seconds), Reply::of(Reply::Type::String, micros)});
 }
 
 TEST(RedisTime, DecodesSecondsAndMicroseconds) {

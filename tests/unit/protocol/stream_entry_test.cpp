@@ -22,19 +22,9 @@ Fields forwarded_fields() {
           {"fired_ms", "1700000000012"}, {"via", "sweep"}};
 }
 
-Reply string_reply(const std::string& s) {
-  Reply r;
-  r.type = Reply::Type::String;
-  r.str = s;
-  return r;
-}
+Reply string_reply(const std::string& s) { return Reply::of(Reply::Type::String, s); }
 
-Reply array_reply(std::vector<Reply> elements) {
-  Reply r;
-  r.type = Reply::Type::Array;
-  r.elements = std::move(elements);
-  return r;
-}
+Reply array_reply(std::vector<Reply> elements) { return Reply::of_array(std::move(elements)); }
 
 TEST(ForwardedTask, DecodesTheRequiredFields) {
   const auto task = decode_forwarded_task(entry_of(forwarded_fields()));
