@@ -50,7 +50,9 @@ bool in_task_key_space(std::string_view key, std::string_view ns) {
   size_t i = ns.size() + 2;
   const size_t digits = i;
   while (i < key.size() && std::isdigit(static_cast<unsigned char>(key[i]))) ++i;
-  return i > digits && key.compare(i, 2, "}:") == 0;
+  if (i == digits || key.compare(i, 2, "}:") != 0) return false;
+  std::string_view rest = key.substr(i + 2);
+  return rest != "stream" && rest != "dead";  // the bucket's own streams
 }
 
 std::optional<std::string> stream_name_error(std::string_view stream, std::string_view ns) {
@@ -65,7 +67,24 @@ std::optional<std::string> stream_name_error(std::string_view stream, std::strin
 KeyLayout::KeyLayout(std::string ns, int bucket)
     : ns_(std::move(ns)),
       prefix_(ns_ + ":{" + std::to_string(bucket) + "}:"),
-      schedule_key_(prefix_ + "schedule") {}
+      schedule_key_(prefix_ + "schedule"),
+      bucket_(bucket) {}
+
+std::optional<int> KeyLayout::bucket_from_wake_channel(std::string_view channel) const {
+  // NS ":{" digits "}:wake"
+  if (channel.size() <= ns_.size() + 2 || channel.compare(0, ns_.size(), ns_) != 0 ||
+      channel.compare(ns_.size(), 2, ":{") != 0) {
+    return std::nullopt;
+  }
+  size_t i = ns_.size() + 2;
+  const size_t digits_start = i;
+  int bucket = 0;
+  while (i < channel.size() && std::isdigit(static_cast<unsigned char>(channel[i])) && i - digits_start < 6) {
+    bucket = bucket * 10 + (channel[i++] - '0');
+  }
+  if (i == digits_start || i - digits_start > 5 || channel.substr(i) != "}:wake") return std::nullopt;
+  return bucket;
+}
 
 std::optional<std::string_view> KeyLayout::id_from_trigger_key(std::string_view key) const {
   auto ref = parse_task_key(key);

@@ -1,6 +1,7 @@
 // The Redis key layout of one namespace, and the pure parsing of keyspace events.
 // Layout (docs/protocol.md): NS:{B}:schedule, NS:{B}:t:<id>, NS:{B}:task:<id>, NS:{B}:wake,
-// where B is the hash-tagged bucket; this version always uses bucket 0.
+// and with more than one bucket the bucket's streams NS:{B}:stream and NS:{B}:dead, where B is
+// the hash-tagged bucket (protocol/hash_slot.h); NS:buckets holds the bucket count.
 #pragma once
 
 #include <optional>
@@ -28,6 +29,7 @@ bool is_forbidden_in_id(char32_t cp);
 
 // True if `key` lies in namespace ns's bucket key space "NS:{<digits>}:...", which belongs to
 // the library: a stream there could be deleted by a schedule of the task whose key it shadows.
+// The bucket's own streams "NS:{<digits>}:stream" and "NS:{<digits>}:dead" are not in it.
 bool in_task_key_space(std::string_view key, std::string_view ns);
 // An error message if `stream` cannot be a stream name for namespace `ns` (empty, or inside
 // its task key space).
@@ -47,6 +49,7 @@ class KeyLayout {
   explicit KeyLayout(std::string ns, int bucket = 0);
 
   const std::string& ns() const { return ns_; }
+  int bucket() const { return bucket_; }
   const std::string& schedule_key() const { return schedule_key_; }
   std::string trigger_key(std::string_view id) const { return prefix_ + "t:" + std::string(id); }
   std::string shadow_key(std::string_view id) const { return prefix_ + "task:" + std::string(id); }
@@ -55,6 +58,15 @@ class KeyLayout {
     return ns_ + ":health:" + std::string(instance);
   }
   std::string default_stream() const { return ns_ + ":stream"; }
+  // The streams of this bucket, used when the namespace has more than one bucket or lives on a
+  // cluster (a stream must share its tasks' slot there).
+  std::string bucket_stream() const { return prefix_ + "stream"; }
+  std::string bucket_dead_stream() const { return prefix_ + "dead"; }
+  // The key holding the namespace's bucket count (absent: one bucket).
+  std::string buckets_key() const { return ns_ + ":buckets"; }
+  // PSUBSCRIBE pattern of every bucket's wake channel, and the bucket of one such channel.
+  std::string wake_pattern() const { return ns_ + ":{*}:wake"; }
+  std::optional<int> bucket_from_wake_channel(std::string_view channel) const;
 
   // The task id of a trigger key of this namespace (any bucket), or nullopt for other keys.
   std::optional<std::string_view> id_from_trigger_key(std::string_view key) const;
@@ -69,6 +81,7 @@ class KeyLayout {
   std::string ns_;
   std::string prefix_;  // "NS:{B}:"
   std::string schedule_key_;
+  int bucket_ = 0;
 };
 
 // The database number of a "__keyevent@<db>__:expired" channel, or nullopt if the channel is

@@ -24,6 +24,8 @@ RedisErrorKind classify_error_text(std::string_view text) {
       {"LOADING", RedisErrorKind::Loading},       {"READONLY", RedisErrorKind::ReadOnly},
       {"OOM", RedisErrorKind::OutOfMemory},       {"BUSY", RedisErrorKind::Busy},
       {"MASTERDOWN", RedisErrorKind::MasterDown}, {"TRYAGAIN", RedisErrorKind::TryAgain},
+      {"MOVED", RedisErrorKind::Moved},           {"ASK", RedisErrorKind::Ask},
+      {"CROSSSLOT", RedisErrorKind::CrossSlot},   {"CLUSTERDOWN", RedisErrorKind::ClusterDown},
   };
   for (const auto& p : kPrefixes) {
     if (starts_with(text, p.head) && (text.size() == p.head.size() || text[p.head.size()] == ' ')) return p.kind;
@@ -34,6 +36,9 @@ RedisErrorKind classify_error_text(std::string_view text) {
     if (starts_with(text, "ERR expiry: task ") && contains(text, " is not pending")) {
       return RedisErrorKind::TaskNotPending;  // src/lua/expiry.lua, expiry_reschedule
     }
+    if (starts_with(text, "ERR expiry: migrating")) return RedisErrorKind::Migrating;  // src/lua/expiry.lua
+    if (contains(text, "do not hash to the same slot")) return RedisErrorKind::CrossSlot;
+    if (contains(text, "non local key in a cluster node")) return RedisErrorKind::Migrating;
     if (starts_with(text, "ERR max number of clients reached")) return RedisErrorKind::MaxClients;
     if (starts_with(text, "ERR invalid password") || starts_with(text, "ERR invalid username-password") ||
         (starts_with(text, "ERR AUTH") && contains(text, "without any password configured")) ||
@@ -64,6 +69,8 @@ bool is_transient(RedisErrorKind kind) {
     case RedisErrorKind::Busy:
     case RedisErrorKind::MasterDown:
     case RedisErrorKind::TryAgain:
+    case RedisErrorKind::ClusterDown:
+    case RedisErrorKind::Migrating:
       return true;
     default:
       return false;
@@ -90,6 +97,11 @@ const char* to_string(RedisErrorKind kind) {
     case RedisErrorKind::Busy: return "busy";
     case RedisErrorKind::MasterDown: return "masterdown";
     case RedisErrorKind::TryAgain: return "tryagain";
+    case RedisErrorKind::Moved: return "moved";
+    case RedisErrorKind::Ask: return "ask";
+    case RedisErrorKind::CrossSlot: return "crossslot";
+    case RedisErrorKind::ClusterDown: return "clusterdown";
+    case RedisErrorKind::Migrating: return "migrating";
     case RedisErrorKind::Other: return "other";
   }
   return "other";

@@ -27,6 +27,11 @@ enum class RedisErrorKind {
   Busy,             // BUSY: a script or function runs too long
   MasterDown,       // MASTERDOWN: a replica without its master
   TryAgain,         // TRYAGAIN (cluster slot migration)
+  Moved,            // MOVED <slot> <host:port>: the slot lives on another primary
+  Ask,              // ASK <slot> <host:port>: this key is moving; ask the target once
+  CrossSlot,        // CROSSSLOT, or a script touching keys of another slot
+  ClusterDown,      // CLUSTERDOWN: the cluster cannot serve the slot now
+  Migrating,        // expiry_v1 met a key of a slot being migrated and wrote nothing for it
   Other,
 };
 

@@ -22,7 +22,8 @@ Reply error_reply(std::string text) {
 const std::vector<K> kAllKinds = {K::None,       K::Io,        K::NoAuth,     K::WrongPass,      K::NoPermission,
                                   K::UnknownCommand, K::FunctionMissing, K::TaskNotPending, K::BusyGroup, K::NoGroup, K::WrongType,
                                   K::Loading,    K::ReadOnly,  K::OutOfMemory, K::MaxClients,    K::Busy,
-                                  K::MasterDown, K::TryAgain,  K::Other};
+                                  K::MasterDown, K::TryAgain,  K::Moved, K::Ask, K::CrossSlot, K::ClusterDown,
+                                  K::Migrating, K::Other};
 
 struct Case {
   const char* text;
@@ -182,10 +183,25 @@ TEST(RedisErrorPolicy, AuthRefusalsAreExactlyNoAuthWrongPassAndNoPerm) {
   EXPECT_FALSE(is_auth_refusal(classify(error_reply("ERR max number of clients reached"))));
 }
 
+TEST(ClassifyErrorText, ClusterRedirectionsAndSlotErrors) {
+  const Case cases[] = {
+      {"MOVED 3999 127.0.0.1:6381", K::Moved},
+      {"ASK 3999 127.0.0.1:6381", K::Ask},
+      {"CROSSSLOT Keys in request don't hash to the same slot", K::CrossSlot},
+      {"CLUSTERDOWN The cluster is down", K::ClusterDown},
+      {"CLUSTERDOWN Hash slot not served", K::ClusterDown},
+      {"ERR Script attempted to access keys that do not hash to the same slot script: x", K::CrossSlot},
+      {"ERR Script attempted to access a non local key in a cluster node script: x", K::Migrating},
+      {"ERR expiry: migrating: slot 15495 is being moved; nothing was written", K::Migrating},
+  };
+  for (const auto& c : cases) EXPECT_EQ(classify_error_text(c.text), c.kind) << c.text;
+}
+
 TEST(RedisErrorPolicy, TransientKindsPassByThemselves) {
   for (K kind : kAllKinds) {
     const bool expected = kind == K::Io || kind == K::Loading || kind == K::ReadOnly || kind == K::OutOfMemory ||
-                          kind == K::MaxClients || kind == K::Busy || kind == K::MasterDown || kind == K::TryAgain;
+                          kind == K::MaxClients || kind == K::Busy || kind == K::MasterDown || kind == K::TryAgain ||
+                          kind == K::ClusterDown || kind == K::Migrating;
     EXPECT_EQ(is_transient(kind), expected) << to_string(kind);
   }
   EXPECT_TRUE(is_transient(classify(error_reply("ERR max number of clients reached"))));
