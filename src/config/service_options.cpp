@@ -9,6 +9,7 @@
 
 #include "config/text_file.h"
 #include "protocol/errors.h"
+#include "protocol/hash_slot.h"
 #include "protocol/key_layout.h"
 #include "protocol/text_escape.h"
 
@@ -37,6 +38,9 @@ std::vector<OptionSpec> connection_option_specs() {
        "redis://127.0.0.1:6379/0", INT64_MIN, INT64_MAX, true},
       {"password_file", OptionKind::String, "file whose first line is the Redis password (keeps it out of ps)", ""},
       {"namespace", OptionKind::String, "key namespace", "expiry"},
+      {"buckets", OptionKind::Integer,
+       "buckets of the namespace, a power of two (0: the count stored in Redis, else 64 on a cluster, 1 on one Redis)",
+       "0", 0, 16384},
   };
 }
 
@@ -91,6 +95,13 @@ void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::str
   if (!s.text("password_file").empty()) redis.password = read_password_file(s.text("password_file"));
   ns = s.text("namespace");
   if (auto err = namespace_error(ns)) throw ConfigError(s.source("namespace") + ": " + *err);
+}
+
+int apply_bucket_setting(const Settings& s) {
+  const long long buckets = s.integer("buckets");
+  if (buckets == 0) return 0;
+  if (auto err = bucket_count_error(buckets)) throw ConfigError(s.source("buckets") + ": " + *err);
+  return static_cast<int>(buckets);
 }
 
 void apply_stream_settings(const Settings& s, const std::string& ns, std::string& stream, std::string& group) {

@@ -429,7 +429,7 @@ TEST_F(HostileDataTest, RelayAndCancellerRefuseAStreamInsideTheTaskKeySpace) {
   EXPECT_TRUE(contains(relay.output(), "task key space")) << relay.output();
 
   for (const std::vector<std::string> flags : {std::vector<std::string>{"--stream", "expiry:{0}:task:b"},
-                                               std::vector<std::string>{"--dead-stream", "expiry:{0}:dead"}}) {
+                                               std::vector<std::string>{"--dead-stream", "expiry:{0}:t:dead"}}) {
     std::vector<std::string> args = {"--redis-url", server_.url(), "--consumer", "c1"};
     args.insert(args.end(), flags.begin(), flags.end());
     ChildProcess canceller(ORDER_CANCELLER_BIN, args);
