@@ -26,6 +26,7 @@ StreamConsumer::StreamConsumer(EventLoop& loop, const ConsumerConfig& config, Ha
     : loop_(loop),
       config_(config),
       handler_(std::move(handler)),
+      names_{config.stream, config.dead_stream, config.group, config.consumer},
       reclaim_timer_(loop, [this] { reclaim_tick(); }),
       retry_timer_(loop, [this] { read_next(); }),
       group_retry_timer_(loop, [this] {
@@ -62,7 +63,6 @@ void StreamConsumer::ensure_group() {
   // consumer had the group, a missing group was destroyed: at $, so nothing it (or the group's
   // other consumers) handled or dead-lettered is handled again.
   const bool had_group = ever_ready_;
-  const std::string start_id = had_group ? "$" : "0";
   auto on_created = [this, had_group](const Reply& r) {
     group_create_in_flight_ = false;
     if (r.is_io_error()) return;  // the connection's next on_ready calls ensure_group again
@@ -75,21 +75,13 @@ void StreamConsumer::ensure_group() {
     }
     if (had_group && !existed) {
       ++stats_.group_recreated;
-      const std::string resume = last_read_id_.empty() ? "0" : last_read_id_;
-      spdlog::error(
-          "consumer group {} on {} was destroyed; created it again at $: entries already in the stream are NOT "
-          "handled again (none twice, no poison entry dead-lettered twice). Skipped too: entries added after this "
-          "consumer's last read ({}) before the group was created again, and entries left unacknowledged. To replay "
-          "from there: XGROUP SETID {} {} {} (XGROUP SETID {} {} 0 replays the whole stream, handled entries "
-          "included)",
-          config_.group, config_.stream, resume, config_.stream, config_.group, resume, config_.stream,
-          config_.group);
+      spdlog::error("{}", group_recreated_message(names_, last_read_id_));
     }
     group_ready_ = true;
     ever_ready_ = true;
     read_next();
   };
-  commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, start_id, "MKSTREAM"}, on_created);
+  commands_.command(group_create_command(names_, group_start_id(had_group)), on_created);
 }
 
 // A command answered NOGROUP: the group (or the whole stream) is gone. Created again by
@@ -105,9 +97,7 @@ void StreamConsumer::read_next() {
   if (stopping_ || read_in_flight_ || unsettled_ > 0 || !group_ready_ || !reader_.ready()) return;
   retry_timer_.cancel();
   read_in_flight_ = true;
-  reader_.command({"XREADGROUP", "GROUP", config_.group, config_.consumer, "COUNT", std::to_string(config_.batch),
-                   "BLOCK", std::to_string(config_.block.count()), "STREAMS", config_.stream, ">"},
-                  [this](const Reply& r) { on_read(r); });
+  reader_.command(read_command(names_, config_.batch, config_.block), [this](const Reply& r) { on_read(r); });
 }
 
 void StreamConsumer::on_read(const Reply& reply) {
@@ -125,15 +115,7 @@ void StreamConsumer::on_read(const Reply& reply) {
     maybe_finish_stop();
     return;
   }
-  std::vector<StreamEntry> entries;
-  if (reply.type == Reply::Type::Array) {
-    for (const auto& stream : reply.elements) {
-      if (stream.type == Reply::Type::Array && stream.elements.size() == 2) {
-        auto part = parse_stream_entries(stream.elements[1]);
-        entries.insert(entries.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
-      }
-    }
-  }
+  std::vector<StreamEntry> entries = entries_of_read(reply);
   stats_.read += entries.size();
   if (!entries.empty()) last_read_id_ = entries.back().entry_id;
   if (entries.empty()) {
@@ -151,35 +133,28 @@ void StreamConsumer::handle_batch(std::vector<StreamEntry> entries) {
   unsettled_ += entries.size();
   for (auto& entry : entries) {
     auto shared = std::make_shared<StreamEntry>(std::move(entry));
-    auto settled = std::make_shared<bool>(false);
-    Done done = [this, shared, settled](HandleOutcome outcome, const std::string& reason) {
-      if (*settled) return;  // a handler calling twice must not double-count
-      *settled = true;
-      if (outcome == HandleOutcome::Retry) {
-        ++stats_.retried;
-        spdlog::warn("entry {} not handled ({}), delivery {}; it stays pending", shared->entry_id, reason,
-                     shared->deliveries);
-        entry_settled();
-        return;
-      }
-      commands_.command({"XACK", config_.stream, config_.group, shared->entry_id}, [this, shared](const Reply& r) {
-        if (r.failed()) {
-          ++stats_.errors;  // stays pending; the reclaim path delivers it again (handlers are idempotent)
-          spdlog::warn("XACK {} failed: {}", shared->entry_id, r.describe());
-        } else {
-          ++stats_.acked;
-        }
-        entry_settled();
-      });
-    };
-    try {
-      handler_(*shared, done);
-    } catch (const std::exception& e) {
-      done(HandleOutcome::Retry, std::string("handler threw: ") + e.what());
-    } catch (...) {
-      done(HandleOutcome::Retry, "handler threw a non-standard exception");
-    }
+    dispatch_entry([this, shared](EntryDone done) { handler_(*shared, std::move(done)); },
+                   [this, shared](HandleOutcome outcome, const std::string& reason) { settle(*shared, outcome, reason); });
   }
+}
+
+// Acknowledges an entry its handler committed; a retried entry stays pending.
+void StreamConsumer::settle(const StreamEntry& entry, HandleOutcome outcome, const std::string& reason) {
+  if (outcome == HandleOutcome::Retry) {
+    ++stats_.retried;
+    spdlog::warn("entry {} not handled ({}), delivery {}; it stays pending", entry.entry_id, reason, entry.deliveries);
+    entry_settled();
+    return;
+  }
+  commands_.command(ack_command(names_, entry.entry_id), [this, id = entry.entry_id](const Reply& r) {
+    if (r.failed()) {
+      ++stats_.errors;  // stays pending; the reclaim path delivers it again (handlers are idempotent)
+      spdlog::warn("XACK {} failed: {}", id, r.describe());
+    } else {
+      ++stats_.acked;
+    }
+    entry_settled();
+  });
 }
 
 void StreamConsumer::entry_settled() {
@@ -196,9 +171,7 @@ void StreamConsumer::reclaim_tick() {
   reclaim_timer_.arm(config_.reclaim_interval);
   if (stopping_ || reclaim_in_flight_ || !group_ready_ || !commands_.ready()) return;
   reclaim_in_flight_ = true;
-  commands_.command({"XPENDING", config_.stream, config_.group, "IDLE", std::to_string(config_.min_idle.count()), "-",
-                     "+", std::to_string(config_.batch)},
-                    [this](const Reply& r) { on_pending(r); });
+  commands_.command(pending_command(names_, config_.min_idle, config_.batch), [this](const Reply& r) { on_pending(r); });
 }
 
 void StreamConsumer::on_pending(const Reply& reply) {
@@ -213,33 +186,20 @@ void StreamConsumer::on_pending(const Reply& reply) {
     }
     return;
   }
-  std::vector<std::string> claim = {"XCLAIM", config_.stream, config_.group, config_.consumer,
-                                    std::to_string(config_.min_idle.count())};
-  auto deliveries = std::make_shared<std::map<std::string, uint64_t>>();
-  for (const auto& p : reply.elements) {
-    if (p.type != Reply::Type::Array || p.elements.size() != 4) continue;
-    const std::string& id = p.elements[0].str;
-    const auto count = static_cast<uint64_t>(p.elements[3].integer);
-    if (count >= static_cast<uint64_t>(config_.max_deliveries)) {
-      dead_letter(id, count);
-    } else {
-      claim.push_back(id);
-      (*deliveries)[id] = count + 1;  // XCLAIM counts this delivery
-    }
-  }
-  if (claim.size() == 5) {
+  auto plan = std::make_shared<ReclaimPlan>(plan_reclaim(reply, config_.max_deliveries));
+  for (const auto& [id, deliveries] : plan->dead) dead_letter(id, deliveries);
+  if (plan->claim.empty()) {
     reclaim_in_flight_ = false;
     return;
   }
-  commands_.command(claim, [this, deliveries](const Reply& r) {
+  commands_.command(claim_command(names_, config_.min_idle, plan->claim), [this, plan](const Reply& r) {
     reclaim_in_flight_ = false;
     if (r.failed()) {
       if (!r.is_io_error()) spdlog::error("XCLAIM failed: {}", r.str);
       return;
     }
-    auto entries = parse_stream_entries(r);
+    auto entries = claimed_entries(r, *plan);
     if (entries.empty()) return;
-    for (auto& e : entries) e.deliveries = (*deliveries)[e.entry_id];
     stats_.reclaimed += entries.size();
     spdlog::info("reclaimed {} entries idle over {} ms", entries.size(), config_.min_idle.count());
     handle_batch(std::move(entries));
@@ -247,8 +207,7 @@ void StreamConsumer::on_pending(const Reply& reply) {
 }
 
 void StreamConsumer::dead_letter(const std::string& entry_id, uint64_t deliveries) {
-  functions_.fcall({"FCALL", "expiry_dead_letter", "2", config_.stream, config_.dead_stream, config_.group, entry_id,
-                    "failed " + std::to_string(deliveries) + " deliveries", std::to_string(deliveries)},
+  functions_.fcall(dead_letter_command(names_, entry_id, deliveries),
                    [this, entry_id](const Reply& r) {
                      if (r.type == Reply::Type::Integer && r.integer == 1) {
                        ++stats_.dead_lettered;

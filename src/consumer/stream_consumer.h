@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "config/consumer_config.h"
+#include "consumer/entry_handler.h"  // HandleOutcome, EntryDone, ConsumerStats
+#include "consumer/group_commands.h"
 #include "io/event_loop.h"
 #include "io/function_caller.h"
 #include "io/redis_connection.h"
@@ -21,25 +23,10 @@
 
 namespace expiry {
 
-enum class HandleOutcome {
-  Done,   // the effect is committed (or there is nothing to do): acknowledge
-  Retry,  // not handled: stays pending, is reclaimed after min_idle, dead-lettered eventually
-};
-
-struct ConsumerStats {
-  uint64_t read = 0;
-  uint64_t acked = 0;
-  uint64_t retried = 0;
-  uint64_t reclaimed = 0;
-  uint64_t dead_lettered = 0;
-  uint64_t errors = 0;
-  uint64_t group_recreated = 0;  // the group vanished after this consumer had it, and was created at $
-};
-
 class StreamConsumer {
  public:
   // `done` must be called exactly once per entry, from the loop.
-  using Done = std::function<void(HandleOutcome, const std::string& reason)>;
+  using Done = EntryDone;
   using Handler = std::function<void(const StreamEntry&, Done done)>;
 
   StreamConsumer(EventLoop& loop, const ConsumerConfig& config, Handler handler);
@@ -73,11 +60,13 @@ class StreamConsumer {
   void reclaim_tick();
   void on_pending(const Reply& reply);
   void dead_letter(const std::string& entry_id, uint64_t deliveries);
+  void settle(const StreamEntry& entry, HandleOutcome outcome, const std::string& reason);
   void maybe_finish_stop();
 
   EventLoop& loop_;
   const ConsumerConfig& config_;
   Handler handler_;
+  const GroupStream names_;         // stream, dead stream, group and consumer of config_
   ConsumerStats stats_;
   bool group_ready_ = false;
   bool group_create_in_flight_ = false;

@@ -10,37 +10,49 @@
 
 namespace expiry {
 
-std::string order_key_of(const StreamEntry& entry) {
+std::string order_id_of(const StreamEntry& entry) {
   const std::string& payload = entry.field(entry_field::kPayload);
   if (!payload.empty() && payload.front() == '{') {
     auto j = nlohmann::json::parse(payload, nullptr, false);
     if (j.is_object() && j.contains("order_id") && j["order_id"].is_string()) {
-      const auto id = j["order_id"].get<std::string>();
-      if (!id.empty()) return "order:" + id;
+      auto id = j["order_id"].get<std::string>();
+      if (!id.empty()) return id;
     }
   }
   const std::string& task_id = entry.field(entry_field::kId);
-  if (task_id.rfind("order:", 0) == 0 && task_id.size() > 6) return task_id;
+  const std::string prefix = order_task_id("");
+  if (task_id.rfind(prefix, 0) == 0 && task_id.size() > prefix.size()) return task_id.substr(prefix.size());
   return {};
 }
 
-OrderCanceller::OrderCanceller(RedisConnection& commands) : orders_(commands, orders_library_source()) {}
+std::string order_key_of(const StreamEntry& entry, const OrderKeyScheme& scheme) {
+  const std::string id = order_id_of(entry);
+  return id.empty() ? std::string() : order_key(id, scheme);
+}
+
+OrderCanceller::OrderCanceller(RedisConnection& commands)
+    : orders_(std::make_unique<FunctionCaller>(commands, orders_library_source())) {}
+
+OrderCanceller::OrderCanceller(OrderKeyScheme scheme) : scheme_(scheme) {}
 
 void OrderCanceller::load_library() {
-  orders_.load([](const Reply& r) {
+  if (!orders_) return;
+  orders_->load([](const Reply& r) {
     if (r.failed() && !r.is_io_error()) spdlog::error("cannot load orders_v1: {}", r.str);
   });
 }
 
-void OrderCanceller::handle(const StreamEntry& entry, StreamConsumer::Done done) {
-  const std::string key = order_key_of(entry);
+void OrderCanceller::handle(const StreamEntry& entry, EntryDone done) { handle_on(*orders_, entry, std::move(done)); }
+
+void OrderCanceller::handle_on(FunctionCaller& orders, const StreamEntry& entry, EntryDone done) {
+  const std::string key = order_key_of(entry, scheme_);
   if (key.empty()) {
     ++stats_.failed;
     done(HandleOutcome::Retry, "no order id in task " + entry.field(entry_field::kId));
     return;
   }
   const std::string& due_ms = entry.field(entry_field::kDueMs);
-  orders_.fcall({"FCALL", "order_cancel", "1", key, "payment timeout", due_ms, entry.field(entry_field::kId)},
+  orders.fcall({"FCALL", "order_cancel", "1", key, "payment timeout", due_ms, entry.field(entry_field::kId)},
                 [this, key, done](const Reply& r) {
                   if (r.failed()) {
                     ++stats_.failed;
@@ -64,9 +76,9 @@ void OrderCanceller::handle(const StreamEntry& entry, StreamConsumer::Done done)
                 });
 }
 
-void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, const StreamConsumer& consumer) {
+void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, const ConsumerStats& c,
+                                std::function<bool()> ready) {
   const auto n = [](const uint64_t& v) { return read_at_scrape(v); };
-  const ConsumerStats& c = consumer.stats();
   const std::vector<Metrics::Family> table = {
       counter_family("order_canceller_processed_total", "Timeout tasks handled (any outcome but a retry).",
                      n(stats.processed)),
@@ -90,7 +102,7 @@ void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, c
                      "stream are not handled again; see the error log for XGROUP SETID).",
                      n(c.group_recreated)),
       gauge_family("order_canceller_ready", "1 if both connections are up and the group exists.",
-                   [&consumer] { return consumer.ready() ? 1.0 : 0.0; }),
+                   [ready] { return ready() ? 1.0 : 0.0; }),
   };
   for (const auto& f : table) metrics.add(f);
 }

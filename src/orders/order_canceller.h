@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "io/function_caller.h"
 #include "io/metrics.h"
 #include "consumer/stream_consumer.h"
+#include "orders/order_keys.h"
 #include "orders/orders_library.h"
 
 namespace expiry {
@@ -21,28 +24,39 @@ struct CancellerStats {
   uint64_t failed = 0;          // handler errors (entry retried, dead-lettered eventually)
 };
 
-// The order key a task refers to: "order:" + payload's "order_id" when the payload is a JSON
-// object with that string field, else the task id itself if it starts with "order:".
-// Empty when neither applies (a poison entry).
-std::string order_key_of(const StreamEntry& entry);
+// The order a task refers to: the payload's "order_id" when the payload is a JSON object with
+// that string field, else the task id without its "order:" prefix. Empty when neither applies
+// (a poison entry).
+std::string order_id_of(const StreamEntry& entry);
+// The key of that order (order_keys.h), or empty for a poison entry.
+std::string order_key_of(const StreamEntry& entry, const OrderKeyScheme& scheme = {});
 
 class OrderCanceller {
  public:
+  // On one Redis: cancels through `commands` (the consumer's command connection).
   explicit OrderCanceller(RedisConnection& commands);
+  // On a cluster: no connection of its own; handle_on runs on the bucket's worker connection.
+  explicit OrderCanceller(OrderKeyScheme scheme);
   OrderCanceller(const OrderCanceller&) = delete;
   OrderCanceller& operator=(const OrderCanceller&) = delete;
 
-  void handle(const StreamEntry& entry, StreamConsumer::Done done);
+  // On the connection given at construction.
+  void handle(const StreamEntry& entry, EntryDone done);
+  // Through `orders` (orders_v1 on the connection to the node of the entry's bucket).
+  void handle_on(FunctionCaller& orders, const StreamEntry& entry, EntryDone done);
   // Loads orders_v1 (call when the command connection becomes ready; failures are logged).
   void load_library();
   const CancellerStats& stats() const { return stats_; }
 
  private:
-  FunctionCaller orders_;
+  OrderKeyScheme scheme_;
+  std::unique_ptr<FunctionCaller> orders_;  // on one Redis only
   CancellerStats stats_;
 };
 
 // The canceller's metrics table (its own counters and the consumer's), read at scrape time.
-void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, const StreamConsumer& consumer);
+// `ready`: both connections (every worker, on a cluster) are up and the group exists.
+void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, const ConsumerStats& consumer,
+                                std::function<bool()> ready);
 
 }  // namespace expiry

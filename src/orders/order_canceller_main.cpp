@@ -1,12 +1,16 @@
 // order-canceller: cancels orders whose payment timeout fired, reading the order timeouts'
 // own stream (orders:timeouts, where order-sim schedules them; not the relay's default stream,
-// which holds other producers' tasks) as a consumer group member.
+// which holds other producers' tasks) as a consumer group member. On a Redis Cluster it reads
+// every bucket stream NS:{b}:stream instead (a stream must share its tasks' slot there), one
+// worker per primary, and cancels each order (order:{b}:<id>) on its bucket's node.
 // Config: flags > ORDER_CANCELLER_* env > --config JSON > defaults.
 #include <spdlog/spdlog.h>
 
 #include "config/consumer_config.h"
 #include "config/logging.h"
 #include "config/service_options.h"
+#include "consumer/cluster_consumer.h"
+#include "consumer/layout_probe.h"
 #include "consumer/stream_consumer.h"
 #include "io/metrics.h"
 #include "io/service_process.h"
@@ -36,42 +40,91 @@ std::optional<int> configure_canceller(int argc, char** argv, ConsumerConfig& co
                            {});
 }
 
-bool serve_http(ServiceProcess& process, const ConsumerConfig& config, const Metrics& metrics,
-                const StreamConsumer& consumer) {
-  return process.serve_http(config.metrics_bind, config.metrics_port, [&] { return metrics.render(); },
-                            [&](std::string& why) {
-                              if (consumer.ready()) return true;
-                              why = "connections or consumer group not ready";
-                              return false;
-                            });
-}
-
 void log_outcomes(const CancellerStats& s) {
   spdlog::info("cancelled={} skipped_paid={} already_cancelled={} missing={} failed={}", s.cancelled,
                s.skipped_paid, s.already_cancelled, s.missing, s.failed);
 }
 
+// The canceller once the layout is known: a StreamConsumer on one Redis, a ClusterConsumer on a
+// cluster. Exactly one of the consumers exists.
+struct Canceller {
+  std::unique_ptr<OrderCanceller> handler;
+  std::unique_ptr<StreamConsumer> single;
+  std::unique_ptr<ClusterConsumer> cluster;
+
+  bool ready() const { return (single && single->ready()) || (cluster && cluster->ready()); }
+  const ConsumerStats& stats() const { return single ? single->stats() : cluster->stats(); }
+  void stop(std::function<void()> done) {
+    if (single) single->stop(std::move(done));
+    if (cluster) cluster->stop(std::move(done));
+  }
+};
+
+void start_single(EventLoop& loop, const ConsumerConfig& config, Canceller& c,
+                  const std::function<void(const std::string&)>& fatal) {
+  c.single = std::make_unique<StreamConsumer>(
+      loop, config, [&c](const StreamEntry& e, StreamConsumer::Done done) { c.handler->handle(e, std::move(done)); });
+  c.handler = std::make_unique<OrderCanceller>(c.single->commands());
+  c.single->set_on_commands_ready([&c] { c.handler->load_library(); });
+  c.single->set_on_fatal(fatal);
+  c.single->start();
+}
+
+void start_cluster(EventLoop& loop, const ConsumerConfig& config, int buckets, Canceller& c,
+                   const std::function<void(const std::string&)>& fatal) {
+  c.handler = std::make_unique<OrderCanceller>(OrderKeyScheme{true, buckets});
+  ClusterConsumer::Options options;
+  options.buckets = buckets;
+  options.handler_library = orders_library_source();
+  c.cluster = std::make_unique<ClusterConsumer>(
+      loop, config, options, [&c](const StreamEntry& e, const BucketContext& at, EntryDone done) {
+        c.handler->handle_on(at.library, e, std::move(done));
+      });
+  c.cluster->set_on_fatal(fatal);
+  c.cluster->start();
+}
+
 int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
   EventLoop& loop = process.loop();
-  std::unique_ptr<OrderCanceller> canceller;
-  StreamConsumer consumer(loop, config, [&](const StreamEntry& e, StreamConsumer::Done done) {
-    canceller->handle(e, std::move(done));
-  });
-  canceller = std::make_unique<OrderCanceller>(consumer.commands());
-  consumer.set_on_commands_ready([&] { canceller->load_library(); });
+  Canceller canceller;
   Metrics metrics;
-  register_canceller_metrics(metrics, canceller->stats(), consumer);
-  if (!serve_http(process, config, metrics, consumer)) return ServiceProcess::kExitConfigError;
+  if (!process.serve_http(config.metrics_bind, config.metrics_port, [&] { return metrics.render(); },
+                          [&](std::string& why) {
+                            if (canceller.ready()) return true;
+                            why = "connections or consumer group not ready";
+                            return false;
+                          })) {
+    return ServiceProcess::kExitConfigError;
+  }
   int exit_code = 0;
-  consumer.set_on_fatal([&](const std::string& why) {
+  const auto fatal = [&](const std::string& why) {
     spdlog::critical("{}", why);
     exit_code = ServiceProcess::kExitConfigError;
     loop.stop();
+  };
+  LayoutProbe probe(loop, config);
+  probe.start(
+      [&](const ConsumerLayout& layout) {
+        if (layout.cluster) {
+          spdlog::info("{} is a Redis Cluster: reading the {} bucket streams of namespace {}", config.redis.redacted(),
+                       layout.buckets, config.ns);
+          start_cluster(loop, config, layout.buckets, canceller, fatal);
+        } else {
+          start_single(loop, config, canceller, fatal);
+        }
+        register_canceller_metrics(metrics, canceller.handler->stats(), canceller.stats(),
+                                   [&canceller] { return canceller.ready(); });
+      },
+      fatal);
+  process.on_stop_signal([&] {
+    if (canceller.handler) {
+      canceller.stop([&] { loop.stop(); });
+    } else {
+      loop.stop();  // still finding out the layout: nothing read yet
+    }
   });
-  process.on_stop_signal([&] { consumer.stop([&] { loop.stop(); }); });
-  consumer.start();
   process.run();
-  log_outcomes(canceller->stats());
+  if (canceller.handler) log_outcomes(canceller.handler->stats());
   return exit_code;
 }
 

@@ -1,5 +1,5 @@
 // What order-sim and order-canceller share: the orders_v1 function library (src/lua/orders.lua)
-// and the stream the order timeouts go to. Pure.
+// and the stream the order timeouts go to (the order keys are in order_keys.h). Pure.
 #pragma once
 
 #include <string>

@@ -1,0 +1,64 @@
+// The consumer-group commands of one stream and the decoding of their replies, shared by
+// StreamConsumer (one stream) and the cluster consumer's BucketWorker (one stream per bucket).
+// Pure: builds argv vectors and reads Reply values, sends nothing.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "protocol/reply.h"
+#include "protocol/stream_entry.h"
+
+namespace expiry {
+
+// The names a consumer uses on one stream.
+struct GroupStream {
+  std::string stream;
+  std::string dead_stream;  // where expiry_dead_letter moves poison entries (same slot as stream on a cluster)
+  std::string group;
+  std::string consumer;
+};
+
+// The id a group is created at: "0" the first time (entries already in the stream are handled),
+// "$" once this consumer had the group (it was destroyed: nothing handled is handled again).
+const char* group_start_id(bool had_group);
+// XGROUP CREATE <stream> <group> <start_id> MKSTREAM (BUSYGROUP: it exists, which is fine).
+std::vector<std::string> group_create_command(const GroupStream& s, const std::string& start_id);
+// The error logged when a group this consumer had was destroyed and created again at $, with the
+// XGROUP SETID commands that replay what was skipped. `last_read_id`: empty before the first read.
+std::string group_recreated_message(const GroupStream& s, const std::string& last_read_id);
+
+// XREADGROUP ... COUNT <count> [BLOCK <ms>] STREAMS <stream> >; no BLOCK when `block` is nullopt.
+std::vector<std::string> read_command(const GroupStream& s, int count,
+                                      std::optional<std::chrono::milliseconds> block);
+// The entries of an XREADGROUP reply (every stream's, in order); nil (timeout) gives none.
+std::vector<StreamEntry> entries_of_read(const Reply& reply);
+
+std::vector<std::string> ack_command(const GroupStream& s, const std::string& entry_id);
+
+// XPENDING <stream> <group> IDLE <min_idle> - + <count>.
+std::vector<std::string> pending_command(const GroupStream& s, std::chrono::milliseconds min_idle, int count);
+
+// What to do with the entries an XPENDING (extended form) listed.
+struct ReclaimPlan {
+  std::vector<std::pair<std::string, uint64_t>> dead;  // entry id, deliveries so far: dead-letter
+  std::vector<std::string> claim;                      // entry ids to claim, in XPENDING order
+  std::map<std::string, uint64_t> deliveries;          // of each claimed entry, counting the claim
+};
+// Entries delivered max_deliveries times or more are dead-lettered; the others are claimed.
+ReclaimPlan plan_reclaim(const Reply& pending, int max_deliveries);
+// XCLAIM <stream> <group> <consumer> <min_idle> <ids...>.
+std::vector<std::string> claim_command(const GroupStream& s, std::chrono::milliseconds min_idle,
+                                       const std::vector<std::string>& ids);
+// The entries an XCLAIM returned, with their delivery counts from the plan.
+std::vector<StreamEntry> claimed_entries(const Reply& reply, const ReclaimPlan& plan);
+
+// FCALL expiry_dead_letter 2 <stream> <dead_stream> <group> <id> <reason> <deliveries>.
+std::vector<std::string> dead_letter_command(const GroupStream& s, const std::string& entry_id, uint64_t deliveries);
+
+}  // namespace expiry
