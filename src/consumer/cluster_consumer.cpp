@@ -52,7 +52,7 @@ void ClusterConsumer::on_map(const SlotMap& map) {
       ++it;
       continue;
     }
-    retire(std::move(it->second));
+    retire(std::move(it->second), "its buckets moved");
     it = workers_.erase(it);
   }
   for (auto& [node, buckets] : wanted) {
@@ -64,9 +64,8 @@ void ClusterConsumer::on_map(const SlotMap& map) {
   spdlog::info("consumer {}: {} workers, one per primary", config_.consumer, workers_.size());
 }
 
-void ClusterConsumer::retire(std::unique_ptr<BucketWorker> worker) {
-  spdlog::info("consumer {}: the worker for {} is replaced (its buckets moved)", config_.consumer,
-               worker->node().to_string());
+void ClusterConsumer::retire(std::unique_ptr<BucketWorker> worker, const char* why) {
+  spdlog::info("consumer {}: stopping the worker for {} ({})", config_.consumer, worker->node().to_string(), why);
   retiring_.push_back(std::make_unique<Retiring>(Retiring{std::move(worker), false}));
   Retiring* r = retiring_.back().get();
   r->worker->stop([this, r] {
@@ -100,7 +99,7 @@ void ClusterConsumer::stop(std::function<void()> done) {
   on_stopped_ = std::move(done);
   spdlog::info("stopping: finishing what the workers read");
   topology_.close();
-  for (auto& [node, worker] : workers_) retire(std::move(worker));
+  for (auto& [node, worker] : workers_) retire(std::move(worker), "stopping");
   workers_.clear();
   reap_timer_.arm(std::chrono::microseconds(0));
 }

@@ -51,7 +51,7 @@ class ClusterConsumer {
 
  private:
   void on_map(const SlotMap& map);
-  void retire(std::unique_ptr<BucketWorker> worker);
+  void retire(std::unique_ptr<BucketWorker> worker, const char* why);
   void reap();
   void maybe_finish_stop();
 
