@@ -70,7 +70,7 @@ const AclUser kCanceller{
     "order-canceller",
     "ACL SETUSER order-canceller reset resetchannels on >CANCELLER_PASSWORD"
     " ~orders:timeouts ~orders:timeouts:dead ~order:*"
-    " +ping +client|setname +function|load +xgroup|create +xreadgroup +xack +xpending +xclaim"
+    " +ping +client|setname +info +function|load +xgroup|create +xreadgroup +xack +xpending +xclaim"
     " +fcall|order_cancel +fcall|expiry_dead_letter"
     " +time +hget +hset +exists +xrange +xadd"};
 
