@@ -9,11 +9,16 @@
 -- keeps it: every check that can fail runs before the first write; the first write is the
 -- XADD (the one write that can still fail on the data: a stream whose last id is the largest
 -- possible), run under pcall; the writes after it (ZREM, DEL) cannot fail.
--- Key layout, for a namespace NS and bucket B (always 0 until cluster mode):
+-- On Redis Cluster a function may touch one slot only, and the keys it does not declare (the
+-- shadow hash, the trigger, a per-task stream) may have moved away while their slot migrates.
+-- forward() therefore reads every undeclared key under pcall before its first write; a key
+-- that is elsewhere makes the call report "migrating" and write nothing for that task.
+-- Key layout, for a namespace NS and bucket B (0 <= B < the count in NS:buckets, 1 if absent):
 --   NS:{B}:schedule   ZSET   member = task id, score = due time (ms, Redis clock)
 --   NS:{B}:t:<id>     STRING trigger key, PX = due - now + 100; its `expired` event is a hint
 --   NS:{B}:task:<id>  HASH   payload, due_ms, created_ms[, stream]
 --   NS:{B}:wake       channel; the new earliest due time is published when it moves earlier
+--   NS:{B}:stream, NS:{B}:dead  the bucket's streams (with more than one bucket, or on a cluster)
 
 local MAX_ID_BYTES = 256
 -- The largest due time the library writes (9999-12-31T23:59:59.999Z). Scores beyond it, or
@@ -51,28 +56,51 @@ local function ms_string(x)
   return string.format('%.0f', x)
 end
 
--- The key prefix "NS:{B}:" of a schedule key "NS:{B}:schedule", and the namespace NS.
--- NS is 1..64 characters of [A-Za-z0-9_.-]; B is 0 (this version has one bucket, the only one
--- relays sweep), so a key under another prefix or bucket would hold tasks that never fire.
+-- The key prefix "NS:{B}:" of a schedule key "NS:{B}:schedule", the namespace NS and the
+-- bucket's hash tag "{B}". NS is 1..64 characters of [A-Za-z0-9_.-]; B is 0..16383 in
+-- canonical form (no leading zero), so every task of a bucket shares one slot. Which bucket
+-- an id belongs in (CRC16(id) mod the count in NS:buckets) is the caller's rule
+-- (docs/protocol.md); the library serves any bucket.
 local function prefix_of(schedule_key)
   local ns, bucket = string.match(schedule_key, '^([%w_%.%-]+):{(%d+)}:schedule$')
   if ns == nil or #ns > 64 then
-    fail('first key must be the schedule key NS:{0}:schedule (NS: 1-64 characters of A-Z a-z 0-9 _ . -)')
+    fail('first key must be the schedule key NS:{B}:schedule (NS: 1-64 characters of A-Z a-z 0-9 _ . -)')
   end
-  if bucket ~= '0' then
-    fail('bucket {' .. bucket .. '} is not served: this version keeps every task in bucket {0}')
+  if #bucket > 5 or tonumber(bucket) > 16383 or (#bucket > 1 and string.sub(bucket, 1, 1) == '0') then
+    fail('bucket {' .. bucket .. '} is not a bucket number 0..16383')
   end
-  return ns .. ':{0}:', ns
+  return ns .. ':{' .. bucket .. '}:', ns, '{' .. bucket .. '}'
 end
 
 -- True if `key` lies in namespace ns's bucket key space "NS:{<digits>}:...", which belongs to
 -- the library (schedules, triggers, shadow hashes): a stream there would be deleted by a
--- later schedule or claim of the task whose key it shadows.
+-- later schedule or claim of the task whose key it shadows. The bucket's own streams
+-- NS:{B}:stream and NS:{B}:dead are not in it (the same rule as src/protocol/key_layout.cpp).
 local function in_task_key_space(key, ns)
   local head = ns .. ':{'
   if string.sub(key, 1, #head) ~= head then return false end
-  return string.match(key, '^%d+}:', #head + 1) ~= nil
+  local rest = string.match(key, '^%d+}:(.*)$', #head + 1)
+  return rest ~= nil and rest ~= 'stream' and rest ~= 'dead'
 end
+
+-- The hash tag of a key as Redis Cluster reads it: the text between the first '{' and the
+-- next '}', if not empty; nil when the whole key is hashed.
+local function hash_tag(key)
+  local tag = string.match(key, '^[^{]*(%b{})')
+  if tag == nil or #tag == 2 then return nil end
+  return tag
+end
+
+-- True if a pcall error says the key lives on another node, or the cluster cannot serve it
+-- now: the slot is migrating (or the cluster is down), so nothing may be written.
+local function is_elsewhere(err)
+  local text = tostring(err)
+  return string.find(text, 'non local key', 1, true) ~= nil or
+         string.find(text, 'cluster is down', 1, true) ~= nil
+end
+
+-- A marker forward() returns instead of an entry id: a key of the task is being migrated.
+local MIGRATING = {}
 
 -- Code points an id must not contain besides C0 controls and DEL: C1 controls (U+0080-U+009F,
 -- e.g. NEL), the line and paragraph separators U+2028/U+2029, the byte order mark U+FEFF and
@@ -132,7 +160,7 @@ end
 local function check_task_keys(keys, id)
   local prefix, ns = prefix_of(keys[1])
   if keys[2] ~= prefix .. 't:' .. id or keys[3] ~= prefix .. 'task:' .. id then
-    fail('keys do not match the layout NS:{0}:schedule NS:{0}:t:<id> NS:{0}:task:<id>')
+    fail('keys do not match the layout NS:{B}:schedule NS:{B}:t:<id> NS:{B}:task:<id>')
   end
   return prefix, ns
 end
@@ -181,24 +209,31 @@ end
 -- `types` may hold stream types the caller has already read.
 local function claim_context(schedule_key, prefix, ns, now, via, default_stream, group, types)
   require_permission('ZREM', schedule_key, 'id')
-  return {schedule_key = schedule_key, prefix = prefix, ns = ns, now = now, fired = ms_string(now), via = via,
+  local _, _, tag = prefix_of(schedule_key)
+  return {schedule_key = schedule_key, prefix = prefix, ns = ns, tag = tag, now = now, fired = ms_string(now), via = via,
           default_stream = default_stream, group = group,
           types = types or {},  -- stream key -> TYPE as of now in this call
           writable = {}}  -- stream key -> true once XADD (and XGROUP CREATE if new) are permitted
 end
 
+-- The type of `stream` (cached), or nil and Redis's error when the key cannot be read here: on
+-- a cluster, a key in another slot or on another node (declared keys never fail this way).
 local function stream_type(ctx, stream)
   local t = ctx.types[stream]
   if t == nil then
-    t = key_type(stream)
+    local ok, reply = pcall(redis.call, 'TYPE', stream)
+    if not ok then return nil, reply end
+    t = reply['ok']
     ctx.types[stream] = t
   end
   return t
 end
 
 -- Why `stream` cannot take a task's entry, known without writing: it lies in the task key
--- space, the user may not write it, or it holds another type. nil when it can be tried.
--- Permissions come first: reading the type of a key the user may not touch would fail the call.
+-- space, the user may not write it, it holds another type, or (on a cluster) it is not in the
+-- task's slot. nil when it can be tried; MIGRATING when it shares the task's hash tag but its
+-- slot is being migrated. Permissions come first: reading the type of a key the user may not
+-- touch would fail the call.
 local function stream_problem(ctx, stream, id)
   if in_task_key_space(stream, ctx.ns) then
     return 'it lies inside the task key space ' .. ctx.ns .. ':{B}: (a schedule would delete it)'
@@ -207,7 +242,12 @@ local function stream_problem(ctx, stream, id)
      not (redis.acl_check_cmd('TYPE', stream) and redis.acl_check_cmd('XADD', stream, '*', 'id', id)) then
     return 'the Redis user may not run XADD on it (see docs/security.md)'
   end
-  local kind = stream_type(ctx, stream)
+  local kind, err = stream_type(ctx, stream)
+  if kind == nil then
+    if hash_tag(stream) == ctx.tag and is_elsewhere(err) then return MIGRATING end
+    return 'it is not in the hash slot of the task (on Redis Cluster a per-task stream must carry the ' ..
+           'task\'s hash tag ' .. ctx.tag .. ')'
+  end
   if kind ~= 'stream' and kind ~= 'none' then return 'it holds a ' .. kind .. ', not a stream' end
   if not ctx.writable[stream] then
     if kind == 'none' and not redis.acl_check_cmd('XGROUP', 'CREATE', stream, ctx.group, '0', 'MKSTREAM') then
@@ -233,9 +273,11 @@ local function append(ctx, stream, entry)
   return entry_id
 end
 
--- Appends task `id`'s entry to `stream` if it can take it: the entry id, or nil and why not.
+-- Appends task `id`'s entry to `stream` if it can take it: the entry id, or nil and why not
+-- (MIGRATING, writing nothing, when the stream's slot is being migrated).
 local function try_append(ctx, stream, id, entry)
   local problem = stream_problem(ctx, stream, id)
+  if problem == MIGRATING then return MIGRATING end
   if problem ~= nil then return nil, problem end
   local entry_id, refused = append(ctx, stream, entry)
   if entry_id == nil then return nil, 'Redis refused XADD (' .. refused .. ')' end
@@ -249,7 +291,8 @@ end
 -- undeliverable_reason markers. If the default stream cannot take it either, the call fails
 -- and this task stays pending (tasks claimed earlier in the same call stay forwarded).
 -- Returns the entry id and the task's lateness in ms, or -1 when lateness does not apply: the
--- task was due already when it was scheduled (or its schedule time is unknown).
+-- task was due already when it was scheduled (or its schedule time is unknown). Returns
+-- MIGRATING, having written nothing, when a key of the task is being migrated to another node.
 local function forward(ctx, id, due)
   local shadow = ctx.prefix .. 'task:' .. id
   local trigger = ctx.prefix .. 't:' .. id
@@ -257,8 +300,17 @@ local function forward(ctx, id, due)
   local ok, h = pcall(redis.call, 'HGETALL', shadow)
   if ok then
     for i = 1, #h, 2 do fields[h[i]] = h[i + 1] end
+  elseif is_elsewhere(h) then
+    return MIGRATING
   elseif not string.find(tostring(h), 'WRONGTYPE', 1, true) then
     fail('cannot read ' .. shadow .. ': ' .. tostring(h) .. '; task ' .. id .. ' stays pending')
+  end
+  -- The DEL below must not fail after the XADD: reach the trigger first (TYPE: a command the
+  -- relay's ACL user has already, docs/security.md).
+  local reached, refused = pcall(redis.call, 'TYPE', trigger)
+  if not reached then
+    if is_elsewhere(refused) then return MIGRATING end
+    fail('cannot read ' .. trigger .. ': ' .. tostring(refused) .. '; task ' .. id .. ' stays pending')
   end
   require_permission('DEL', shadow, trigger)
   local entry = {'id', id, 'payload', fields['payload'] or '',
@@ -275,6 +327,7 @@ local function forward(ctx, id, due)
   local stream = fields['stream']
   if stream ~= nil and stream ~= ctx.default_stream then
     entry_id, problem = try_append(ctx, stream, id, entry)
+    if entry_id == MIGRATING then return MIGRATING end
     if entry_id == nil then
       entry[#entry + 1] = 'undeliverable_stream'
       entry[#entry + 1] = stream
@@ -284,6 +337,7 @@ local function forward(ctx, id, due)
   end
   if entry_id == nil then
     entry_id, problem = try_append(ctx, ctx.default_stream, id, entry)
+    if entry_id == MIGRATING then return MIGRATING end  -- declared keys never are; defensive
     if entry_id == nil then
       fail('cannot forward task ' .. id .. ' to stream key ' .. ctx.default_stream .. ': ' .. problem ..
            '; the task stays pending (nothing was written for it)')
@@ -323,6 +377,21 @@ local function schedule(keys, args)
          ':{B}: (a later schedule would delete it); choose another name')
   end
   if #payload > MAX_PAYLOAD_BYTES then fail('payload larger than 65536 bytes') end
+  if stream ~= nil and stream ~= '' and redis.acl_check_cmd('TYPE', stream) then
+    -- On a cluster a stream outside the task's slot could never take its entry: refuse now
+    -- rather than mark the task undeliverable when it fires. (A producer whose ACL user may not
+    -- read the stream skips this check; the claim then marks such a task undeliverable.)
+    local ok, err = pcall(redis.call, 'TYPE', stream)
+    local text = tostring(err)
+    if not ok and (is_elsewhere(err) or string.find(text, 'same slot', 1, true)) then
+      local _, _, tag = prefix_of(keys[1])
+      if hash_tag(stream) == tag and is_elsewhere(err) then
+        fail('migrating: the slot of ' .. stream .. ' is moving to another node; retry (nothing was written)')
+      end
+      fail('stream ' .. stream .. ' is not in the hash slot of task ' .. id .. ' (on Redis Cluster a per-task ' ..
+           'stream must carry the task\'s hash tag ' .. tag .. ', e.g. orders:' .. tag .. ':timeouts); nothing was written')
+    end
+  end
   local now = now_ms()
   local due = due_from(mode, value, now)
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
@@ -409,13 +478,18 @@ local function claim(keys, args)
   if due > now then return {-1, clamp_ms(due)} end
   local ctx = claim_context(keys[1], prefix, ns, now, via, keys[4], group)
   local entry_id, lateness = forward(ctx, id, due)
+  if entry_id == MIGRATING then
+    fail('migrating: a key of task ' .. id .. ' is moving to another node; nothing was written, retry')
+  end
   return {1, entry_id, lateness}
 end
 
 -- expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
 -- Forwards up to `limit` due tasks, earliest first, for at most about SWEEP_BUDGET_US. Returns
 -- {forwarded, next_due_ms or -1, now_us, pending, overdue, {lateness_ms of each forwarded task,
--- -1 for a task already due when scheduled}}; next_due_ms is clamped into 0..MAX_DUE_MS;
+-- -1 for a task already due when scheduled}, migrating}; migrating is 1 when the sweep stopped
+-- at a task whose keys are moving to another node (nothing was written for it: sweep again
+-- once the slot has moved), else 0; next_due_ms is clamped into 0..MAX_DUE_MS;
 -- now_us is the Redis clock in microseconds at the end of the call, so relays can arm their
 -- timers precisely; next_due_ms <= now_us / 1000 means more are already due. pending and overdue count what is left.
 local function sweep(keys, args)
@@ -433,16 +507,21 @@ local function sweep(keys, args)
   local lateness = {}
   local ctx = nil
   local out_of_time = false
+  local migrating = false
   -- Due members are read SWEEP_CHUNK at a time (each claim removes its member, so the next
   -- chunk starts at offset 0 again): a large limit cut short by the time budget reads no more
   -- than it claims.
-  while #lateness < limit and not out_of_time do
+  while #lateness < limit and not out_of_time and not migrating do
     local want = math.min(SWEEP_CHUNK, limit - #lateness)
     local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, want)
     if #due == 0 then break end
     ctx = ctx or claim_context(keys[1], prefix, ns, now, via, keys[2], group, {[keys[2]] = default_type})
     for i = 1, #due, 2 do
-      local _, late = forward(ctx, due[i], tonumber(due[i + 1]))
+      local entry_id, late = forward(ctx, due[i], tonumber(due[i + 1]))
+      if entry_id == MIGRATING then
+        migrating = true
+        break
+      end
       lateness[#lateness + 1] = late
       if #lateness % SWEEP_CHECK_EVERY == 0 and now_us() - started_us >= SWEEP_BUDGET_US then
         out_of_time = true
@@ -462,7 +541,7 @@ local function sweep(keys, args)
   local pending = redis.call('ZCARD', keys[1])
   -- The clock when the reply leaves, not when the sweep began: a relay arms its timer from it
   -- on receipt, and a batch can take milliseconds.
-  return {#lateness, next_due, now_us(), pending, overdue, lateness}
+  return {#lateness, next_due, now_us(), pending, overdue, lateness, migrating and 1 or 0}
 end
 
 -- expiry_dead_letter KEYS: stream, dead_stream  ARGV: group, entry_id, reason, deliveries

@@ -107,7 +107,10 @@ std::optional<ClaimResult> decode_claim(const Reply& reply) {
 }
 
 std::optional<SweepResult> decode_sweep(const Reply& reply) {
-  if (reply.type != Reply::Type::Array || reply.elements.size() != 6) return std::nullopt;
+  // Six elements from libraries before the migrating flag; the seventh is 0 or 1.
+  if (reply.type != Reply::Type::Array || (reply.elements.size() != 6 && reply.elements.size() != 7)) {
+    return std::nullopt;
+  }
   for (size_t i = 0; i < 5; ++i) {
     if (!is_int(reply.elements[i])) return std::nullopt;
   }
@@ -121,6 +124,10 @@ std::optional<SweepResult> decode_sweep(const Reply& reply) {
     r.lateness_ms.push_back(l.integer);
   }
   if (r.lateness_ms.size() != static_cast<size_t>(r.forwarded)) return std::nullopt;
+  if (reply.elements.size() == 7) {
+    if (!is_int(reply.elements[6])) return std::nullopt;
+    r.migrating = reply.elements[6].integer != 0;
+  }
   return r;
 }
 

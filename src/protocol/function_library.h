@@ -53,6 +53,9 @@ struct SweepResult {
   long long pending = 0;       // tasks left in the schedule
   long long overdue = 0;       // of which already due
   std::vector<long long> lateness_ms;  // fired - due of each forwarded task
+  // The sweep stopped at a task whose keys are moving to another node (slot migration):
+  // nothing was written for it; sweep again shortly.
+  bool migrating = false;
   long long now_ms() const { return now_us / 1000; }
   bool more_due() const { return next_due_ms >= 0 && next_due_ms <= now_ms(); }
 };

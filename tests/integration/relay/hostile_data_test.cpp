@@ -324,7 +324,7 @@ TEST_F(HostileDataTest, ARelayOnDb1ReportsTriggerKeysExpiringInDb0AndLeavesThemA
   EXPECT_TRUE(relay_->running());
 }
 
-// ---------------------------------------------------------------- d. keys under another prefix or bucket
+// ---------------------------------------------------------------- d. keys under another prefix or a malformed bucket
 
 TEST_F(HostileDataTest, TheLibraryRefusesKeysUnderAnotherBucketOrPrefix) {
   redis_.command(load_library_argv());
@@ -332,7 +332,8 @@ TEST_F(HostileDataTest, TheLibraryRefusesKeysUnderAnotherBucketOrPrefix) {
     std::string schedule, trigger, shadow, message;
   };
   const std::vector<Layout> layouts = {
-      {"expiry:{1}:schedule", "expiry:{1}:t:a", "expiry:{1}:task:a", "bucket {1} is not served"},
+      {"expiry:{01}:schedule", "expiry:{01}:t:a", "expiry:{01}:task:a", "bucket {01} is not a bucket number"},
+      {"expiry:{16384}:schedule", "expiry:{16384}:t:a", "expiry:{16384}:task:a", "is not a bucket number"},
       {"expiry:0:schedule", "expiry:0:t:a", "expiry:0:task:a", "first key must be the schedule key"},
       {"expiry:{0}:schedule", "expiry:{1}:t:a", "expiry:{1}:task:a", "keys do not match the layout"},
   };
@@ -347,14 +348,14 @@ TEST_F(HostileDataTest, TheLibraryRefusesKeysUnderAnotherBucketOrPrefix) {
     EXPECT_EQ(dbsize(), 0);
   }
 
-  // A task written by hand under bucket {1} and under an untagged prefix: due, with a shadow
+  // A task written by hand under the non-canonical bucket {01} and under an untagged prefix: due, with a shadow
   // hash and a trigger. Neither sweep nor cancel may touch them through such keys.
-  for (const std::string prefix : {"expiry:{1}:", "expiry:0:"}) {
+  for (const std::string prefix : {"expiry:{01}:", "expiry:0:"}) {
     redis_.command({"ZADD", prefix + "schedule", "1", "a"});
     redis_.command({"HSET", prefix + "task:a", "payload", "p", "due_ms", "1"});
     redis_.command({"SET", prefix + "t:a", "1"});
   }
-  for (const std::string prefix : {"expiry:{1}:", "expiry:0:"}) {
+  for (const std::string prefix : {"expiry:{01}:", "expiry:0:"}) {
     auto sweep = redis_.command({"FCALL", "expiry_sweep", "2", prefix + "schedule", "expiry:stream", "100", "sweep",
                                  "workers"});
     ASSERT_TRUE(sweep.failed()) << prefix << ": " << sweep.describe();
@@ -368,7 +369,7 @@ TEST_F(HostileDataTest, TheLibraryRefusesKeysUnderAnotherBucketOrPrefix) {
     ASSERT_TRUE(claim.failed()) << prefix << ": " << claim.describe();
     EXPECT_EQ(claim.str.rfind("ERR expiry: ", 0), 0u) << claim.str;
   }
-  for (const std::string prefix : {"expiry:{1}:", "expiry:0:"}) {
+  for (const std::string prefix : {"expiry:{01}:", "expiry:0:"}) {
     EXPECT_EQ(integer(redis_, {"ZCARD", prefix + "schedule"}), 1) << prefix;
     EXPECT_EQ(integer(redis_, {"EXISTS", prefix + "task:a", prefix + "t:a"}), 2) << prefix;
   }

@@ -285,6 +285,25 @@ TEST(FunctionLibrary, DecodeSweepEmptySchedule) {
   EXPECT_FALSE(r->more_due());
 }
 
+TEST(FunctionLibrary, DecodeSweepMigratingFlag) {
+  Reply reply = sweep_reply(2, 400, 500000, 5, 5);
+  reply.elements.push_back(integer(1));
+  auto migrating = decode_sweep(reply);
+  ASSERT_TRUE(migrating.has_value());
+  EXPECT_TRUE(migrating->migrating);
+  EXPECT_EQ(migrating->forwarded, 2);
+  reply.elements.back() = integer(0);
+  auto settled = decode_sweep(reply);
+  ASSERT_TRUE(settled.has_value());
+  EXPECT_FALSE(settled->migrating);
+  EXPECT_FALSE(decode_sweep(sweep_reply(2, 400, 500000, 5, 5))->migrating) << "six elements: an older library";
+  reply.elements.back() = bulk("1");
+  EXPECT_FALSE(decode_sweep(reply));
+  reply.elements.back() = integer(0);
+  reply.elements.push_back(integer(0));
+  EXPECT_FALSE(decode_sweep(reply)) << "eight elements";
+}
+
 TEST(FunctionLibrary, SweepMoreDue) {
   auto due_now = decode_sweep(sweep_reply(100, 500, 500999, 5, 5));
   ASSERT_TRUE(due_now.has_value());
