@@ -42,6 +42,7 @@ RelayConfig relay_config_from(const Settings& s) {
   RelayConfig c;
   apply_connection_settings(s, c.redis, c.ns);
   apply_stream_settings(s, c.ns, c.stream, c.group);
+  c.buckets = apply_bucket_setting(s);
   c.sweep_interval = std::chrono::milliseconds(s.integer("sweep_interval_ms"));
   c.sweep_batch = static_cast<int>(s.integer("sweep_batch"));
   c.sweep_pipeline = static_cast<int>(s.integer("sweep_pipeline"));

@@ -17,6 +17,7 @@ struct RelayConfig {
   std::string ns = "expiry";
   std::string stream;                             // default: NS:stream
   std::string group = "workers";                  // consumer group created on the stream
+  int buckets = 0;                                // 0: the count in NS:buckets, else 64 on a cluster, 1 on one Redis
   std::chrono::milliseconds sweep_interval{1000}; // longest gap between two sweeps
   int sweep_batch = 100;                          // tasks claimed per sweep call
   int sweep_pipeline = 4;                         // sweep calls in flight while a backlog drains

@@ -4,27 +4,34 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/function_library.h"
+#include "protocol/redis_error.h"
 
 namespace expiry {
 
-EventClaimer::EventClaimer(FunctionCaller& functions, const RelayConfig& config, const KeyLayout& keys,
-                                 RelayStats& stats)
-    : functions_(functions), config_(config), keys_(keys), stats_(stats) {}
+EventClaimer::EventClaimer(FunctionCaller& functions, const RelayConfig& config, RelayStats& stats)
+    : functions_(functions), config_(config), stats_(stats) {}
 
-void EventClaimer::fire(std::string_view id) {
+void EventClaimer::fire(const KeyLayout& keys, const std::string& stream, std::string_view id) {
+  const int bucket = keys.bucket();
   if (inflight_ >= static_cast<size_t>(config_.max_inflight_claims)) {
     ++stats_.claims_deferred;
-    if (on_needs_sweep_) on_needs_sweep_();
+    if (on_needs_sweep_) on_needs_sweep_(bucket);
     return;
   }
   ++inflight_;
-  functions_.fcall(claim_argv(keys_, id, "event", config_.stream, config_.group), [this](const Reply& reply) {
+  functions_.fcall(claim_argv(keys, id, "event", stream, config_.group), [this, bucket](const Reply& reply) {
     --inflight_;
     auto result = decode_claim(reply);
     if (!result) {
       ++stats_.claim_errors;
-      if (!reply.is_io_error()) spdlog::error("claim failed: {}", reply.describe());
-      if (on_needs_sweep_) on_needs_sweep_();
+      const RedisErrorKind kind = classify(reply);
+      if (kind == RedisErrorKind::Moved) {
+        if (on_moved_) on_moved_();
+      } else if (!reply.is_io_error() && kind != RedisErrorKind::Migrating && kind != RedisErrorKind::Ask &&
+                 kind != RedisErrorKind::TryAgain && kind != RedisErrorKind::ClusterDown) {
+        spdlog::error("claim failed: {}", reply.describe());
+      }
+      if (on_needs_sweep_) on_needs_sweep_(bucket);
       return;
     }
     switch (result->outcome) {
@@ -37,7 +44,7 @@ void EventClaimer::fire(std::string_view id) {
         break;
       case ClaimResult::Outcome::NotDue:
         ++stats_.claims_not_due;
-        if (on_not_due_) on_not_due_(result->due_ms);
+        if (on_not_due_) on_not_due_(bucket, result->due_ms);
         break;
     }
   });

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include "io/function_caller.h"
@@ -14,29 +15,33 @@ namespace expiry {
 
 class EventClaimer {
  public:
-  EventClaimer(FunctionCaller& functions, const RelayConfig& config, const KeyLayout& keys, RelayStats& stats);
+  EventClaimer(FunctionCaller& functions, const RelayConfig& config, RelayStats& stats);
   EventClaimer(const EventClaimer&) = delete;
   EventClaimer& operator=(const EventClaimer&) = delete;
 
-  // Called when a claim could not settle the task and the sweep must look (errors, overflow).
-  void set_on_needs_sweep(std::function<void()> fn) { on_needs_sweep_ = std::move(fn); }
-  // Called with the Redis-clock due time of a task that is pending but not yet due.
-  void set_on_not_due(std::function<void(long long due_ms)> fn) { on_not_due_ = std::move(fn); }
+  // Called with the task's bucket when a claim could not settle the task and the bucket's
+  // sweep must look (errors, overflow, a slot moving).
+  void set_on_needs_sweep(std::function<void(int bucket)> fn) { on_needs_sweep_ = std::move(fn); }
+  // Called with the bucket and Redis-clock due time of a task that is pending but not yet due.
+  void set_on_not_due(std::function<void(int bucket, long long due_ms)> fn) { on_not_due_ = std::move(fn); }
+  // Called when Redis answered MOVED: this node no longer owns the task's slot.
+  void set_on_moved(std::function<void()> fn) { on_moved_ = std::move(fn); }
 
-  // Claims task `id` (fire-and-forget). Over the in-flight bound it counts the event as
-  // deferred and asks for a sweep instead, so a burst never grows an unbounded queue.
-  void fire(std::string_view id);
+  // Claims task `id` of the bucket `keys` names into `stream` (fire-and-forget). Over the
+  // in-flight bound it counts the event as deferred and asks for a sweep instead, so a burst
+  // never grows an unbounded queue.
+  void fire(const KeyLayout& keys, const std::string& stream, std::string_view id);
 
   size_t inflight() const { return inflight_; }
 
  private:
   FunctionCaller& functions_;
   const RelayConfig& config_;
-  const KeyLayout& keys_;
   RelayStats& stats_;
   size_t inflight_ = 0;
-  std::function<void()> on_needs_sweep_;
-  std::function<void(long long)> on_not_due_;
+  std::function<void(int)> on_needs_sweep_;
+  std::function<void(int, long long)> on_not_due_;
+  std::function<void()> on_moved_;
 };
 
 }  // namespace expiry

@@ -11,19 +11,20 @@ namespace {
 constexpr const char* kExpiredPattern = "__keyevent@*__:expired";
 }
 
-ExpiryListener::ExpiryListener(EventLoop& loop, const RelayConfig& config, const KeyLayout& keys, RelayStats& stats,
-                               RedisConnection& commands)
+ExpiryListener::ExpiryListener(EventLoop& loop, const RelayConfig& config, const KeyLayout& keys, int bucket_count,
+                               RelayStats& stats, RedisConnection& commands)
     : config_(config),
       keys_(keys),
       stats_(stats),
       commands_(commands),
+      bucket_count_(bucket_count),
       health_channel_(keys.health_channel(config.instance)),
-      wake_channel_(keys.wake_channel()),
       probe_timer_(loop, [this] { probe_tick(); }),
       connection_(loop, RedisConnection::Options{config.redis, "subscriber", "expiry-relay-sub-" + config.instance,
                                                  config.connect_timeout, config.watchdog_interval,
                                                  config.watchdog_timeout, config.reconnect,
                                                  RedisConnection::Watchdog::Passive}) {
+  for (int b = 0; b < bucket_count_; ++b) wake_channels_.push_back(KeyLayout(keys_.ns(), b).wake_channel());
   connection_.set_on_ready([this] { subscribe_all(); });
   connection_.set_on_down([this](const std::string&) {
     subscribed_ = false;
@@ -47,14 +48,21 @@ void ExpiryListener::subscribe_all() {
   subscribed_ = false;
   probe_outstanding_ = false;
   connection_.subscribe({"PSUBSCRIBE", kExpiredPattern}, [this](const Reply& m) { on_keyevent(m); });
-  connection_.subscribe({"SUBSCRIBE", wake_channel_}, [this](const Reply& m) { on_channel(m); });
+  for (const auto& wake : wake_channels_) {
+    connection_.subscribe({"SUBSCRIBE", wake}, [this](const Reply& m) { on_channel(m); });
+  }
   connection_.subscribe({"SUBSCRIBE", health_channel_}, [this](const Reply& m) { on_channel(m); });
 }
 
 void ExpiryListener::confirmed() {
-  if (++confirmations_ != kSubscriptions) return;
+  // The pattern, every wake channel and the health channel.
+  if (++confirmations_ != 2 + static_cast<int>(wake_channels_.size())) return;
   subscribed_ = true;
-  spdlog::info("subscribed to {} and {}", kExpiredPattern, wake_channel_);
+  if (wake_channels_.size() == 1) {
+    spdlog::info("subscribed to {} and {}", kExpiredPattern, wake_channels_[0]);
+  } else {
+    spdlog::info("subscribed to {} and the wake channels of {} buckets", kExpiredPattern, wake_channels_.size());
+  }
   if (on_subscribed_) on_subscribed_();
 }
 
@@ -69,8 +77,8 @@ void ExpiryListener::on_keyevent(const Reply& msg) {
   ++stats_.events_received;
   const std::string& key = msg.elements[3].str;
   auto db = db_from_expired_channel(msg.elements[2].str);
-  auto id = keys_.id_from_trigger_key(key);
-  if (!db || !id) {
+  auto task_key = keys_.parse_task_key(key);
+  if (!db || !task_key || task_key->kind != TaskKeyKind::Trigger || task_key->bucket >= bucket_count_) {
     ++stats_.events_ignored;
     return;
   }
@@ -88,7 +96,8 @@ void ExpiryListener::on_keyevent(const Reply& msg) {
     }
     return;
   }
-  if (auto err = task_id_error(*id)) {
+  const std::string_view id = task_key->id;
+  if (auto err = task_id_error(id)) {
     // No producer using the library writes such a key, and the library would refuse the claim.
     ++stats_.events_ignored;
     ++stats_.events_invalid_id;
@@ -99,7 +108,7 @@ void ExpiryListener::on_keyevent(const Reply& msg) {
     }
     return;
   }
-  if (on_trigger_) on_trigger_(*id);
+  if (on_trigger_) on_trigger_(task_key->bucket, id);
 }
 
 void ExpiryListener::on_channel(const Reply& msg) {
@@ -115,11 +124,12 @@ void ExpiryListener::on_channel(const Reply& msg) {
     probe_outstanding_ = false;
     return;
   }
-  if (channel == wake_channel_) {
+  const std::optional<int> bucket = keys_.bucket_from_wake_channel(channel);
+  if (bucket && *bucket < bucket_count_) {
     ++stats_.wakeups;
     const std::string& text = msg.elements[2].str;
     const std::optional<long long> due = parse_int64(text);
-    if (due && on_wake_) on_wake_(*due);
+    if (due && on_wake_) on_wake_(*bucket, *due);
   }
 }
 

@@ -1,11 +1,13 @@
-// The subscriber side: PSUBSCRIBE __keyevent@*__:expired plus the namespace's wake channel and
-// this relay's health channel, on a connection of its own. It turns messages into calls and
+// The subscriber side: PSUBSCRIBE __keyevent@*__:expired plus the wake channel of every bucket
+// of the namespace and this relay's health channel, on a connection of its own (on a cluster,
+// one per primary: expired events are node-local, while a PUBLISH reaches every node). It turns messages into calls and
 // proves the subscription alive by PUBLISHing probes from the command connection.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/event_loop.h"
 #include "protocol/key_layout.h"
@@ -18,13 +20,16 @@ namespace expiry {
 
 class ExpiryListener {
  public:
-  ExpiryListener(EventLoop& loop, const RelayConfig& config, const KeyLayout& keys, RelayStats& stats,
-                 RedisConnection& commands);
+  // `bucket_count`: the namespace's buckets, whose wake channels it subscribes.
+  ExpiryListener(EventLoop& loop, const RelayConfig& config, const KeyLayout& keys, int bucket_count,
+                 RelayStats& stats, RedisConnection& commands);
   ExpiryListener(const ExpiryListener&) = delete;
   ExpiryListener& operator=(const ExpiryListener&) = delete;
 
-  void set_on_trigger(std::function<void(std::string_view id)> fn) { on_trigger_ = std::move(fn); }
-  void set_on_wake(std::function<void(long long due_ms)> fn) { on_wake_ = std::move(fn); }
+  // A trigger key of bucket `bucket` (< bucket_count) expired.
+  void set_on_trigger(std::function<void(int bucket, std::string_view id)> fn) { on_trigger_ = std::move(fn); }
+  // Bucket `bucket`'s earliest due time moved earlier, to `due_ms`.
+  void set_on_wake(std::function<void(int bucket, long long due_ms)> fn) { on_wake_ = std::move(fn); }
   // Called each time all subscriptions are confirmed (at start and after every reconnect).
   void set_on_subscribed(std::function<void()> fn) { on_subscribed_ = std::move(fn); }
   void set_on_handshake_error(std::function<void(const Reply&)> fn) {
@@ -38,8 +43,6 @@ class ExpiryListener {
   const RedisConnection& connection() const { return connection_; }
 
  private:
-  static constexpr int kSubscriptions = 3;
-
   void subscribe_all();
   void on_keyevent(const Reply& msg);
   void on_channel(const Reply& msg);
@@ -50,16 +53,17 @@ class ExpiryListener {
   const KeyLayout& keys_;
   RelayStats& stats_;
   RedisConnection& commands_;      // publishes the health probes
+  const int bucket_count_;
   const std::string health_channel_;
-  const std::string wake_channel_;
+  std::vector<std::string> wake_channels_;  // by bucket
   int confirmations_ = 0;
   bool subscribed_ = false;
   bool probe_outstanding_ = false;  // a probe was published and has not come back yet
   Clock::time_point probe_sent_at_;
   LogLimiter invalid_id_log_{std::chrono::seconds(10)};  // expired trigger keys with invalid ids
   LogLimiter other_db_log_{std::chrono::seconds(10)};    // our trigger keys expiring in another db
-  std::function<void(std::string_view)> on_trigger_;
-  std::function<void(long long)> on_wake_;
+  std::function<void(int, std::string_view)> on_trigger_;
+  std::function<void(int, long long)> on_wake_;
   std::function<void()> on_subscribed_;
   Timer probe_timer_;
   RedisConnection connection_;     // last: destroyed first, while the members above still exist

@@ -5,7 +5,12 @@
 #include "config/relay_config.h"
 #include "config/service_options.h"
 #include "io/service_process.h"
+#include "protocol/errors.h"
+#include "relay/cluster_relay.h"
 #include "relay/relay.h"
+#include "relay/startup_probe.h"
+
+#include <spdlog/spdlog.h>
 
 namespace {
 
@@ -17,8 +22,9 @@ const ServiceIdentity kRelayService{
     "Every option can also be set as EXPIRY_RELAY_<NAME> or in the --config JSON file\n"
     "(precedence: flag > env > file > default)."};
 
-int run_relay(ServiceProcess& process, const RelayConfig& config) {
-  Relay relay(process.loop(), config);
+// Runs `relay` (a Relay or a ClusterRelay) until a stop signal or a fatal error.
+template <typename AnyRelay>
+int serve(ServiceProcess& process, const RelayConfig& config, AnyRelay& relay) {
   process.on_stop_signal([&] { relay.stop([&] { process.loop().stop(); }); });
   const bool serving = process.serve_http(
       config.metrics_bind, config.metrics_port, [&] { return relay.metrics().render(); },
@@ -27,6 +33,29 @@ int run_relay(ServiceProcess& process, const RelayConfig& config) {
   relay.start();
   process.run();
   return relay.exit_code();
+}
+
+int run_relay(ServiceProcess& process, const RelayConfig& config) {
+  std::string unreachable;
+  std::optional<StartupFacts> facts;
+  try {
+    facts = probe_redis(config, &unreachable);
+  } catch (const ConfigError& e) {
+    spdlog::critical("{}", e.what());
+    return ServiceProcess::kExitConfigError;
+  }
+  if (facts && facts->cluster) {
+    ClusterRelay relay(process.loop(), config, facts->bucket_count);
+    return serve(process, config, relay);
+  }
+  BucketScope scope = BucketScope::all(facts ? facts->bucket_count : (config.buckets != 0 ? config.buckets : 1));
+  if (!facts) {
+    spdlog::warn("Redis cannot be reached yet ({}); starting with {} bucket(s) on a single Redis, checked again "
+                 "when it answers",
+                 unreachable, scope.bucket_count);
+  }
+  Relay relay(process.loop(), config, std::move(scope));
+  return serve(process, config, relay);
 }
 
 }  // namespace

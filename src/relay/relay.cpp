@@ -5,9 +5,9 @@
 
 #include <memory>
 
+#include "protocol/bucket_plan.h"
 #include "protocol/function_library.h"
 #include "protocol/redis_error.h"
-#include "relay/relay_metrics.h"
 
 namespace expiry {
 
@@ -24,56 +24,89 @@ std::string handshake_hint(const Reply& reply) {
   }
 }
 
-Relay::Relay(EventLoop& loop, RelayConfig config)
+Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats* shared_stats)
     : loop_(loop),
       config_(std::move(config)),
+      scope_(std::move(scope)),
       keys_(config_.ns),
+      stats_(shared_stats != nullptr ? *shared_stats : own_stats_),
       commands_(loop, RedisConnection::Options{config_.redis, "commands", "expiry-relay-cmd-" + config_.instance,
                                                config_.connect_timeout, config_.watchdog_interval,
                                                config_.watchdog_timeout, config_.reconnect,
                                                RedisConnection::Watchdog::Ping}),
       functions_(commands_),
-      claimer_(functions_, config_, keys_, stats_),
-      sweeper_(loop, functions_, config_, keys_, stats_),
-      listener_(loop, config_, keys_, stats_, commands_),
+      claimer_(functions_, config_, stats_),
+      listener_(loop, config_, keys_, scope_.bucket_count, stats_, commands_),
       drain_timer_(loop, [this] { drain_tick(); }),
       prepare_retry_(loop, [this] {
         if (commands_.ready() && !stopping_) prepare_redis();
       }) {
+  for (int bucket : scope_.buckets) {
+    KeyLayout keys(config_.ns, bucket);
+    std::string stream = scope_.stream_of(keys, config_.stream);
+    auto sweeper = std::make_unique<Sweeper>(loop, functions_, config_, std::move(keys), std::move(stream), stats_);
+    sweeper->set_on_moved([this] { topology_hint("a bucket's slot moved (MOVED)"); });
+    sweepers_.emplace(bucket, std::move(sweeper));
+  }
   commands_.set_on_ready([this] { prepare_redis(); });
   commands_.set_on_down([this](const std::string&) {
     prepared_ = false;
     if (!unready_since_) unready_since_ = Clock::now();
+    topology_hint("the command connection was lost");
   });
   commands_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
   listener_.set_on_handshake_error([this](const Reply& r) { on_handshake_error(r); });
-  listener_.set_on_trigger([this](std::string_view id) {
+  listener_.set_on_trigger([this](int bucket, std::string_view id) {
     if (stopping_ || !config_.event_claims) return;
-    if (sweeper_.draining()) {
+    Sweeper* sweeper = lane(bucket);
+    if (sweeper == nullptr) {
+      ++stats_.events_ignored;  // a bucket of another node (its slot is moving here or away)
+      return;
+    }
+    if (sweeper->draining()) {
       // The trigger expired after its due time, so the draining sweep will claim the task; a
       // claim of its own would only cost Redis a second lookup (a burst's events arrive while
       // its sweep is still draining).
       ++stats_.events_to_draining_sweep;
       return;
     }
-    claimer_.fire(id);
+    claimer_.fire(sweeper->keys(), sweeper->stream(), id);
   });
-  listener_.set_on_wake([this](long long due) { sweeper_.note_due(due); });
+  listener_.set_on_wake([this](int bucket, long long due) {
+    if (Sweeper* sweeper = lane(bucket)) sweeper->note_due(due);
+  });
   listener_.set_on_subscribed([this] {
-    if (prepared_) sweeper_.sweep_now("resubscribed");
+    if (prepared_) sweep_all("resubscribed");
   });
-  register_relay_metrics(metrics_, stats_, commands_, listener_.connection(), functions_);
+  claimer_.set_on_needs_sweep([this](int bucket) {
+    if (Sweeper* sweeper = lane(bucket)) sweeper->sweep_now("event claim deferred");
+  });
+  claimer_.set_on_not_due([this](int bucket, long long due) {
+    if (Sweeper* sweeper = lane(bucket)) sweeper->note_due(due);
+  });
+  claimer_.set_on_moved([this] { topology_hint("a task's slot moved (MOVED)"); });
+  if (shared_stats != nullptr) return;  // the ClusterRelay exports the metrics
+  register_relay_metrics(metrics_, stats_, [this] { return connections(); });
   // The same answers as /readyz and /healthz, so dashboards and probes agree.
-  metrics_.add({Metrics::Kind::Gauge, "expiry_relay_ready", "1 if /readyz answers 200.", {{{}, [this] {
-                  std::string why;
-                  return ready(why) ? 1.0 : 0.0;
-                }}}});
-  metrics_.add({Metrics::Kind::Gauge, "expiry_relay_healthy", "1 if /healthz answers 200.", {{{}, [this] {
-                  std::string why;
-                  return healthy(why) ? 1.0 : 0.0;
-                }}}});
-  claimer_.set_on_needs_sweep([this] { sweeper_.sweep_now("event claim deferred"); });
-  claimer_.set_on_not_due([this](long long due) { sweeper_.note_due(due); });
+  register_probe_metrics(metrics_, [this](std::string& why) { return ready(why); },
+                         [this](std::string& why) { return healthy(why); });
+}
+
+RelayConnections Relay::connections() const {
+  return RelayConnections{{&commands_}, {&listener_.connection()}, {&functions_}};
+}
+
+Sweeper* Relay::lane(int bucket) {
+  auto it = sweepers_.find(bucket);
+  return it == sweepers_.end() ? nullptr : it->second.get();
+}
+
+void Relay::sweep_all(const char* reason) {
+  for (auto& [bucket, sweeper] : sweepers_) sweeper->sweep_now(reason);
+}
+
+void Relay::topology_hint(const char* why) {
+  if (on_topology_hint_ && !stopping_) on_topology_hint_(why);
 }
 
 bool Relay::healthy(std::string& why) const {
@@ -87,9 +120,16 @@ bool Relay::healthy(std::string& why) const {
 
 void Relay::start() {
   unready_since_ = Clock::now();
-  spdlog::info("expiry-relay {} starting: redis={} namespace={} stream={} group={} sweep_interval={}ms",
-               config_.instance, config_.redis.redacted(), config_.ns, config_.stream, config_.group,
-               config_.sweep_interval.count());
+  if (scope_.buckets.size() == 1 && !scope_.cluster) {
+    spdlog::info("expiry-relay {} starting: redis={} namespace={} stream={} group={} sweep_interval={}ms",
+                 config_.instance, config_.redis.redacted(), config_.ns, sweepers_.begin()->second->stream(),
+                 config_.group, config_.sweep_interval.count());
+  } else {
+    spdlog::info("expiry-relay {} starting: redis={} namespace={} buckets={} of {} (streams {}:{{B}}:stream) group={} "
+                 "sweep_interval={}ms",
+                 config_.instance, config_.redis.redacted(), config_.ns, scope_.buckets.size(), scope_.bucket_count,
+                 config_.ns, config_.group, config_.sweep_interval.count());
+  }
   commands_.start();
   listener_.start();
 }
@@ -129,7 +169,8 @@ void Relay::on_handshake_error(const Reply& reply) {
 void Relay::prepare_redis() {
   prepared_ = false;
   prepare_retry_.cancel();
-  auto left = std::make_shared<int>(4);
+  // The library, the two CONFIG checks, the cluster mode, the bucket count, and a group per stream.
+  auto left = std::make_shared<int>(5 + static_cast<int>(sweepers_.size()));
   auto step_done = [this, left] {
     if (--*left == 0 && !stopping_) on_prepared();
   };
@@ -157,20 +198,92 @@ void Relay::prepare_redis() {
     check_eviction(r);
     step_done();
   });
-  // At first start the group is created at 0, so entries forwarded before it existed are
-  // handled. Missing at a later reconnect, it was destroyed: created again at $, so consumers do
-  // not handle (or dead-letter) the whole stream again (as StreamConsumer does).
-  const bool seen = group_seen_;
-  commands_.command({"XGROUP", "CREATE", config_.stream, config_.group, seen ? "$" : "0", "MKSTREAM"},
-                    [this, step_done, seen](const Reply& r) {
+  commands_.command({"INFO", "cluster"}, [this, step_done](const Reply& r) {
+    if (r.is_io_error()) return;
+    check_cluster_mode(r);
+    step_done();
+  });
+  if (scope_.cluster) {
+    step_done();  // the ClusterRelay read NS:buckets (on the node that holds it) before it started
+  } else {
+    commands_.command({"GET", keys_.buckets_key()}, [this, step_done](const Reply& r) {
+      if (r.is_io_error()) return;
+      check_buckets(r, step_done);
+    });
+  }
+  for (const auto& [bucket, sweeper] : sweepers_) create_group(sweeper->stream(), step_done);
+}
+
+void Relay::check_cluster_mode(const Reply& reply) {
+  if (reply.failed()) {
+    spdlog::info("cannot read INFO cluster ({}); assuming {}", reply.str, scope_.cluster ? "a cluster" : "one Redis");
+    return;
+  }
+  const bool cluster = reply.str.find("cluster_enabled:1") != std::string::npos;
+  if (cluster == scope_.cluster) return;
+  if (cluster) {
+    fail("Redis at " + config_.redis.redacted() +
+         " is a Redis Cluster node, but the relay started in single-Redis mode (Redis could not be reached when "
+         "it started); restart it to serve the cluster");
+  } else {
+    fail("Redis at " + config_.redis.redacted() + " is no longer a cluster node; restart the relay");
+  }
+}
+
+void Relay::check_buckets(const Reply& reply, const std::function<void()>& done) {
+  if (reply.failed()) {
+    if (classify(reply) == RedisErrorKind::NoPermission) {
+      spdlog::info("cannot read {} ({}); serving {} bucket(s)", keys_.buckets_key(), reply.str, scope_.bucket_count);
+      done();
+    } else {
+      retry_prepare("cannot read " + keys_.buckets_key() + ": " + reply.str);
+    }
+    return;
+  }
+  std::optional<std::string> stored;
+  if (reply.type != Reply::Type::Nil) stored = reply.str;
+  std::string error;
+  auto plan = plan_buckets(stored, config_.buckets, false, config_.ns, &error);
+  if (!plan) {
+    fail(error);
+    return;
+  }
+  if (plan->buckets != scope_.bucket_count) {
+    fail("namespace " + config_.ns + " has " + std::to_string(plan->buckets) + " buckets (key " +
+         keys_.buckets_key() + ") but this relay started with " + std::to_string(scope_.bucket_count) +
+         " (Redis could not be reached when it started, or the key changed since); restart it");
+    return;
+  }
+  if (!plan->store) {
+    done();
+    return;
+  }
+  commands_.command({"SET", keys_.buckets_key(), std::to_string(plan->buckets), "NX"}, [this, done](const Reply& r) {
+    if (r.is_io_error()) return;
+    if (r.failed() && classify(r) != RedisErrorKind::NoPermission) {
+      retry_prepare("cannot write " + keys_.buckets_key() + ": " + r.str);
+      return;
+    }
+    done();  // a concurrent writer of another count is caught at the next (re)connect
+  });
+}
+
+// At first start the group is created at 0, so entries forwarded before it existed are
+// handled. Missing at a later reconnect, it was destroyed: created again at $, so consumers do
+// not handle (or dead-letter) the whole stream again (as StreamConsumer does).
+void Relay::create_group(const std::string& stream, std::function<void()> done) {
+  const bool seen = groups_seen_.count(stream) != 0;
+  commands_.command({"XGROUP", "CREATE", stream, config_.group, seen ? "$" : "0", "MKSTREAM"},
+                    [this, done, seen, stream](const Reply& r) {
                       if (r.is_io_error()) return;
                       const bool existed = classify(r) == RedisErrorKind::BusyGroup;
                       if (r.failed() && !existed) {
                         if (classify(r) == RedisErrorKind::NoPermission) {
                           fail("the Redis user may not create the consumer group (see docs/security.md): " + r.str);
                         } else {
-                          retry_prepare("cannot create consumer group " + config_.group + " on " + config_.stream +
-                                        ": " + r.str);
+                          if (classify(r) == RedisErrorKind::Moved) topology_hint("a stream's slot moved (MOVED)");
+                          retry_prepare("cannot create consumer group " + config_.group + " on " + stream + ": " +
+                                        r.str);
                         }
                         return;
                       }
@@ -179,10 +292,10 @@ void Relay::prepare_redis() {
                         spdlog::error("consumer group {} on {} was missing (destroyed); created it again at $: "
                                       "entries already in the stream are not handled again. To replay them: "
                                       "XGROUP SETID {} {} <id to resume after> (0: the whole stream)",
-                                      config_.group, config_.stream, config_.stream, config_.group);
+                                      config_.group, stream, stream, config_.group);
                       }
-                      group_seen_ = true;
-                      step_done();
+                      groups_seen_.insert(stream);
+                      done();
                     });
 }
 
@@ -253,7 +366,7 @@ void Relay::on_prepared() {
   unready_since_.reset();
   prepare_failures_ = 0;
   ever_prepared_ = true;
-  sweeper_.sweep_now("connected");
+  sweep_all("connected");
 }
 
 void Relay::fail(const std::string& why) {
@@ -261,7 +374,7 @@ void Relay::fail(const std::string& why) {
   spdlog::critical("{}", why);
   exit_code_ = 2;
   stopping_ = true;
-  sweeper_.stop();
+  for (auto& [bucket, sweeper] : sweepers_) sweeper->stop();
   listener_.close();  // no reconnect attempts (or their log lines) after a fatal error
   commands_.close();
   loop_.stop();
@@ -272,14 +385,15 @@ void Relay::stop(std::function<void()> done, std::chrono::milliseconds drain_lim
   stopping_ = true;
   on_stopped_ = std::move(done);
   spdlog::info("stopping: letting in-flight calls finish");
-  sweeper_.stop();
+  for (auto& [bucket, sweeper] : sweepers_) sweeper->stop();
   listener_.close();
   drain_deadline_ = Clock::now() + drain_limit;
   drain_tick();
 }
 
 void Relay::drain_tick() {
-  const bool drained = claimer_.inflight() == 0 && !sweeper_.busy();
+  bool drained = claimer_.inflight() == 0;
+  for (const auto& [bucket, sweeper] : sweepers_) drained = drained && !sweeper->busy();
   if (!drained && Clock::now() < drain_deadline_) {
     drain_timer_.arm(std::chrono::milliseconds(5));
     return;

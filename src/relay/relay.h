@@ -1,11 +1,15 @@
-// The expiry-relay service: a command connection (claims, sweeps, health probes), an expiry
-// listener on its own connection, and the sweeper. Checks Redis at every (re)connect:
-// the function library, notify-keyspace-events and the stream's consumer group.
+// The expiry-relay service on one Redis node: a command connection (claims, sweeps, health
+// probes), an expiry listener on its own connection, and a sweeper per bucket it serves (every
+// bucket on a single Redis; on a cluster, ClusterRelay runs one Relay per primary with the
+// buckets that primary owns). Checks Redis at every (re)connect: the function library,
+// notify-keyspace-events, the cluster mode, the bucket count and each stream's consumer group.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "io/event_loop.h"
 #include "relay/expiry_listener.h"
@@ -17,6 +21,8 @@
 #include "config/relay_config.h"
 #include "relay/relay_stats.h"
 #include "relay/event_claimer.h"
+#include "relay/bucket_scope.h"
+#include "relay/relay_metrics.h"
 
 namespace expiry {
 
@@ -25,7 +31,9 @@ std::string handshake_hint(const Reply& reply);
 
 class Relay {
  public:
-  Relay(EventLoop& loop, RelayConfig config);
+  // `shared_stats`: the counters of a ClusterRelay, which owns the metrics of all its node
+  // relays; null: this Relay keeps its own stats and metrics.
+  Relay(EventLoop& loop, RelayConfig config, BucketScope scope = {}, RelayStats* shared_stats = nullptr);
   Relay(const Relay&) = delete;
   Relay& operator=(const Relay&) = delete;
 
@@ -37,8 +45,15 @@ class Relay {
   // (wrong password, Redis too old, notifications missing with require_notifications).
   void fail(const std::string& why);
 
+  // Called when Redis answered MOVED (a bucket's slot moved away) or the command connection
+  // was lost: on a cluster, the topology may have changed.
+  void set_on_topology_hint(std::function<void(const char* why)> fn) { on_topology_hint_ = std::move(fn); }
+
   int exit_code() const { return exit_code_; }
+  bool stopping() const { return stopping_; }
+  const BucketScope& scope() const { return scope_; }
   const RelayStats& stats() const { return stats_; }
+  RelayConnections connections() const;
   const Metrics& metrics() const { return metrics_; }
   // Ready: the command connection passed the startup checks and the listener is subscribed.
   bool ready(std::string& why) const;
@@ -58,16 +73,25 @@ class Relay {
   void on_prepared();
   void on_handshake_error(const Reply& reply);
   void drain_tick();
+  // Reads NS:buckets and refuses to run with another count than the one this Relay serves.
+  void check_buckets(const Reply& reply, const std::function<void()>& done);
+  void check_cluster_mode(const Reply& reply);
+  void create_group(const std::string& stream, std::function<void()> done);
+  Sweeper* lane(int bucket);
+  void sweep_all(const char* reason);
+  void topology_hint(const char* why);
 
   EventLoop& loop_;
   const RelayConfig config_;
+  const BucketScope scope_;
   const KeyLayout keys_;
-  RelayStats stats_;
-  Metrics metrics_;
+  RelayStats own_stats_;
+  RelayStats& stats_;  // own_stats_, or the ClusterRelay's
+  Metrics metrics_;    // empty when the stats are shared
   RedisConnection commands_;
   FunctionCaller functions_;
   EventClaimer claimer_;
-  Sweeper sweeper_;
+  std::map<int, std::unique_ptr<Sweeper>> sweepers_;  // by bucket
   ExpiryListener listener_;
   Timer drain_timer_;
   Timer prepare_retry_;
@@ -75,7 +99,8 @@ class Relay {
   bool prepared_ = false;   // the current command connection passed prepare_redis()
   std::optional<Clock::time_point> unready_since_;  // since when the commands are not prepared
   bool ever_prepared_ = false;
-  bool group_seen_ = false;  // the group existed (or was created) once: missing at a reconnect, it was destroyed
+  std::set<std::string> groups_seen_;  // streams whose group existed (or was created) once: missing at a reconnect, it was destroyed
+  std::function<void(const char*)> on_topology_hint_;
   bool stopping_ = false;
   int exit_code_ = 0;
   Clock::time_point drain_deadline_;

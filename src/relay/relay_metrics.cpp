@@ -48,18 +48,30 @@ std::vector<Metrics::Family> claim_families(const RelayStats& s) {
 }
 
 // The sweep, connection and schedule metrics.
-std::vector<Metrics::Family> sweep_and_connection_families(const RelayStats& s, const RedisConnection& commands,
-                                                           const RedisConnection& subscriber,
-                                                           const FunctionCaller& functions) {
-  const auto ready = [](const RedisConnection& c) { return [&c] { return c.ready() ? 1.0 : 0.0; }; };
-  const auto reconnects = [](const RedisConnection& c) { return [&c] { return static_cast<double>(c.reconnects()); }; };
-  const auto per_connection = [](auto read, const RedisConnection& a, const RedisConnection& b) {
-    return std::vector<std::pair<std::string, std::function<double()>>>{{"commands", read(a)}, {"subscriber", read(b)}};
+std::vector<Metrics::Family> sweep_and_connection_families(const RelayStats& s,
+                                                           std::function<RelayConnections()> connections) {
+  const auto ready = [](const std::vector<const RedisConnection*>& list) {
+    double n = 0;
+    for (const auto* c : list) n += c->ready() ? 1.0 : 0.0;
+    return n;
+  };
+  const auto reconnects = [](const std::vector<const RedisConnection*>& list) {
+    double n = 0;
+    for (const auto* c : list) n += static_cast<double>(c->reconnects());
+    return n;
+  };
+  const auto per_connection = [connections](auto read) {
+    return std::vector<std::pair<std::string, std::function<double()>>>{
+        {"commands", [connections, read] { return read(connections().commands); }},
+        {"subscriber", [connections, read] { return read(connections().subscribers); }}};
   };
   return {
       counter_family("expiry_relay_sweep_batches_total", "Sweep calls (each claims at most sweep_batch tasks).",
                      n(s.sweep_batches)),
       counter_family("expiry_relay_sweep_errors_total", "Sweep calls that failed.", n(s.sweep_errors)),
+      counter_family("expiry_relay_sweeps_migrating_total",
+                     "Sweep calls that stopped at a task whose hash slot was moving to another node (retried).",
+                     n(s.sweeps_migrating)),
       counter_family("expiry_relay_sweep_seconds_total", "Round-trip time spent in sweep calls.",
                      [&s] { return static_cast<double>(s.sweep_time_us) / 1e6; }),
       counter_family("expiry_relay_wakeups_total", "New-earliest-task notices received on the wake channel.",
@@ -70,29 +82,47 @@ std::vector<Metrics::Family> sweep_and_connection_families(const RelayStats& s, 
                      "Times the consumer group was missing at a reconnect after this relay had seen it, and was created again at $.",
                      n(s.group_recreated)),
       counter_family("expiry_relay_function_reloads_total", "Times the function library was missing and loaded again.",
-                     [&functions] { return static_cast<double>(functions.reloads()); }),
+                     [connections] {
+                       double n = 0;
+                       for (const auto* f : connections().functions) n += static_cast<double>(f->reloads());
+                       return n;
+                     }),
       labelled_family(K::Counter, "expiry_relay_reconnects_total",
-                      "Reconnections after a lost connection, by connection.", "connection",
-                      per_connection(reconnects, commands, subscriber)),
-      labelled_family(K::Gauge, "expiry_relay_connected", "1 if the connection is ready.", "connection",
-                      per_connection(ready, commands, subscriber)),
-      gauge_family("expiry_relay_pending_tasks", "Tasks in the schedule, as of the last sweep.", n(s.pending)),
+                      "Reconnections after a lost connection, by connection (summed over the nodes of a cluster).",
+                      "connection", per_connection(reconnects)),
+      labelled_family(K::Gauge, "expiry_relay_connected",
+                      "1 if the connection is ready (on a cluster: how many primaries' connections are).", "connection",
+                      per_connection(ready)),
+      gauge_family("expiry_relay_nodes", "Redis nodes this relay serves (1, or the primaries of a cluster).",
+                   [connections] { return static_cast<double>(connections().commands.size()); }),
+      gauge_family("expiry_relay_pending_tasks", "Tasks in the schedule, as of the last sweep.", [&s] { return static_cast<double>(s.pending()); }),
       gauge_family("expiry_relay_overdue_tasks", "Tasks due but not yet forwarded, as of the last sweep.",
-                   n(s.overdue)),
+                   [&s] { return static_cast<double>(s.overdue()); }),
       gauge_family("expiry_relay_oldest_overdue_seconds", "Age of the earliest overdue task, as of the last sweep.",
-                   [&s] { return static_cast<double>(s.oldest_overdue_ms) / 1000.0; }),
+                   [&s] { return static_cast<double>(s.oldest_overdue_ms()) / 1000.0; }),
   };
 }
 
 }  // namespace
 
-void register_relay_metrics(Metrics& metrics, RelayStats& stats, const RedisConnection& commands,
-                            const RedisConnection& subscriber, const FunctionCaller& functions) {
+void register_relay_metrics(Metrics& metrics, RelayStats& stats, std::function<RelayConnections()> connections) {
   for (const auto& family : claim_families(stats)) metrics.add(family);
-  for (const auto& family : sweep_and_connection_families(stats, commands, subscriber, functions)) metrics.add(family);
+  for (const auto& family : sweep_and_connection_families(stats, std::move(connections))) metrics.add(family);
   stats.lateness = &metrics.histogram("expiry_relay_lateness_seconds",
                                       "Time from a task's due time to its stream entry (Redis clock); only tasks scheduled with a due time in the future.",
                                       lateness_buckets_seconds());
+}
+
+void register_probe_metrics(Metrics& metrics, std::function<bool(std::string&)> ready,
+                            std::function<bool(std::string&)> healthy) {
+  metrics.add({K::Gauge, "expiry_relay_ready", "1 if /readyz answers 200.", {{{}, [ready] {
+                 std::string why;
+                 return ready(why) ? 1.0 : 0.0;
+               }}}});
+  metrics.add({K::Gauge, "expiry_relay_healthy", "1 if /healthz answers 200.", {{{}, [healthy] {
+                 std::string why;
+                 return healthy(why) ? 1.0 : 0.0;
+               }}}});
 }
 
 }  // namespace expiry

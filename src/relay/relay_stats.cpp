@@ -3,6 +3,7 @@
 
 #include "io/metrics.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace expiry {
@@ -13,6 +14,24 @@ void RelayStats::observe_lateness_ms(long long ms) {
     return;
   }
   if (lateness != nullptr) observe(*lateness, static_cast<double>(ms) / 1000.0);
+}
+
+int64_t RelayStats::pending() const {
+  int64_t sum = 0;
+  for (const auto& [bucket, g] : schedules) sum += g.pending;
+  return sum;
+}
+
+int64_t RelayStats::overdue() const {
+  int64_t sum = 0;
+  for (const auto& [bucket, g] : schedules) sum += g.overdue;
+  return sum;
+}
+
+int64_t RelayStats::oldest_overdue_ms() const {
+  int64_t oldest = 0;
+  for (const auto& [bucket, g] : schedules) oldest = std::max(oldest, g.oldest_overdue_ms);
+  return oldest;
 }
 
 std::string RelayStats::summary() const {

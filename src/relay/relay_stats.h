@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace prometheus {
@@ -25,15 +26,24 @@ struct RelayStats {
   uint64_t claim_errors = 0;
   uint64_t sweep_batches = 0;
   uint64_t sweep_errors = 0;
+  uint64_t sweeps_migrating = 0;     // sweeps that stopped at a task whose slot was moving to another node
   uint64_t sweep_time_us = 0;        // summed round-trip time of sweep calls
   uint64_t wakeups = 0;              // new-earliest-task notices received
   uint64_t health_probe_failures = 0;
   uint64_t group_recreated = 0;      // the group was missing at a reconnect after this relay had seen it
-  // Gauges, as of the last sweep.
-  int64_t pending = 0;               // tasks in the schedule
-  int64_t overdue = 0;               // of which due and not yet forwarded
-  int64_t oldest_overdue_ms = 0;     // age of the earliest overdue task (0 if none)
+  // Gauges of one bucket's schedule, as of its last sweep.
+  struct ScheduleGauges {
+    int64_t pending = 0;             // tasks in the schedule
+    int64_t overdue = 0;             // of which due and not yet forwarded
+    int64_t oldest_overdue_ms = 0;   // age of the earliest overdue task (0 if none)
+  };
+  std::map<int, ScheduleGauges> schedules;  // by bucket; every bucket this process sweeps
   prometheus::Histogram* lateness = nullptr;  // seconds from due to forwarded; owned by Metrics
+
+  // Over every bucket: the sums of pending and overdue, the oldest overdue age.
+  int64_t pending() const;
+  int64_t overdue() const;
+  int64_t oldest_overdue_ms() const;
 
   // A forwarded task's lateness; negative (the library's -1) counts a task that was already due
   // when scheduled, which has no lateness and stays out of the histogram.

