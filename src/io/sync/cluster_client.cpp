@@ -151,16 +151,21 @@ Reply ClusterClient::execute(const std::vector<std::string>& argv, int slot,
       target = *owner;
     }
     Reply reply;
+    bool sent = false;
     try {
       SyncConnection& c = connection(*target);
-      nodes_[*target].written = true;
+      sent = true;
       reply = call(c, argv, asking, library);
     } catch (const IoError& e) {
+      if (sent) nodes_[*target].written = true;  // it may have run there
       drop(*target);
       reply = Reply::io_error(e.what());
     }
     const ClusterVerdict verdict = cluster_verdict(reply);
-    if (verdict.step == ClusterStep::Done) return reply;
+    if (verdict.step == ClusterStep::Done) {
+      nodes_[*target].written = true;
+      return reply;
+    }
     if (Clock::now() >= deadline) {
       if (reply.is_io_error()) throw IoError(reply.str);
       return reply;
@@ -237,6 +242,7 @@ std::vector<Reply> ClusterClient::run_batch(const std::vector<Routed>& commands,
   bool moved = false;
   const size_t window = std::max<size_t>(options_.window, 1);
   auto abandon = [&](Lane& lane) {  // the rest of the lane is resent one by one
+    if (lane.in_flight > 0) nodes_[lane.address].written = true;  // they may have run there
     drop(lane.address);
     resend.insert(resend.end(), lane.indexes.begin() + static_cast<std::ptrdiff_t>(lane.next), lane.indexes.end());
     lane.next = lane.indexes.size();
@@ -248,7 +254,6 @@ std::vector<Reply> ClusterClient::run_batch(const std::vector<Routed>& commands,
       if (lane.next >= lane.indexes.size()) continue;
       try {
         SyncConnection& c = connection(lane.address);
-        nodes_[lane.address].written = true;
         const size_t end = std::min(lane.next + window, lane.indexes.size());
         for (size_t k = lane.next; k < end; ++k) c.append(commands[lane.indexes[k]].argv);
         c.flush();
@@ -271,6 +276,7 @@ std::vector<Reply> ClusterClient::run_batch(const std::vector<Routed>& commands,
             moved = moved || verdict.step == ClusterStep::FollowMoved;
             resend.push_back(i);
           } else {
+            nodes_[lane.address].written = true;
             out[i] = std::move(reply);
           }
         }

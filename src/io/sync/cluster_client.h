@@ -88,8 +88,10 @@ class ClusterClient {
   void load_library_everywhere(const SyncConnection::FunctionLibrary& library);
 
   // WAIT `replicas` `timeout` on every node written to since the last call (all at once) and
-  // returns the smallest count acknowledged. A node whose connection was lost or replaced since
-  // it was written to counts 0 (what it acknowledged may be gone). Nothing written: `replicas`.
+  // returns the smallest count acknowledged. "Written to": a routed command was answered there
+  // (other than by a redirect or retry error), or its connection broke after it was sent. A node
+  // whose connection was lost since, or that refuses WAIT (it became a replica), counts 0: what
+  // it acknowledged may be gone. Nothing written: `replicas`.
   long long wait_replicas(int replicas, std::chrono::milliseconds timeout);
 
   // The primaries of the current map (refreshed first if it is empty), for per-node commands.
