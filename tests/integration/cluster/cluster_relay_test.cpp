@@ -17,6 +17,7 @@
 #include "protocol/function_library.h"
 #include "protocol/hash_slot.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_error.h"
 #include "support/redis_cluster.h"
 #include "support/wait.h"
 
@@ -55,7 +56,7 @@ struct Ledger {
 };
 
 class ClusterRelayTest : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     ASSERT_NE(g_cluster, nullptr);
     g_cluster->wait_cluster_ok();
@@ -205,6 +206,8 @@ class ClusterRelayTest : public ::testing::Test {
   std::string ns_;
 };
 
+
+
 TEST_F(ClusterRelayTest, TwoRelaysForwardEveryTaskExactlyOnceAcrossAllNodes) {
   auto r1 = start_relay("r1");
   auto r2 = start_relay("r2");
@@ -267,6 +270,200 @@ TEST_F(ClusterRelayTest, AKilledRelayLeavesTheOtherToForwardEverything) {
   r1->kill_hard();
   expect_exactly_once("kill -9 of one relay", {r1.get(), r2.get()});
 }
+
+
+// The library on a slot being migrated, driven step by step: a sweep that meets a task whose
+// shadow hash has moved reports migrating and writes nothing for it; a claim of that task is
+// refused; once the slot has moved, the new owner forwards every task exactly once.
+TEST_F(ClusterRelayTest, TheLibraryReportsAMigratingSlotAndWritesNothing) {
+  const int bucket = 0;
+  const int slot = bucket_slot(bucket);
+  const KeyLayout keys(ns_, bucket);
+  const auto owner = g_cluster->primary_for_slot(slot);
+  const auto primaries = g_cluster->primaries();
+  const auto& to = primaries[0].port == owner.port ? primaries[1] : primaries[0];
+  client_->load_library_everywhere();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 10; ++i) ids.push_back("m" + std::to_string(i));
+  for (const auto& id : ids) {
+    ASSERT_FALSE(client_->fcall(schedule_argv(keys, id, ScheduleMode::At, 1, "p"), slot).failed());
+  }
+  // The declared keys (schedule, stream) must both be on the source, or Redis itself answers
+  // TRYAGAIN before the function runs.
+  ASSERT_FALSE(client_->command({"XGROUP", "CREATE", keys.bucket_stream(), "workers", "0", "MKSTREAM"}, slot).failed());
+  g_cluster->begin_migration(slot, to);
+  // The checks run in a lambda (a failed ASSERT leaves it), so the slot always ends up moved
+  // and later tests see a stable cluster.
+  [&] {
+    // The shadow hash of the first due task (ids sort by score, then name: m0) moves first.
+    const Reply moved = g_cluster->command(owner, {"MIGRATE", to.host, std::to_string(to.port), "", "0", "5000", "KEYS",
+                                                   keys.shadow_key("m0")});
+    ASSERT_FALSE(moved.failed()) << moved.describe();
+
+    const Reply sweep = g_cluster->command(owner, sweep_argv(keys, keys.bucket_stream(), 100, "sweep", "workers"));
+    auto result = decode_sweep(sweep);
+    ASSERT_TRUE(result.has_value()) << sweep.describe();
+    EXPECT_TRUE(result->migrating);
+    EXPECT_EQ(result->forwarded, 0) << "m0 is first: nothing may be claimed past it";
+    EXPECT_EQ(g_cluster->command(owner, {"ZCARD", keys.schedule_key()}).integer, 10);
+    EXPECT_EQ(g_cluster->command(owner, {"EXISTS", keys.trigger_key("m0")}).integer, 1);
+    EXPECT_EQ(g_cluster->command(owner, {"XLEN", keys.bucket_stream()}).integer, 0) << "no entry was written";
+
+    // A claim declares the shadow hash: Redis itself refuses it (TRYAGAIN) before the function runs.
+    const Reply claim = g_cluster->command(owner, claim_argv(keys, "m0", "event", keys.bucket_stream(), "workers"));
+    ASSERT_TRUE(claim.failed()) << claim.describe();
+    const auto kind = classify(claim);
+    EXPECT_TRUE(kind == RedisErrorKind::TryAgain || kind == RedisErrorKind::Migrating) << claim.str;
+    EXPECT_EQ(g_cluster->command(owner, {"ZSCORE", keys.schedule_key(), "m0"}).type, Reply::Type::String);
+  }();
+  while (g_cluster->migrate_keys(slot, 100) > 0) {
+  }
+  g_cluster->finish_migration(slot);
+  g_cluster->wait_cluster_ok();
+  long long forwarded = 0;
+  for (int round = 0; round < 10 && forwarded < 10; ++round) {
+    const Reply reply = client_->fcall(sweep_argv(keys, keys.bucket_stream(), 100, "sweep", "workers"), slot);
+    auto r = decode_sweep(reply);
+    ASSERT_TRUE(r.has_value()) << reply.describe();
+    forwarded += r->forwarded;
+  }
+  EXPECT_EQ(forwarded, 10);
+  EXPECT_EQ(client_->command({"XLEN", keys.bucket_stream()}, slot).integer, 10);
+  EXPECT_EQ(task_keys_left(), 0);
+}
+
+// A per-task stream must share the task's slot: one elsewhere is refused at schedule, and one
+// written by hand into a shadow hash is marked undeliverable at claim (into the bucket's stream)
+// instead of failing every sweep of the bucket.
+TEST_F(ClusterRelayTest, APerTaskStreamInAnotherSlotNeverStallsItsBucket) {
+  const int bucket = 3;
+  const int slot = bucket_slot(bucket);
+  const KeyLayout keys(ns_, bucket);
+  client_->load_library_everywhere();
+  const Reply refused = client_->fcall(schedule_argv(keys, "s1", ScheduleMode::At, 1, "p", "orders:elsewhere"), slot);
+  ASSERT_TRUE(refused.failed()) << refused.describe();
+  EXPECT_NE(refused.str.find("is not in the hash slot of task"), std::string::npos) << refused.str;
+  const std::string same_slot = "orders:{" + std::to_string(bucket) + "}:timeouts";
+  ASSERT_FALSE(client_->fcall(schedule_argv(keys, "s2", ScheduleMode::At, 1, "p", same_slot), slot).failed());
+  ASSERT_FALSE(client_->fcall(schedule_argv(keys, "s3", ScheduleMode::At, 1, "p"), slot).failed());
+  ASSERT_FALSE(client_->command({"HSET", keys.shadow_key("s3"), "stream", "orders:elsewhere"}, slot).failed());
+  const Reply sweep = client_->fcall(sweep_argv(keys, keys.bucket_stream(), 100, "sweep", "workers"), slot);
+  auto result = decode_sweep(sweep);
+  ASSERT_TRUE(result.has_value()) << sweep.describe();
+  EXPECT_EQ(result->forwarded, 2);
+  EXPECT_EQ(client_->command({"XLEN", same_slot}, slot).integer, 1) << "s2 went to its own stream";
+  const Reply entries = client_->command({"XRANGE", keys.bucket_stream(), "-", "+"}, slot);
+  ASSERT_EQ(entries.elements.size(), 1u) << entries.describe();
+  std::map<std::string, std::string> fields;
+  const auto& f = entries.elements[0].elements[1].elements;
+  for (size_t i = 0; i + 1 < f.size(); i += 2) fields[f[i].str] = f[i + 1].str;
+  EXPECT_EQ(fields["id"], "s3");
+  EXPECT_EQ(fields["undeliverable_stream"], "orders:elsewhere");
+  EXPECT_NE(fields["undeliverable_reason"].find("hash slot"), std::string::npos) << fields["undeliverable_reason"];
+}
+
+// A reader that polls every bucket stream while the relays run, so entries that a crashed
+// primary loses after they were read still count as delivered.
+class StreamWatcher {
+ public:
+  StreamWatcher(ClusterClient& client, std::string ns) : client_(client), ns_(std::move(ns)), last_(kBuckets, "0") {}
+  void poll() {
+    for (int b = 0; b < kBuckets; ++b) {
+      const Reply r = client_.command({"XRANGE", KeyLayout(ns_, b).bucket_stream(), "(" + last_[b], "+"}, bucket_slot(b));
+      if (r.type != Reply::Type::Array) continue;
+      for (const auto& e : r.elements) {
+        last_[b] = e.elements[0].str;
+        const auto& f = e.elements[1].elements;
+        for (size_t i = 0; i + 1 < f.size(); i += 2) {
+          if (f[i].str == "id") deliveries_[f[i + 1].str].insert(std::to_string(b) + "/" + e.elements[0].str);
+        }
+      }
+    }
+  }
+  // After a failover the new primary's stream may end before what was read: start over there.
+  void rewind() { std::fill(last_.begin(), last_.end(), "0"); }
+  const std::map<std::string, std::set<std::string>>& deliveries() const { return deliveries_; }
+
+ private:
+  ClusterClient& client_;
+  std::string ns_;
+  std::vector<std::string> last_;
+  std::map<std::string, std::set<std::string>> deliveries_;  // task id -> distinct entries seen
+};
+
+// kill -9 of a primary under load: measured and reported, not asserted to be zero (a crashed
+// primary loses what it had not replicated). With WAIT after every window of schedules, no
+// acknowledged schedule may be lost.
+void kill_primary_run(ClusterRelayTest& t, bool wait_replicas) {
+  auto r1 = t.start_relay("r1");
+  auto r2 = t.start_relay("r2");
+  t.wait_ready("r1", *r1);
+  t.wait_ready("r2", *r2);
+  int unacknowledged = 0;
+  t.schedule(0, kTasks, 1500, 6000, wait_replicas, &unacknowledged);
+  StreamWatcher watcher(*t.client_, t.ns_);
+  ASSERT_TRUE(wait_until([&] {
+    watcher.poll();
+    return watcher.deliveries().size() > kTasks / 5;
+  }, 60s));
+  // The primary owning bucket 0's slot dies while its tasks fall due; the second run picks
+  // another primary (primaries refuse a second failover of the same node for 2 x node timeout).
+  auto victim = g_cluster->primary_for_slot(bucket_slot(0));
+  if (wait_replicas) {
+    for (const auto& p : g_cluster->primaries()) {
+      if (p.port != victim.port) {
+        victim = p;
+        break;
+      }
+    }
+  }
+  const auto killed_at = std::chrono::steady_clock::now();
+  g_cluster->kill_hard(victim);
+  const bool promoted = wait_until([&] {
+    try {
+      t.client_->refresh();
+      for (const auto& primary : t.client_->slot_map().primaries()) {
+        if (primary.port == victim.port) return false;
+      }
+      return t.client_->slot_map().complete();
+    } catch (const std::exception&) {
+      return false;
+    }
+  }, 60s);
+  ASSERT_TRUE(promoted) << "no replica was promoted";
+  const auto failover_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed_at).count();
+  watcher.rewind();
+  const bool drained = wait_until([&] {
+    watcher.poll();
+    return t.pending() == 0;
+  }, 120s);
+  ASSERT_TRUE(drained) << r1->output() << r2->output();
+  watcher.poll();
+  int lost = 0;
+  int repeated = 0;
+  for (int i = 0; i < kTasks; ++i) {
+    auto it = watcher.deliveries().find("t" + std::to_string(i));
+    if (it == watcher.deliveries().end()) {
+      ++lost;
+    } else if (it->second.size() > 1) {
+      repeated += static_cast<int>(it->second.size()) - 1;
+    }
+  }
+  std::printf("[cluster] kill -9 of a primary (%s): tasks=%d lost=%d repeated=%d failover_ms=%lld "
+              "unacknowledged_windows=%d\n",
+              wait_replicas ? "--wait-replicas 1" : "no WAIT", kTasks, lost, repeated,
+              static_cast<long long>(failover_ms), unacknowledged);
+  if (wait_replicas && unacknowledged == 0) {
+    EXPECT_EQ(lost, 0) << "a schedule acknowledged by a replica was lost";
+  }
+  // The killed node comes back as a replica of its successor, for the next test.
+  g_cluster->restart(victim);
+  g_cluster->wait_cluster_ok();
+}
+
+TEST_F(ClusterRelayTest, KillingAPrimaryIsMeasuredWithoutWaitReplicas) { kill_primary_run(*this, false); }
+TEST_F(ClusterRelayTest, KillingAPrimaryIsMeasuredWithWaitReplicas) { kill_primary_run(*this, true); }
 
 }  // namespace
 }  // namespace expiry::test
