@@ -46,4 +46,17 @@ TEST(HashSlot, BucketCounts) {
 }
 
 }  // namespace
+TEST(HashSlot, TheVectorsOfDocsProtocol) {
+  EXPECT_EQ(crc16("order:1"), 0xF826);
+  EXPECT_EQ(bucket_of("order:1", 64), 38);
+  EXPECT_EQ(crc16("order:42"), 0xA1F3);
+  EXPECT_EQ(bucket_of("order:42", 64), 51);
+  EXPECT_EQ(crc16("job:1"), 0xEB69);
+  EXPECT_EQ(bucket_of("job:1", 64), 41);
+  EXPECT_EQ(bucket_of("123456789", 64), 3);
+  EXPECT_EQ(bucket_slot(0), 13907);
+  EXPECT_EQ(bucket_slot(1), 9842);
+  EXPECT_EQ(bucket_slot(63), 10499);
+}
+
 }  // namespace expiry
