@@ -43,30 +43,8 @@ if ! cfg=$("$COMPOSE" -f "$COMPOSE_FILE" config 2>/dev/null); then
   finish
 fi
 
-# The resolved block of one service (its lines below `  NAME:`).
-service() {
-  awk -v s="$1" '
-    /^[^[:space:]]/ { in_services = ($0 == "services:"); in_block = 0; next }
-    in_services && /^  [^[:space:]]/ { in_block = ($0 == "  " s ":"); next }
-    in_services && in_block { print }
-  ' <<<"$cfg"
-}
-# The value of one environment variable of a service, quotes removed (empty if unset).
-env_of() {
-  service "$1" | sed -n -E "s/^[[:space:]]+$2:[[:space:]]*//p" | head -n 1 | sed -E "s/^'(.*)'\$/\\1/; s/^\"(.*)\"\$/\\1/"
-}
-# Whether a service's block matches an extended regex.
-has() { service "$1" | grep -qE -- "$2"; }
-env_is() { [ "$(env_of "$1" "$2")" = "$3" ]; }
-env_set() { [ -n "$(env_of "$1" "$2")" ]; }
-# The entrypoint (list or string form) is exactly PROGRAM.
-entrypoint_is() {
-  service "$1" | awk '
-    /^    entrypoint:/ { sub(/^    entrypoint:[[:space:]]*/, ""); if ($0 != "") print; on = 1; next }
-    on && /^    - / { sub(/^    - /, ""); print; next }
-    { on = 0 }
-  ' | tr -d "\"'" | paste -sd' ' | grep -qxF "$2"
-}
+# shellcheck source=tests/deploy/compose_checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/compose_checks.sh"
 
 # --- services ----------------------------------------------------------------------------------
 for s in redis relay "${CANCELLERS[@]}" order-sim; do
