@@ -13,12 +13,27 @@
 # still running), and prints its summary marked "cut short"; a second Ctrl-C ends that wait.
 # Then everything is stopped.
 #
+# --cluster: the same demo on a private Redis Cluster (scripts/cluster.sh: 3 primaries and 3
+# replicas on free loopback ports) with TWO relays, each serving every primary (docs/cluster.md).
+# Every program is given one node's URL and finds the others itself. The namespace has 64
+# buckets there (NS:buckets); each order timeout goes to its bucket's stream NS:{b}:stream,
+# since a task's stream must share its slot, and the cancellers read every bucket stream.
+#
 # Knobs (environment): DEMO_DURATION_MS (20000), DEMO_RATE orders/s (50), DEMO_TIMEOUT_MS
 # payment timeout (3000), DEMO_PAID_SHARE (0.5), DEMO_SKIP_BUILD=1 to use an existing build,
 # BUILD_DIR (build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
+
+CLUSTER=0
+case "${1:-}" in
+  "") ;;
+  --cluster) CLUSTER=1 ;;
+  -h | --help) echo "usage: $0 [--cluster]"; exit 0 ;;
+  *) echo "usage: $0 [--cluster]" >&2; exit 2 ;;
+esac
+[ $# -le 1 ] || { echo "usage: $0 [--cluster]" >&2; exit 2; }
 
 if [ "${DEMO_SKIP_BUILD:-0}" != 1 ]; then
   scripts/deps.sh
@@ -31,22 +46,42 @@ cleanup() { stop_started; rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'echo "interrupted: stopping"; exit 130' INT TERM
 
-REDIS_DETACHED=1 start_redis "$WORK"
-METRICS_PORT=$(free_port)
+if [ "$CLUSTER" = 1 ]; then
+  source scripts/cluster.sh
+  echo "starting a Redis Cluster (3 primaries, 3 replicas) ..."
+  REDIS_DETACHED=1 start_cluster "$WORK"
+  REDIS_URL=$CLUSTER_URL
+  RELAYS=(demo-relay-1 demo-relay-2)
+  echo "Redis Cluster: $REDIS_URL (nodes on ports ${CLUSTER_PORTS[*]}; primaries $(cluster_primaries | paste -sd' '); data in $WORK)"
+else
+  REDIS_DETACHED=1 start_redis "$WORK"
+  RELAYS=(demo-relay)
+  echo "redis-server: $REDIS_URL (data in $WORK)"
+fi
 export EXPIRY_RELAY_REDIS_URL=$REDIS_URL ORDER_CANCELLER_REDIS_URL=$REDIS_URL ORDER_SIM_REDIS_URL=$REDIS_URL
-echo "redis-server: $REDIS_URL (data in $WORK)"
 
-setsid "$BIN/relay/expiry-relay" --instance demo-relay --metrics-port "$METRICS_PORT" >"$WORK/relay.log" 2>&1 &
-STARTED_PIDS+=($!)
+METRICS_PORTS=()
+for r in "${RELAYS[@]}"; do
+  port=$(free_port)
+  METRICS_PORTS+=("$port")
+  setsid "$BIN/relay/expiry-relay" --instance "$r" --metrics-port "$port" >"$WORK/$r.log" 2>&1 &
+  STARTED_PIDS+=($!)
+done
 for c in canceller-1 canceller-2; do
   setsid "$BIN/orders/order-canceller" --consumer "$c" >"$WORK/$c.log" 2>&1 &
   STARTED_PIDS+=($!)
 done
-for _ in $(seq 100); do
-  [ "$(http_get "$METRICS_PORT" /readyz 2>/dev/null)" = ready ] && break
-  sleep 0.05
+for port in "${METRICS_PORTS[@]}"; do
+  for _ in $(seq 100); do
+    [ "$(http_get "$port" /readyz 2>/dev/null)" = ready ] && break
+    sleep 0.05
+  done
 done
-echo "relay ready; metrics on http://127.0.0.1:$METRICS_PORT/metrics"
+if [ "$CLUSTER" = 1 ]; then
+  echo "relays ready; metrics on $(printf 'http://127.0.0.1:%s/metrics\n' "${METRICS_PORTS[@]}" | paste -sd' ')"
+else
+  echo "relay ready; metrics on http://127.0.0.1:${METRICS_PORTS[0]}/metrics"
+fi
 echo "running order-sim: ${DEMO_RATE:-50} orders/s for $((${DEMO_DURATION_MS:-20000} / 1000)) s," \
   "payment timeout ${DEMO_TIMEOUT_MS:-3000} ms, ${DEMO_PAID_SHARE:-0.5} of orders paid"
 echo
@@ -73,6 +108,22 @@ if [ "$interrupted" != 0 ]; then
   exit "$interrupted"
 fi
 
+SELECTED_METRICS='^expiry_relay_(tasks_forwarded_total|pending_tasks|overdue_tasks|lateness_seconds_(count|sum)|reconnects_total|claims_lost_total)'
+if [ "$CLUSTER" = 1 ]; then
+  # On a cluster the timeouts are in the 64 bucket streams; expiry-ctl merges them.
+  echo
+  echo "last timeout tasks in the bucket streams expiry:{b}:stream:"
+  "$BIN/ctl/expiry-ctl" tail --from 0 --count 1000000 --timeout-ms 200 | tail -n 3 | sed 's/^/  /'
+  echo
+  echo "expiry-ctl stats:"
+  "$BIN/ctl/expiry-ctl" stats | sed 's/^/  /'
+  for i in "${!RELAYS[@]}"; do
+    echo
+    echo "${RELAYS[$i]} metrics (selected):"
+    http_get "${METRICS_PORTS[$i]}" /metrics | grep -E "$SELECTED_METRICS|^expiry_relay_nodes" | sed 's/^/  /'
+  done
+  exit "$status"
+fi
 ORDER_STREAM=orders:timeouts  # order-sim's and order-canceller's default --stream
 echo
 echo "last timeout tasks in $ORDER_STREAM:"
@@ -82,5 +133,5 @@ echo "expiry-ctl stats --stream $ORDER_STREAM:"
 "$BIN/ctl/expiry-ctl" stats --stream "$ORDER_STREAM" | sed 's/^/  /'
 echo
 echo "relay metrics (selected):"
-http_get "$METRICS_PORT" /metrics | grep -E '^expiry_relay_(tasks_forwarded_total|pending_tasks|overdue_tasks|lateness_seconds_(count|sum)|reconnects_total|claims_lost_total)' | sed 's/^/  /'
+http_get "${METRICS_PORTS[0]}" /metrics | grep -E "$SELECTED_METRICS" | sed 's/^/  /'
 exit "$status"
