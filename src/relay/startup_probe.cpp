@@ -25,20 +25,26 @@ std::optional<std::string> value_of(const Reply& reply, const std::string& key) 
 
 std::optional<StartupFacts> probe_redis(const RelayConfig& config, std::string* unreachable) {
   const KeyLayout keys(config.ns);
+  // INFO and GET answer at once: a server that does not is hung, and the relay starts without
+  // these facts rather than wait (its connect-time checks read them again).
+  const SyncConnection::Options quick{config.connect_timeout, config.connect_timeout};
   StartupFacts facts;
   try {
     {
-      SyncConnection connection(config.redis,
-                                SyncConnection::Options{config.connect_timeout, std::chrono::milliseconds(5000)});
+      SyncConnection connection(config.redis, quick);
       const Reply info = connection.command({"INFO", "cluster"});
       facts.cluster = !info.failed() && info.str.find("cluster_enabled:1") != std::string::npos;
     }
     // On a cluster the key lives on the primary of its slot: the router follows MOVED and ASK.
     std::unique_ptr<ClusterClient> cluster;
-    if (facts.cluster) cluster = std::make_unique<ClusterClient>(config.redis);
+    if (facts.cluster) {
+      ClusterClient::Options options;
+      options.connection = quick;
+      cluster = std::make_unique<ClusterClient>(config.redis, options);
+    }
     const int slot = key_hash_slot(keys.buckets_key());
     const auto run = [&](const std::vector<std::string>& argv) {
-      return cluster ? cluster->command(argv, slot) : SyncConnection(config.redis).command(argv);
+      return cluster ? cluster->command(argv, slot) : SyncConnection(config.redis, quick).command(argv);
     };
     const auto get = [&] { return value_of(run({"GET", keys.buckets_key()}), keys.buckets_key()); };
     std::string error;

@@ -1,6 +1,7 @@
 // RedisCluster implementation: node processes in temp dirs, redis-cli --cluster create, and
 // deadline-bound waits on what every node reports.
 #include "support/redis_cluster.h"
+#include "support/redis_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -60,17 +61,6 @@ std::string read_file(const std::string& path) {
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
-}
-
-std::string tail_lines(const std::string& text, size_t max_lines) {
-    size_t pos = text.size();
-    if (pos > 0 && text[pos - 1] == '\n') --pos;
-    for (size_t n = 0; n < max_lines && pos > 0; ++n) {
-        size_t nl = text.rfind('\n', pos - 1);
-        if (nl == std::string::npos) return text;
-        pos = nl;
-    }
-    return pos == 0 ? text : text.substr(pos + 1);
 }
 
 // True if a listener could bind 127.0.0.1:port right now.

@@ -84,6 +84,9 @@ std::uintmax_t file_size_or_zero(const std::string& path) {
     return ec ? 0 : size;
 }
 
+
+}  // namespace
+
 std::string tail_lines(const std::string& text, size_t max_lines) {
     size_t pos = text.size();
     if (pos > 0 && text[pos - 1] == '\n') --pos;
@@ -94,8 +97,6 @@ std::string tail_lines(const std::string& text, size_t max_lines) {
     }
     return pos == 0 ? text : text.substr(pos + 1);
 }
-
-}  // namespace
 
 RedisServer::RedisServer() : RedisServer(Options{}) {}
 

@@ -11,6 +11,9 @@
 
 namespace expiry::test {
 
+// The last `max_lines` lines of `text` (for failure reports with a log's tail).
+std::string tail_lines(const std::string& text, size_t max_lines);
+
 // Runs /usr/bin/redis-server on 127.0.0.1 with its own temp dir and port.
 //
 // Contracts:

@@ -18,6 +18,7 @@
 #include "protocol/redis_error.h"
 #include "support/redis_client.h"
 #include "support/redis_cluster.h"
+#include "shared_cluster_test.h"
 #include "support/redis_server.h"
 #include "support/wait.h"
 
@@ -46,28 +47,15 @@ long long tryagain_count(const RedisCluster& cluster, const RedisCluster::Node& 
   return pos == std::string::npos ? 0 : std::stoll(info.substr(pos + needle.size()));
 }
 
-class ClusterClientTest : public ::testing::Test {
+class ClusterClientTest : public SharedClusterTest {
  protected:
-  static void SetUpTestSuite() { cluster_ = new RedisCluster(); }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-  static ClusterClient::Options options() {
-    ClusterClient::Options o;
-    o.connection = test_connection_options();
-    return o;
-  }
-  static RedisEndpoint seed() { return parse_redis_url(cluster_->seed_url()); }
   static RedisCluster::Node other_primary(const RedisCluster::Node& node) {
     for (const auto& p : cluster_->primaries()) {
       if (p.index != node.index) return p;
     }
     throw std::runtime_error("no other primary");
   }
-  static RedisCluster* cluster_;
 };
-RedisCluster* ClusterClientTest::cluster_ = nullptr;
 
 TEST_F(ClusterClientTest, IsClusterTellsAClusterNodeFromAPlainServer) {
   auto node = cluster_->connect(cluster_->primaries().front());

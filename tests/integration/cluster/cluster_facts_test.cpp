@@ -19,6 +19,7 @@
 #include "protocol/redis_error.h"
 #include "support/redis_client.h"
 #include "support/redis_cluster.h"
+#include "shared_cluster_test.h"
 #include "support/wait.h"
 
 namespace expiry::test {
@@ -91,22 +92,9 @@ class Subscriber {
   mutable ChildProcess child_;
 };
 
-class ClusterFactsTest : public ::testing::Test {
+class ClusterFactsTest : public SharedClusterTest {
  protected:
-  static void SetUpTestSuite() { cluster_ = new RedisCluster(); }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-  static ClusterClient::Options options() {
-    ClusterClient::Options o;
-    o.connection = test_connection_options();
-    return o;
-  }
-  static RedisEndpoint seed() { return parse_redis_url(cluster_->seed_url()); }
-  static RedisCluster* cluster_;
 };
-RedisCluster* ClusterFactsTest::cluster_ = nullptr;
 
 std::string key_of(int bucket, const std::string& name) { return "cf:{" + std::to_string(bucket) + "}:" + name; }
 

@@ -1,5 +1,5 @@
 // expiry-relay on a 3 + 3 Redis Cluster, under load: every task forwarded exactly once across
-// all nodes with two relays, through a manual failover, a resharding of loaded buckets' slots,
+// all nodes with two relays (and read to the end by two consumers), through a manual failover, a resharding of loaded buckets' slots,
 // a kill -9 of a relay, and (measured and reported) a kill -9 of a primary. One cluster serves
 // every test; each test uses a namespace of its own, so their tasks never mix.
 #include <gtest/gtest.h>
@@ -72,6 +72,40 @@ class ClusterRelayTest : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<ChildProcess>(EXPIRY_RELAY_BIN, args, std::vector<std::pair<std::string, std::string>>{},
                                           g_cluster->dir() + "/relay-" + ns_ + "-" + instance + ".log");
+  }
+
+  // An order-canceller reading every bucket stream of the namespace (group "workers"). The
+  // tasks are no orders, so it acknowledges each entry as "missing": it proves that two
+  // consumers read every bucket stream on every node to the end.
+  std::unique_ptr<ChildProcess> start_consumer(const std::string& name) {
+    std::vector<std::string> args = {"--redis-url", g_cluster->seed_url(), "--namespace", ns_, "--consumer", name,
+                                     "--reconnect-initial-ms", "20", "--reconnect-max-ms", "200"};
+    return std::make_unique<ChildProcess>(ORDER_CANCELLER_BIN, args, std::vector<std::pair<std::string, std::string>>{},
+                                          g_cluster->dir() + "/consumer-" + ns_ + "-" + name + ".log");
+  }
+
+  // Entries of every bucket stream not yet delivered to the group, or delivered and not acked.
+  long long unconsumed() {
+    long long n = 0;
+    for (int b = 0; b < kBuckets; ++b) {
+      const std::string stream = KeyLayout(ns_, b).bucket_stream();
+      const Reply groups = client_->command({"XINFO", "GROUPS", stream}, bucket_slot(b));
+      if (groups.type != Reply::Type::Array) return -1;
+      for (const auto& g : groups.elements) {
+        for (size_t i = 0; i + 1 < g.elements.size(); i += 2) {
+          const std::string& field = g.elements[i].str;
+          if (field == "pending" || field == "lag") n += g.elements[i + 1].integer;
+        }
+      }
+    }
+    return n;
+  }
+
+  void expect_consumed(std::initializer_list<ChildProcess*> consumers) {
+    const bool done = wait_until([&] { return unconsumed() == 0; }, 120s);
+    std::string outputs;
+    for (auto* c : consumers) outputs += c->output();
+    EXPECT_TRUE(done) << "entries left unconsumed: " << unconsumed() << "\n" << outputs;
   }
 
   // True once relay `instance` has a subscriber on every primary (its per-node health channel).
@@ -213,9 +247,12 @@ TEST_F(ClusterRelayTest, TwoRelaysForwardEveryTaskExactlyOnceAcrossAllNodes) {
   auto r2 = start_relay("r2");
   wait_ready("r1", *r1);
   wait_ready("r2", *r2);
+  auto c1 = start_consumer("c1");
+  auto c2 = start_consumer("c2");
   EXPECT_EQ(client_->command({"GET", ns_ + ":buckets"}, key_hash_slot(ns_ + ":buckets")).str, "64");
   schedule(0, kTasks, 1000, 4000);
   expect_exactly_once("two relays", {r1.get(), r2.get()});
+  expect_consumed({c1.get(), c2.get()});
   // Every primary forwarded some of them: the relays serve every node.
   for (const auto& p : g_cluster->primaries()) {
     long long on_node = 0;
@@ -233,12 +270,15 @@ TEST_F(ClusterRelayTest, AManualFailoverLosesAndRepeatsNothing) {
   auto r2 = start_relay("r2");
   wait_ready("r1", *r1);
   wait_ready("r2", *r2);
+  auto c1 = start_consumer("c1");
+  auto c2 = start_consumer("c2");
   schedule(0, kTasks, 500, 6000);
   ASSERT_TRUE(wait_until([&] { return forwarded() > kTasks / 5; }, 60s));
   const auto replicas = g_cluster->replicas();
   ASSERT_FALSE(replicas.empty());
   g_cluster->manual_failover(replicas.front());
   expect_exactly_once("manual failover", {r1.get(), r2.get()});
+  expect_consumed({c1.get(), c2.get()});
 }
 
 TEST_F(ClusterRelayTest, ReshardingTheSlotsOfLoadedBucketsLosesRepeatsAndOrphansNothing) {
