@@ -16,8 +16,10 @@
 
 #include "ctl/bulk_file.h"
 #include "ctl/ctl_commands.h"
+#include "ctl/ctl_session.h"
 #include "ctl/stop_signals.h"
 #include "io/sync/pipeline.h"
+#include "io/sync/routed_client.h"
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
@@ -28,6 +30,7 @@ namespace expiry {
 namespace {
 
 constexpr size_t kWindow = 512;  // commands in flight per round trip
+constexpr size_t kClusterChunk = 4096;  // tasks per ClusterClient::batch (a stop signal is seen between them)
 constexpr auto kProgressEvery = std::chrono::seconds(1);
 
 // Copies `in` into an unlinked temporary file and returns it opened for reading.
@@ -106,7 +109,13 @@ struct BulkTally {
   std::string rejection;         // Redis's answer to first_rejected
 
   void count(const SentTask& sent, const Reply& reply) {
-    if (auto result = decode_schedule(reply)) {
+    if (reply.is_io_error()) {
+      ++rejected;
+      if (!first_rejected) {
+        first_rejected = sent;
+        rejection = "no reply, so it may or may not have been written: " + reply.str;
+      }
+    } else if (auto result = decode_schedule(reply)) {
       ++written;
       replaced += result->replaced ? 1 : 0;
       last_written_line = sent.line;
@@ -120,22 +129,43 @@ struct BulkTally {
   }
 };
 
-// Sends every task of `reader` in windows of kWindow, two in flight, until the input ends, a
-// task is rejected or a stop signal arrives; every reply of what was sent is read and counted.
-void send_tasks(SyncConnection& conn, const KeyLayout& keys, BulkReader& reader, const std::string& name,
+// The next task of `reader`; nullopt at the end. Throws ConfigError when a line no longer
+// validates (the file changed after validation).
+std::optional<ScheduleRequest> next_task(BulkReader& reader, const std::string& name, const BulkTally& tally) {
+  auto line = reader.next();
+  if (!line) return std::nullopt;
+  if (line->kind != BulkLine::Kind::Task) {
+    throw ConfigError(name + " changed while it was read: line " + std::to_string(reader.line_number()) + ": " +
+                      line->error + "; " + std::to_string(tally.written) + " tasks were confirmed written before");
+  }
+  return line->request;
+}
+
+void print_progress(const BulkTally& tally, std::chrono::steady_clock::time_point& last_progress) {
+  if (std::chrono::steady_clock::now() - last_progress < kProgressEvery) return;
+  last_progress = std::chrono::steady_clock::now();
+  std::cerr << "progress: " << tally.written << "/" << tally.total << " tasks scheduled ("
+            << (tally.written * 100 / tally.total) << "%)\n";
+}
+
+IoError with_counts(const IoError& e, const BulkTally& tally) {
+  return IoError(std::string(e.what()) + "; " + std::to_string(tally.written) + " of " + std::to_string(tally.total) +
+                 " tasks were confirmed written (those in flight may or may not have been)");
+}
+
+// One Redis: sends every task of `reader`, each to its bucket's keys, in windows of kWindow,
+// two in flight, until the input ends, a task is rejected or a stop signal arrives; every reply
+// of what was sent is read and counted.
+void send_tasks(SyncConnection& conn, const CtlLayout& layout, BulkReader& reader, const std::string& name,
                 StopSignals& stop, BulkTally& tally) {
   std::deque<SentTask> in_flight;  // sent, reply not read yet, in order
   auto last_progress = std::chrono::steady_clock::now();
   PipelineSteps steps;
   steps.next_command = [&](std::vector<std::string>& argv) {
-    auto line = reader.next();
-    if (!line) return false;
-    if (line->kind != BulkLine::Kind::Task) {  // the file changed after validation
-      throw ConfigError(name + " changed while it was read: line " + std::to_string(reader.line_number()) + ": " +
-                        line->error + "; " + std::to_string(tally.written) + " tasks were confirmed written before");
-    }
-    argv = schedule_request_argv(keys, line->request);
-    in_flight.push_back({reader.line_number(), line->request.id});
+    auto task = next_task(reader, name, tally);
+    if (!task) return false;
+    argv = schedule_request_argv(layout.keys_of_task(task->id), *task);
+    in_flight.push_back({reader.line_number(), task->id});
     return true;
   };
   steps.on_reply = [&](size_t, const Reply& reply) {
@@ -143,17 +173,40 @@ void send_tasks(SyncConnection& conn, const KeyLayout& keys, BulkReader& reader,
     in_flight.pop_front();
   };
   steps.may_send = [&] { return !tally.first_rejected && stop.poll() == 0; };
-  steps.after_window = [&] {
-    if (std::chrono::steady_clock::now() - last_progress < kProgressEvery) return;
-    last_progress = std::chrono::steady_clock::now();
-    std::cerr << "progress: " << tally.written << "/" << tally.total << " tasks scheduled ("
-              << (tally.written * 100 / tally.total) << "%)\n";
-  };
+  steps.after_window = [&] { print_progress(tally, last_progress); };
   try {
     run_pipeline(conn, PipelineOptions{kWindow, 2}, steps);
   } catch (const IoError& e) {
-    throw IoError(std::string(e.what()) + "; " + std::to_string(tally.written) + " of " +
-                  std::to_string(tally.total) + " tasks were confirmed written (those in flight may or may not have been)");
+    throw with_counts(e, tally);
+  }
+}
+
+// A cluster: sends the tasks in chunks of kClusterChunk, each chunk pipelined per node
+// (ClusterClient::batch, which loads the library where it is missing), until the input ends, a
+// task is rejected or a stop signal arrives. The tasks after a rejected one in its chunk were
+// sent too: their replies are counted.
+void send_tasks_to_cluster(RoutedClient& redis, const CtlLayout& layout, BulkReader& reader, const std::string& name,
+                           StopSignals& stop, BulkTally& tally) {
+  auto last_progress = std::chrono::steady_clock::now();
+  while (!tally.first_rejected && stop.poll() == 0) {
+    std::vector<ClusterClient::Routed> chunk;
+    std::vector<SentTask> sent;
+    while (chunk.size() < kClusterChunk) {
+      auto task = next_task(reader, name, tally);
+      if (!task) break;
+      const KeyLayout keys = layout.keys_of_task(task->id);
+      chunk.push_back({CtlLayout::slot_of_bucket(keys.bucket()), schedule_request_argv(keys, *task)});
+      sent.push_back({reader.line_number(), task->id});
+    }
+    if (chunk.empty()) return;
+    std::vector<Reply> replies;
+    try {
+      replies = redis.batch(chunk, &SyncConnection::expiry_library());
+    } catch (const IoError& e) {
+      throw with_counts(e, tally);
+    }
+    for (size_t i = 0; i < replies.size(); ++i) tally.count(sent[i], replies[i]);
+    print_progress(tally, last_progress);
   }
 }
 
@@ -190,7 +243,8 @@ int report_outcome(const BulkTally& tally, const std::string& name, StopSignals&
 
 }  // namespace
 
-int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
+int run_bulk_schedule(const CtlTarget& target, const std::string& path, const ReplicaWait& wait) {
+  if (wait.replicas < 0) throw ConfigError("--wait-replicas must not be negative");
   const std::string name = path == "-" ? "stdin" : path;
   auto input = open_input(path);
   const BulkValidation validation = validate_bulk_stream(*input, kMaxBulkErrors, target.ns);
@@ -203,13 +257,20 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path) {
 
   const auto start = std::chrono::steady_clock::now();
   StopSignals stop;  // from here on a Ctrl-C or SIGTERM stops the writes; it no longer kills
-  SyncConnection conn(target.redis);
-  expect_ok(conn.fcall({"FCALL", "expiry_version", "0"}), "FCALL expiry_version");  // loads the library if missing
+  CtlSession session(target);
   BulkTally tally;
   tally.total = validation.tasks;
   BulkReader reader(*input);
-  send_tasks(conn, KeyLayout(target.ns), reader, name, stop, tally);
-  return report_outcome(tally, name, stop, start);
+  if (session.redis.cluster()) {
+    send_tasks_to_cluster(session.redis, session.layout, reader, name, stop, tally);
+  } else {
+    SyncConnection& conn = session.redis.single();
+    expect_ok(conn.fcall({"FCALL", "expiry_version", "0"}), "FCALL expiry_version");  // loads the library if missing
+    send_tasks(conn, session.layout, reader, name, stop, tally);
+  }
+  const int code = report_outcome(tally, name, stop, start);
+  if (code != kExitOk || tally.written == 0) return code;
+  return confirm_replicas(session.redis, wait);
 }
 
 }  // namespace expiry

@@ -6,6 +6,10 @@
 // there?) reads both at one instant, so a task claimed or cancelled while we look is not
 // reported. --repair deletes an orphan with a small EVAL script that checks ZSCORE again in the
 // same atomic step: a task scheduled after the report keeps its keys.
+//
+// On a Redis Cluster every primary is scanned in turn. A key and its bucket's schedule share a
+// slot, so the two reads are one read-only EVAL routed by that slot (a MULTI could not follow a
+// redirect), and the deletes are routed the same way, pipelined per node.
 #include <chrono>
 #include <iostream>
 #include <unordered_set>
@@ -13,7 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "ctl/ctl_commands.h"
+#include "ctl/ctl_session.h"
+#include "io/sync/routed_client.h"
 #include "io/sync/sync_connection.h"
+#include "protocol/hash_slot.h"
 #include "protocol/errors.h"
 #include "protocol/key_layout.h"
 #include "protocol/text_escape.h"
@@ -29,6 +36,11 @@ constexpr auto kProgressEvery = std::chrono::seconds(2);
 constexpr const char* kDeleteOrphanScript =
     "if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return -1 end\n"
     "return redis.call('DEL', KEYS[2])\n";
+
+// KEYS[1] = NS:{B}:schedule, KEYS[2] = a trigger key or shadow hash of ARGV[1].
+// Returns {1 if the id is scheduled else 0, 1 if the key exists else 0}, read at one instant.
+constexpr const char* kKeyStateScript =
+    "return {redis.call('ZSCORE', KEYS[1], ARGV[1]) and 1 or 0, redis.call('EXISTS', KEYS[2])}\n";
 
 struct Orphan {
   std::string key;
@@ -57,15 +69,31 @@ void expect_no_error(const Reply& r, const std::string& what) {
 
 class OrphanChecker {
  public:
-  OrphanChecker(SyncConnection& conn, const KeyLayout& keys, const CheckOptions& options)
-      : conn_(conn), keys_(keys), options_(options) {}
+  OrphanChecker(RoutedClient& redis, const KeyLayout& keys, const CheckOptions& options)
+      : redis_(redis), keys_(keys), options_(options) {}
 
+  // Scans every node holding data (one Redis, or each primary of a cluster).
   CheckReport run() {
+    for (const auto& node : redis_.primaries()) scan(node);
+    return report_;
+  }
+
+ private:
+  struct Candidate {
+    std::string key;
+    std::string id;
+    TaskKeyKind kind;
+    std::string schedule_key;
+  };
+
+  void scan(const NodeAddress& node) {
     const auto start = std::chrono::steady_clock::now();
     auto last_progress = start;
     std::string cursor = "0";
     do {
-      const Reply page = conn_.checked({"SCAN", cursor, "MATCH", keys_.task_keys_pattern(), "COUNT", kScanCount});
+      const Reply page =
+          redis_.command_on(node, {"SCAN", cursor, "MATCH", keys_.task_keys_pattern(), "COUNT", kScanCount});
+      expect_ok(page, "SCAN");
       if (page.type != Reply::Type::Array || page.elements.size() != 2 ||
           page.elements[1].type != Reply::Type::Array) {
         throw ReplyError("SCAN: unexpected reply " + page.describe());
@@ -78,16 +106,51 @@ class OrphanChecker {
                   << " orphans\n";
       }
     } while (cursor != "0");
-    return report_;
   }
 
- private:
-  struct Candidate {
-    std::string key;
-    std::string id;
-    TaskKeyKind kind;
-    std::string schedule_key;
-  };
+  // Per candidate: {scheduled, present}, both read at one instant.
+  std::vector<std::pair<bool, bool>> key_states(const std::vector<Candidate>& candidates) {
+    std::vector<std::pair<bool, bool>> out;
+    if (redis_.cluster()) {
+      std::vector<ClusterClient::Routed> reads;
+      for (const auto& c : candidates) {
+        reads.push_back({key_hash_slot(c.key), {"EVAL", kKeyStateScript, "2", c.schedule_key, c.key, c.id}});
+      }
+      for (const Reply& r : redis_.batch(reads)) {
+        expect_no_error(r, "EVAL (read a task key)");
+        if (r.type != Reply::Type::Array || r.elements.size() != 2) {
+          throw ReplyError("EVAL: unexpected reply " + r.describe());
+        }
+        out.emplace_back(r.elements[0].integer == 1, r.elements[1].integer == 1);
+      }
+      return out;
+    }
+    SyncConnection& conn = redis_.single();
+    for (const auto& c : candidates) {
+      conn.append({"MULTI"});
+      conn.append({"ZSCORE", c.schedule_key, c.id});
+      conn.append({"EXISTS", c.key});
+      conn.append({"EXEC"});
+    }
+    for (const auto& c : candidates) {
+      const Reply multi = conn.read_reply();
+      const Reply zscore = conn.read_reply();
+      const Reply exists = conn.read_reply();
+      const Reply exec = conn.read_reply();
+      expect_no_error(multi, "MULTI");
+      expect_no_error(zscore, "ZSCORE");
+      expect_no_error(exists, "EXISTS");
+      expect_no_error(exec, "EXEC");
+      if (exec.type != Reply::Type::Array || exec.elements.size() != 2) {
+        throw ReplyError("EXEC: unexpected reply " + exec.describe());
+      }
+      expect_no_error(exec.elements[0], "ZSCORE " + c.schedule_key);
+      expect_no_error(exec.elements[1], "EXISTS");
+      out.emplace_back(exec.elements[0].type != Reply::Type::Nil,
+                       exec.elements[1].type == Reply::Type::Integer && exec.elements[1].integer == 1);
+    }
+    return out;
+  }
 
   void check_page(const std::vector<Reply>& found) {
     std::vector<Candidate> candidates;
@@ -98,29 +161,11 @@ class OrphanChecker {
     }
     report_.examined += candidates.size();
     if (candidates.empty()) return;
-    for (const auto& c : candidates) {
-      conn_.append({"MULTI"});
-      conn_.append({"ZSCORE", c.schedule_key, c.id});
-      conn_.append({"EXISTS", c.key});
-      conn_.append({"EXEC"});
-    }
+    const auto states = key_states(candidates);
     std::vector<const Candidate*> orphans;
-    for (const auto& c : candidates) {
-      const Reply multi = conn_.read_reply();
-      const Reply zscore = conn_.read_reply();
-      const Reply exists = conn_.read_reply();
-      const Reply exec = conn_.read_reply();
-      expect_no_error(multi, "MULTI");
-      expect_no_error(zscore, "ZSCORE");
-      expect_no_error(exists, "EXISTS");
-      expect_no_error(exec, "EXEC");
-      if (exec.type != Reply::Type::Array || exec.elements.size() != 2) {
-        throw ReplyError("EXEC: unexpected reply " + exec.describe());
-      }
-      expect_no_error(exec.elements[0], "ZSCORE " + c.schedule_key);
-      expect_no_error(exec.elements[1], "EXISTS");
-      const bool scheduled = exec.elements[0].type != Reply::Type::Nil;
-      const bool present = exec.elements[1].type == Reply::Type::Integer && exec.elements[1].integer == 1;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Candidate& c = candidates[i];
+      const auto [scheduled, present] = states[i];
       if (scheduled || !present) continue;
       if (!seen_.insert(c.key).second) continue;  // SCAN may return a key twice
       (c.kind == TaskKeyKind::Shadow ? report_.orphan_shadows : report_.orphan_triggers) += 1;
@@ -133,9 +178,11 @@ class OrphanChecker {
   }
 
   void repair(const std::vector<const Candidate*>& orphans) {
-    for (const Candidate* c : orphans) conn_.append({"EVAL", kDeleteOrphanScript, "2", c->schedule_key, c->key, c->id});
-    for (size_t i = 0; i < orphans.size(); ++i) {
-      const Reply r = conn_.read_reply();
+    std::vector<ClusterClient::Routed> deletes;
+    for (const Candidate* c : orphans) {
+      deletes.push_back({key_hash_slot(c->key), {"EVAL", kDeleteOrphanScript, "2", c->schedule_key, c->key, c->id}});
+    }
+    for (const Reply& r : redis_.batch(deletes)) {
       expect_no_error(r, "EVAL (delete an orphan)");
       if (r.type != Reply::Type::Integer) throw ReplyError("EVAL: unexpected reply " + r.describe());
       if (r.integer < 0) {
@@ -148,7 +195,7 @@ class OrphanChecker {
     }
   }
 
-  SyncConnection& conn_;
+  RoutedClient& redis_;
   const KeyLayout& keys_;
   const CheckOptions& options_;
   CheckReport report_;
@@ -204,8 +251,8 @@ void print_text(const CtlTarget& target, const CheckOptions& options, const Chec
 int run_check(const CtlTarget& target, const CheckOptions& options) {
   if (options.examples < 0) throw ConfigError("--examples must not be negative");
   const KeyLayout keys(target.ns);
-  SyncConnection conn(target.redis);
-  OrphanChecker checker(conn, keys, options);
+  CtlSession session(target);
+  OrphanChecker checker(session.redis, keys, options);
   const CheckReport report = checker.run();
   if (options.json) {
     print_json(target, options, report);

@@ -15,10 +15,19 @@ constexpr int kExitRedisError = 1;  // connection failures and error replies
 constexpr int kExitUsage = 2;       // usage, configuration and input errors; nothing was written
 constexpr int kExitNotPending = 3;  // show, cancel --strict: the task is not pending
 constexpr int kExitOrphansFound = 1;  // check without --repair: orphaned keys were found
+// schedule --wait-replicas N: the tasks were written, but fewer than N replicas acknowledged them.
+constexpr int kExitNotReplicated = 4;
 // schedule --file stopped by SIGINT / SIGTERM (128 + the signal, as shells report it): the
 // replies of the tasks sent were read, and how many were written was printed.
 constexpr int kExitInterrupted = 130;
 constexpr int kExitTerminated = 143;
+
+// schedule --wait-replicas: after the writes, WAIT `replicas` `timeout_ms` on every node written
+// to; fewer acknowledgements exit kExitNotReplicated. 0 replicas: no WAIT.
+struct ReplicaWait {
+  int replicas = 0;
+  long long timeout_ms = 1000;
+};
 
 struct ScheduleOptions {
   std::string id;
@@ -27,6 +36,7 @@ struct ScheduleOptions {
   std::optional<std::string> payload;
   std::string payload_file;  // payload read from this file; empty: none
   std::optional<std::string> stream;
+  ReplicaWait wait;
 };
 
 struct RescheduleOptions {
@@ -59,7 +69,8 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options);
 // Validates every line of `path` ("-": stdin) first; writes nothing unless all are valid.
 // SIGINT / SIGTERM while writing: sends no further window, reads the replies of those sent,
 // prints how many tasks were written and returns kExitInterrupted / kExitTerminated.
-int run_bulk_schedule(const CtlTarget& target, const std::string& path);
+// With `wait`, the replicas are waited for once every task was written.
+int run_bulk_schedule(const CtlTarget& target, const std::string& path, const ReplicaWait& wait = {});
 // Moves a pending task, keeping its payload and stream; kExitNotPending when it is not pending.
 int run_reschedule(const CtlTarget& target, const RescheduleOptions& options);
 int run_cancel(const CtlTarget& target, const std::string& id, bool strict);

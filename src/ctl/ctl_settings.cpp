@@ -66,6 +66,7 @@ CtlTarget resolve_target(const GlobalOptions& options, const EnvLookup& env) {
   CtlTarget target;
   apply_connection_settings(settings, target.redis, target.ns);
   apply_stream_settings(settings, target.ns, target.stream, target.group);
+  target.buckets = apply_bucket_setting(settings);
   return target;
 }
 

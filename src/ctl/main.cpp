@@ -30,6 +30,7 @@ struct ScheduleCommand {
   CLI::Option* payload_file = nullptr;
   CLI::Option* stream = nullptr;
   CLI::Option* file = nullptr;
+  CLI::Option* wait_timeout = nullptr;
 };
 
 struct RescheduleCommand {
@@ -81,6 +82,16 @@ void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
                                           "read the payload (any bytes) from this file");
   s.stream = s.command->add_option("--stream", s.stream_name, "stream to deliver to (default: the relay's stream)");
   s.file = s.command->add_option("--file", s.bulk_file, "schedule every line of this JSON-lines file ('-': stdin)");
+  auto* wait = s.command->add_option(
+      "--wait-replicas", s.options.wait.replicas,
+      "after the writes, WAIT until this many replicas of every primary written to have them; fewer within\n"
+      "--wait-timeout-ms: exit 4 (the tasks are written, but a crash of the primary could still lose them)");
+  wait->check(CLI::Range(0, 1000));
+  s.wait_timeout = s.command->add_option("--wait-timeout-ms", s.options.wait.timeout_ms,
+                                         "longest WAIT of --wait-replicas")
+                       ->capture_default_str()
+                       ->check(CLI::Range(1LL, 3600000LL));
+  s.wait_timeout->needs(wait);
   s.delay->excludes(s.at);
   s.payload->excludes(s.payload_file);
   for (auto* o : {s.id, s.delay, s.at, s.payload, s.payload_file, s.stream}) s.file->excludes(o);
@@ -170,7 +181,7 @@ void add_tail_command(CLI::App& app, CtlCommandLine& cl) {
 }
 
 int run_schedule_command(const CtlTarget& target, ScheduleCommand& s) {
-  if (*s.file) return run_bulk_schedule(target, s.bulk_file);
+  if (*s.file) return run_bulk_schedule(target, s.bulk_file, s.options.wait);
   if (!*s.id) throw ConfigError("schedule needs a task id, or --file");
   if (*s.delay) s.options.delay_ms = s.delay_ms;
   if (*s.at) s.options.at_ms = s.at_ms;
@@ -211,8 +222,13 @@ int main(int argc, char** argv) {
                "given --stream / --group, and show names the task's stream or this default.\n"
                "Exit codes: 0 ok, 1 Redis or connection error (check: orphans found and not deleted),\n"
                "2 usage or input error (nothing was written), 3 task not pending (show, reschedule,\n"
-               "cancel --strict), 130 / 143 schedule --file stopped by SIGINT (Ctrl-C) / SIGTERM (it prints\n"
-               "how many tasks were written; the others were not).",
+               "cancel --strict), 4 schedule --wait-replicas: fewer replicas acknowledged the writes, 130 / 143\n"
+               "schedule --file stopped by SIGINT (Ctrl-C) / SIGTERM (it prints how many tasks were written; the\n"
+               "others were not).\n"
+               "On a Redis Cluster (found out from the server: INFO cluster) --redis-url may name any node, and\n"
+               "every command follows the slot map. A namespace's bucket count is read from NAMESPACE:buckets\n"
+               "(written when absent on a cluster, 64 by default); a task belongs to bucket CRC16(id) mod the\n"
+               "count, and a --buckets that contradicts the stored count is refused (exit 2).",
                "expiry-ctl"};
   app.require_subcommand(0, 1);
   CtlCommandLine cl;

@@ -1,9 +1,12 @@
 // stats: the schedule's size and head, and the stream and consumer group it feeds.
+#include <algorithm>
 #include <iostream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "ctl/ctl_commands.h"
+#include "ctl/ctl_session.h"
 #include "ctl/redis_values.h"
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
@@ -47,77 +50,134 @@ std::string text_of(const std::optional<long long>& v) { return v ? std::to_stri
 }  // namespace
 
 int run_stats(const CtlTarget& target, const StatsOptions& options) {
-  const KeyLayout keys(target.ns);
-  const std::string& stream = target.stream;
-  SyncConnection conn(target.redis);
-  const Reply time = conn.checked({"TIME"});
+  CtlSession session(target);
+  const CtlLayout& layout = session.layout;
+  const std::vector<std::string> streams = layout.streams();
+  const bool bucketed = layout.bucket_streams();
+  // One clock for every bucket: the node of bucket 0's (the nodes of a cluster share a host clock).
+  const Reply time = session.redis.command({"TIME"}, CtlLayout::slot_of_bucket(0));
+  expect_ok(time, "TIME");
   const auto now = time_reply_ms(time);
   if (!now) throw ReplyError("TIME: unexpected reply " + time.describe());
 
-  conn.append({"ZCARD", keys.schedule_key()});
-  conn.append({"ZCOUNT", keys.schedule_key(), "-inf", std::to_string(*now)});
-  conn.append({"ZRANGE", keys.schedule_key(), "0", "0", "WITHSCORES"});
-  conn.append({"XLEN", stream});
-  conn.append({"EXISTS", stream});
-  conn.append({"XINFO", "GROUPS", stream});
-  const Reply pending = conn.read_reply();
-  const Reply overdue = conn.read_reply();
-  const Reply head = conn.read_reply();
-  const Reply length = conn.read_reply();
-  const Reply exists = conn.read_reply();
-  const Reply groups = conn.read_reply();
-  expect_ok(pending, "ZCARD");
-  expect_ok(overdue, "ZCOUNT");
-  expect_ok(head, "ZRANGE");
-  expect_ok(length, "XLEN");  // before EXISTS: without read access to the stream, XLEN is named
-  expect_ok(exists, "EXISTS");
-  // XINFO GROUPS of a missing stream is an error reply; it only counts when the stream exists.
-  const bool stream_exists = exists.type == Reply::Type::Integer && exists.integer > 0;
-  if (stream_exists) expect_ok(groups, "XINFO GROUPS");
+  // Per bucket: its schedule, and the stream it forwards to by default (one for all on a
+  // single-bucket Redis, where the stream is read with bucket 0).
+  std::vector<ClusterClient::Routed> commands;
+  std::vector<size_t> first;  // per bucket: the index of its ZCARD
+  for (int b = 0; b < layout.buckets; ++b) {
+    const KeyLayout keys(layout.ns, b);
+    const int slot = CtlLayout::slot_of_bucket(b);
+    const std::string& stream = streams[bucketed ? static_cast<size_t>(b) : 0];
+    first.push_back(commands.size());
+    commands.push_back({slot, {"ZCARD", keys.schedule_key()}});
+    commands.push_back({slot, {"ZCOUNT", keys.schedule_key(), "-inf", std::to_string(*now)}});
+    commands.push_back({slot, {"ZRANGE", keys.schedule_key(), "0", "0", "WITHSCORES"}});
+    if (!bucketed && b > 0) continue;
+    commands.push_back({slot, {"XLEN", stream}});
+    commands.push_back({slot, {"EXISTS", stream}});
+    commands.push_back({slot, {"XINFO", "GROUPS", stream}});
+  }
+  const std::vector<Reply> replies = session.redis.batch(commands);
 
+  long long pending = 0;
+  long long overdue = 0;
+  long long length = 0;
   std::optional<long long> next_due;
-  if (head.type == Reply::Type::Array && head.elements.size() == 2) next_due = score_to_ms(head.elements[1].str);
+  size_t streams_existing = 0;
+  size_t groups_found = 0;
+  std::optional<long long> lag = 0;  // summed; unknown as soon as one group's is
+  long long group_pending = 0;
+  for (int b = 0; b < layout.buckets; ++b) {
+    const Reply* r = &replies[first[static_cast<size_t>(b)]];
+    expect_ok(r[0], "ZCARD");
+    expect_ok(r[1], "ZCOUNT");
+    expect_ok(r[2], "ZRANGE");
+    pending += r[0].integer;
+    overdue += r[1].integer;
+    const Reply& head = r[2];
+    if (head.type == Reply::Type::Array && head.elements.size() == 2) {
+      if (auto due = score_to_ms(head.elements[1].str)) next_due = next_due ? std::min(*next_due, *due) : *due;
+    }
+    if (!bucketed && b > 0) continue;
+    expect_ok(r[3], "XLEN");  // before EXISTS: without read access to the stream, XLEN is named
+    expect_ok(r[4], "EXISTS");
+    // XINFO GROUPS of a missing stream is an error reply; it only counts when the stream exists.
+    const bool exists = r[4].type == Reply::Type::Integer && r[4].integer > 0;
+    length += r[3].integer;
+    if (!exists) continue;
+    ++streams_existing;
+    expect_ok(r[5], "XINFO GROUPS");
+    const auto group = find_group(r[5], target.group);
+    if (!group) continue;
+    ++groups_found;
+    lag = lag && group->lag ? std::optional<long long>(*lag + *group->lag) : std::nullopt;
+    if (group->pending) group_pending += *group->pending;
+  }
   std::optional<long long> next_due_in;
   if (next_due) next_due_in = *next_due - *now;
-  const auto group = stream_exists ? find_group(groups, target.group) : std::nullopt;
-  const std::optional<long long> lag = group ? group->lag : std::nullopt;
-  const std::optional<long long> group_pending = group ? group->pending : std::nullopt;
+  const bool stream_exists = streams_existing > 0;
+  const bool group_exists = groups_found > 0;
+  if (!group_exists) lag = std::nullopt;
+  const std::optional<long long> pending_in_group =
+      group_exists ? std::optional<long long>(group_pending) : std::nullopt;
+  // The stream, or on bucket streams their pattern.
+  const std::string stream = bucketed ? layout.ns + ":{*}:stream" : streams.front();
 
   if (options.json) {
-    const nlohmann::json out = {{"namespace", target.ns},
-                                {"now_ms", *now},
-                                {"pending", pending.integer},
-                                {"overdue", overdue.integer},
-                                {"next_due_ms", nullable(next_due)},
-                                {"next_due_in_ms", nullable(next_due_in)},
-                                {"stream", stream},
-                                {"stream_exists", stream_exists},
-                                {"stream_length", length.integer},
-                                {"group", target.group},
-                                {"group_exists", group.has_value()},
-                                {"group_lag", nullable(lag)},
-                                {"group_pending", nullable(group_pending)}};
+    nlohmann::json out = {{"namespace", target.ns},
+                          {"cluster", layout.cluster},
+                          {"buckets", layout.buckets},
+                          {"now_ms", *now},
+                          {"pending", pending},
+                          {"overdue", overdue},
+                          {"next_due_ms", nullable(next_due)},
+                          {"next_due_in_ms", nullable(next_due_in)},
+                          {"stream", stream},
+                          {"streams", streams},
+                          {"streams_existing", streams_existing},
+                          {"stream_exists", stream_exists},
+                          {"stream_length", length},
+                          {"group", target.group},
+                          {"group_exists", group_exists},
+                          {"group_lag", nullable(lag)},
+                          {"group_pending", nullable(pending_in_group)}};
     std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
-  std::cout << "namespace: " << target.ns << "\n"
-            << "now_ms: " << *now << "\n"
-            << "pending: " << pending.integer << "\n"
-            << "overdue: " << overdue.integer << "\n"
+  std::cout << "namespace: " << target.ns << "\n";
+  if (bucketed) {
+    std::cout << "cluster: " << (layout.cluster ? "true" : "false") << "\n"
+              << "buckets: " << layout.buckets << "\n";
+  }
+  std::cout << "now_ms: " << *now << "\n"
+            << "pending: " << pending << "\n"
+            << "overdue: " << overdue << "\n"
             << "next_due_ms: " << text_of(next_due) << "\n"
-            << "next_due_in_ms: " << text_of(next_due_in) << "\n"
-            << "stream: " << escape_text(stream) << "\n"
-            << "stream_exists: " << (stream_exists ? "true" : "false") << "\n"
-            << "stream_length: " << length.integer << "\n"
+            << "next_due_in_ms: " << text_of(next_due_in) << "\n";
+  if (bucketed) {
+    std::cout << "streams: " << streams.size() << " bucket streams " << escape_text(stream) << " ("
+              << streams_existing << " exist)\n";
+  } else {
+    std::cout << "stream: " << escape_text(stream) << "\n"
+              << "stream_exists: " << (stream_exists ? "true" : "false") << "\n";
+  }
+  std::cout << "stream_length: " << length << "\n"
             << "group: " << escape_text(target.group) << "\n"
-            << "group_exists: " << (group ? "true" : "false") << "\n"
+            << "group_exists: " << (group_exists ? "true" : "false");
+  if (bucketed) std::cout << " (on " << groups_found << " of the streams)";
+  std::cout << "\n"
             << "group_lag: " << text_of(lag) << "\n"
-            << "group_pending: " << text_of(group_pending) << "\n";
+            << "group_pending: " << text_of(pending_in_group) << "\n";
   if (!stream_exists) {
     std::cout.flush();
-    std::cerr << "expiry-ctl: stream " << escape_text(stream)
-              << " does not exist (yet): the relay creates it when it starts; check that one runs with this "
-                 "stream (--stream, --namespace, --config, EXPIRY_RELAY_STREAM)\n";
+    if (bucketed) {
+      std::cerr << "expiry-ctl: no bucket stream of namespace " << escape_text(target.ns)
+                << " exists (yet): a relay creates them when it starts; check that one runs with this namespace\n";
+    } else {
+      std::cerr << "expiry-ctl: stream " << escape_text(stream)
+                << " does not exist (yet): the relay creates it when it starts; check that one runs with this "
+                   "stream (--stream, --namespace, --config, EXPIRY_RELAY_STREAM)\n";
+    }
   }
   return kExitOk;
 }

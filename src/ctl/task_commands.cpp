@@ -6,9 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "ctl/ctl_commands.h"
+#include "ctl/ctl_session.h"
 #include "ctl/redis_values.h"
 #include "ctl/schedule_request.h"
-#include "io/sync/sync_connection.h"
+#include "io/sync/routed_client.h"
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
@@ -68,9 +69,10 @@ void warn_past(long long due_ms, long long now_ms) {
             << " ms in the past (Redis clock): the task is due at once\n";
 }
 
-// Warns when `due_ms` is not in the future on the Redis clock (the library's own clock).
-void warn_if_past(SyncConnection& conn, long long due_ms) {
-  const Reply time = conn.command({"TIME"});
+// Warns when `due_ms` is not in the future on the Redis clock (the library's own clock) of the
+// node holding `slot`.
+void warn_if_past(RoutedClient& redis, int slot, long long due_ms) {
+  const Reply time = redis.command({"TIME"}, slot);
   if (time.failed()) return;  // a warning only: a user without TIME still scheduled the task
   const auto now_ms = time_reply_ms(time);
   if (now_ms && due_ms <= *now_ms) warn_past(due_ms, *now_ms);
@@ -83,8 +85,11 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
   if (!request.stream.empty()) {
     if (auto err = stream_name_error(request.stream, target.ns)) throw ConfigError(*err);
   }
-  SyncConnection conn(target.redis);
-  const Reply reply = conn.fcall(schedule_request_argv(KeyLayout(target.ns), request));
+  if (options.wait.replicas < 0) throw ConfigError("--wait-replicas must not be negative");
+  CtlSession session(target);
+  const KeyLayout keys = session.layout.keys_of_task(request.id);
+  const int slot = CtlLayout::slot_of_bucket(keys.bucket());
+  const Reply reply = session.redis.fcall(schedule_request_argv(keys, request), slot);
   expect_ok(reply, "FCALL expiry_schedule");
   const auto result = decode_schedule(reply);
   if (!result) throw ReplyError("FCALL expiry_schedule: unexpected reply " + reply.describe());
@@ -95,8 +100,8 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
               << " whole, and its payload is now empty; to move a task and keep its payload, use "
               << "'expiry-ctl reschedule'\n";
   }
-  if (options.at_ms) warn_if_past(conn, result->due_ms);
-  return kExitOk;
+  if (options.at_ms) warn_if_past(session.redis, slot, result->due_ms);
+  return confirm_replicas(session.redis, options.wait);
 }
 
 int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {
@@ -110,8 +115,10 @@ int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {
     throw ConfigError(std::string(mode == ScheduleMode::At ? "--at-ms" : "--delay-ms") + " must be between " +
                       (mode == ScheduleMode::At ? "1" : "0") + " and " + std::to_string(kMaxTimeMs));
   }
-  SyncConnection conn(target.redis);
-  const Reply reply = conn.fcall(reschedule_argv(KeyLayout(target.ns), options.id, mode, ms));
+  CtlSession session(target);
+  const KeyLayout keys = session.layout.keys_of_task(options.id);
+  const Reply reply =
+      session.redis.fcall(reschedule_argv(keys, options.id, mode, ms), CtlLayout::slot_of_bucket(keys.bucket()));
   if (classify(reply) == RedisErrorKind::TaskNotPending) {
     std::cerr << "expiry-ctl: task " << escape_text(options.id)
               << " is not pending (already fired, cancelled or never scheduled); nothing was changed\n";
@@ -128,8 +135,9 @@ int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {
 
 int run_cancel(const CtlTarget& target, const std::string& id, bool strict) {
   check_id(id);
-  SyncConnection conn(target.redis);
-  const Reply reply = conn.fcall(cancel_argv(KeyLayout(target.ns), id));
+  CtlSession session(target);
+  const KeyLayout keys = session.layout.keys_of_task(id);
+  const Reply reply = session.redis.fcall(cancel_argv(keys, id), CtlLayout::slot_of_bucket(keys.bucket()));
   expect_ok(reply, "FCALL expiry_cancel");
   if (reply.type != Reply::Type::Integer) throw ReplyError("FCALL expiry_cancel: unexpected reply " + reply.describe());
   if (reply.integer == 1) {
@@ -142,16 +150,18 @@ int run_cancel(const CtlTarget& target, const std::string& id, bool strict) {
 
 int run_show(const CtlTarget& target, const std::string& id, bool json) {
   check_id(id);
-  const KeyLayout keys(target.ns);
-  SyncConnection conn(target.redis);
-  conn.append({"TIME"});
-  conn.append({"ZSCORE", keys.schedule_key(), id});
-  conn.append({"HGETALL", keys.shadow_key(id)});
-  conn.append({"PTTL", keys.trigger_key(id)});
-  const Reply time = conn.read_reply();
-  const Reply score = conn.read_reply();
-  const Reply shadow = conn.read_reply();
-  const Reply pttl = conn.read_reply();
+  CtlSession session(target);
+  const KeyLayout keys = session.layout.keys_of_task(id);
+  const int slot = CtlLayout::slot_of_bucket(keys.bucket());
+  // TIME goes to the node of the task's keys: due_in_ms is on that node's clock.
+  const auto replies = session.redis.batch({{slot, {"TIME"}},
+                                            {slot, {"ZSCORE", keys.schedule_key(), id}},
+                                            {slot, {"HGETALL", keys.shadow_key(id)}},
+                                            {slot, {"PTTL", keys.trigger_key(id)}}});
+  const Reply& time = replies[0];
+  const Reply& score = replies[1];
+  const Reply& shadow = replies[2];
+  const Reply& pttl = replies[3];
   expect_ok(time, "TIME");
   expect_ok(score, "ZSCORE");
   expect_ok(shadow, "HGETALL");
@@ -172,6 +182,7 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
   const auto payload = field_value(shadow, "payload");
   const auto created = field_value(shadow, "created_ms");
   const auto stream = field_value(shadow, "stream");
+  const std::string default_stream = session.layout.default_stream_of_bucket(keys.bucket());
   // PTTL: -2 when the trigger key is missing, -1 when it has no expiry.
   const long long trigger_pttl = pttl.type == Reply::Type::Integer ? pttl.integer : -2;
 
@@ -182,7 +193,7 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
                           {"due_in_ms", *due - *now},
                           {"created_ms", nullptr},
                           {"payload", nullptr},
-                          {"stream", stream ? *stream : target.stream},
+                          {"stream", stream ? *stream : default_stream},
                           {"default_stream", !stream.has_value()},
                           {"trigger_pttl_ms", nullptr}};
     if (created) {
@@ -197,7 +208,7 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
             << "due_ms: " << *due << "\n"
             << "due_in_ms: " << (*due - *now) << "\n"
             << "created_ms: " << (created ? escape_text(*created) : "(missing)") << "\n"
-            << "stream: " << escape_text(stream ? *stream : target.stream) << (stream ? "" : " (default)")
+            << "stream: " << escape_text(stream ? *stream : default_stream) << (stream ? "" : " (default)")
             << "\n"
             << "trigger_pttl_ms: " << (trigger_pttl != -2 ? std::to_string(trigger_pttl) : "(trigger key missing)") << "\n"
             << "payload: " << (payload ? escape_text(*payload) : "(missing)") << "\n";
@@ -205,8 +216,14 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
 }
 
 int run_load_functions(const CtlTarget& target) {
-  SyncConnection conn(target.redis);
-  std::cout << conn.load_library() << "\n";
+  RoutedClient redis(target.redis);
+  if (!redis.cluster()) {
+    std::cout << redis.single().load_library() << "\n";
+    return kExitOk;
+  }
+  redis.load_library_everywhere(SyncConnection::expiry_library());
+  std::cerr << "expiry-ctl: loaded on every primary (" << redis.primaries().size() << ")\n";
+  std::cout << kLibraryName << "\n";
   return kExitOk;
 }
 

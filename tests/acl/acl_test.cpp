@@ -54,17 +54,18 @@ const AclUser kOrderService{
 const AclUser kCtlProducer{
     "expiry-ctl-producer",
     "ACL SETUSER expiry-ctl-producer reset resetchannels on >PRODUCER_PASSWORD"
-    " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* &expiry:{0}:wake"
+    " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:buckets &expiry:{0}:wake"
     " +fcall|expiry_schedule +fcall|expiry_cancel +fcall|expiry_version"
-    " +time +zrange +zadd +zrem +del +hset +set +publish"};
+    " +time +zrange +zadd +zrem +del +hset +set +publish +get +info"};
 
 const AclUser kOperator{
     "expiry-operator",
     "ACL SETUSER expiry-operator reset resetchannels on >OPERATOR_PASSWORD"
-    " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:stream &expiry:{0}:wake"
+    " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:stream %R~expiry:buckets &expiry:{0}:wake"
     " +fcall|expiry_schedule +fcall|expiry_cancel +fcall|expiry_version +function|load"
     " +time +zrange +zadd +zrem +del +hset +set +publish"
-    " +zscore +hgetall +pttl +zcard +zcount +xlen +xinfo|groups +xrevrange +xread +scan +exists +multi +exec +eval"};
+    " +zscore +hgetall +pttl +zcard +zcount +xlen +xinfo|groups +xrevrange +xread +scan +exists +multi +exec +eval"
+    " +get +info"};
 
 const AclUser kCanceller{
     "order-canceller",

@@ -1,0 +1,29 @@
+// See ctl_session.h.
+#include "ctl/ctl_session.h"
+
+#include <chrono>
+#include <iostream>
+
+namespace expiry {
+
+CtlSession::CtlSession(const CtlTarget& target) : redis(target.redis) {
+  layout.ns = target.ns;
+  layout.cluster = redis.cluster();
+  layout.stream = target.stream;
+  layout.buckets = redis.agree_buckets(target.ns, target.buckets);
+}
+
+int confirm_replicas(RoutedClient& redis, const ReplicaWait& wait) {
+  if (wait.replicas <= 0) return kExitOk;
+  const long long acknowledged = redis.wait_replicas(wait.replicas, std::chrono::milliseconds(wait.timeout_ms));
+  if (acknowledged >= wait.replicas) {
+    std::cerr << "expiry-ctl: " << acknowledged << " replica" << (acknowledged == 1 ? "" : "s")
+              << " acknowledged the writes\n";
+    return kExitOk;
+  }
+  std::cerr << "expiry-ctl: " << replica_shortfall_message(wait.replicas, acknowledged, wait.timeout_ms, redis.cluster())
+            << "\n";
+  return kExitNotReplicated;
+}
+
+}  // namespace expiry
