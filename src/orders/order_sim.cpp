@@ -1,5 +1,6 @@
-// See order_sim.h. Single-threaded and synchronous: one SyncConnection, a paced loop that
-// sleeps in short slices so a stop request is noticed within 50 ms.
+// See order_sim.h. Single-threaded and synchronous: one RoutedClient (a connection, or a
+// cluster router), a paced loop that sleeps in short slices so a stop request is noticed within
+// 50 ms.
 #include "orders/order_sim.h"
 
 #include <algorithm>
@@ -13,7 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/sync/routed_client.h"
 #include "io/sync/sync_connection.h"
+#include "orders/order_keys.h"
+#include "protocol/hash_slot.h"
 #include "protocol/errors.h"
 #include "protocol/integers.h"
 #include "protocol/redis_time.h"
@@ -91,6 +95,8 @@ namespace {
 
 struct Order {
   std::string id;
+  std::string key;   // order_key(id, scheme)
+  int bucket = 0;    // of its timeout task
   long long due_ms = 0;
   bool will_pay = false;
   bool paid = false;
@@ -107,19 +113,23 @@ const SyncConnection::FunctionLibrary& orders_library() {
   return library;
 }
 
-Reply fcall_orders(SyncConnection& redis, const std::vector<std::string>& argv) {
-  return expect_ok(redis.fcall(argv, orders_library()), argv[1]);
+// FCALL of an orders_v1 function on order key argv[3], routed by its slot.
+Reply fcall_orders(RoutedClient& redis, const std::vector<std::string>& argv) {
+  return expect_ok(redis.fcall(argv, key_hash_slot(argv[3]), orders_library()), argv[1]);
 }
 
 // One run: the orders, the payments still to make and the tally, with one step per phase.
 class OrderSim {
  public:
   OrderSim(const OrderSimConfig& config, const StopRequest* stop)
-      : config_(config), stop_(stop), redis_(config.redis), keys_(config.ns), rng_(config.seed) {}
+      : config_(config), stop_(stop), redis_(config.redis), rng_(config.seed) {
+    buckets_ = redis_.agree_buckets(config.ns, config.buckets);
+    scheme_ = OrderKeyScheme{redis_.cluster(), buckets_};
+  }
 
   OrderSimSummary run() {
-    redis_.load_library();
-    redis_.load_library(orders_library());
+    redis_.load_library_everywhere(SyncConnection::expiry_library());
+    redis_.load_library_everywhere(orders_library());
     create_orders();
     note_stop();
     make_remaining_payments();
@@ -132,7 +142,7 @@ class OrderSim {
 
  private:
   long long redis_now() {
-    const Reply t = redis_.command({"TIME"});
+    const Reply t = redis_.command({"TIME"}, 0);
     const auto ms = time_reply_ms(t);
     if (!ms) throw ReplyError("TIME: unexpected reply " + t.describe());
     return *ms;
@@ -173,12 +183,13 @@ class OrderSim {
     while (!payments_.empty() && payments_.top().at <= now) {
       Order& o = orders_[payments_.top().order];
       payments_.pop();
-      const Reply status = fcall_orders(redis_, {"FCALL", "order_pay", "1", "order:" + o.id});
+      const Reply status = fcall_orders(redis_, {"FCALL", "order_pay", "1", o.key});
       if (status.str == "pending") {
         o.paid = true;
         ++summary_.paid;
         // Paying also cancels the timeout; if it fired meanwhile, the canceller sees "paid".
-        expect_ok(redis_.fcall(cancel_argv(keys_, "order:" + o.id)), "expiry_cancel");
+        expect_ok(redis_.fcall(cancel_argv(KeyLayout(config_.ns, o.bucket), order_task_id(o.id)), bucket_slot(o.bucket)),
+                  "expiry_cancel");
       } else {
         ++summary_.paid_too_late;
       }
@@ -189,12 +200,19 @@ class OrderSim {
   void create_order(size_t n) {
     Order o;
     o.id = config_.run_id + "-" + std::to_string(n);
-    fcall_orders(redis_, {"FCALL", "order_create", "1", "order:" + o.id, std::to_string(config_.timeout.count())});
+    o.key = order_key(o.id, scheme_);
+    const std::string task_id = order_task_id(o.id);
+    o.bucket = buckets_ > 1 ? bucket_of(task_id, buckets_) : 0;
+    fcall_orders(redis_, {"FCALL", "order_create", "1", o.key, std::to_string(config_.timeout.count())});
     const std::string payload = nlohmann::json{{"order_id", o.id}}.dump();
-    auto scheduled = decode_schedule(expect_ok(redis_.fcall(schedule_argv(keys_, "order:" + o.id, ScheduleMode::Delay,
-                                                                          config_.timeout.count(), payload,
-                                                                          config_.stream)),
-                                               "expiry_schedule"));
+    // On a cluster the timeout goes to its bucket's stream (no stream of its own: one in another
+    // slot would be refused), where order-canceller reads every bucket.
+    const std::string stream = redis_.cluster() ? std::string() : config_.stream;
+    auto scheduled = decode_schedule(
+        expect_ok(redis_.fcall(schedule_argv(KeyLayout(config_.ns, o.bucket), task_id, ScheduleMode::Delay,
+                                             config_.timeout.count(), payload, stream),
+                               bucket_slot(o.bucket)),
+                  "expiry_schedule"));
     if (!scheduled) throw ReplyError("unexpected expiry_schedule reply");
     o.due_ms = scheduled->due_ms;
     o.will_pay = unit_(rng_) < config_.paid_share;
@@ -250,10 +268,11 @@ class OrderSim {
     for (const auto& o : orders_) {
       if (!o.paid && o.due_ms < wait_end_ms) awaited.push_back(&o);
     }
-    for (const Order* o : awaited) redis_.append({"HGET", "order:" + o->id, "status"});
+    std::vector<ClusterClient::Routed> reads;
+    for (const Order* o : awaited) reads.push_back({key_hash_slot(o->key), {"HGET", o->key, "status"}});
     size_t pending = 0;
-    for (size_t i = 0; i < awaited.size(); ++i) {
-      if (redis_.read_reply().str == "pending") ++pending;
+    for (const Reply& r : redis_.batch(reads)) {
+      if (r.str == "pending") ++pending;
     }
     return pending;
   }
@@ -276,9 +295,15 @@ class OrderSim {
   // Tallies every order's final state and the timeout tasks left in the schedule.
   void check_orders() {
     const long long checked_ms = redis_now();
-    for (const auto& o : orders_) redis_.append({"HMGET", "order:" + o.id, "status", "cancelled_ms", "due_ms"});
+    std::vector<ClusterClient::Routed> reads;
     for (const auto& o : orders_) {
-      const Reply r = redis_.read_reply();
+      reads.push_back({key_hash_slot(o.key), {"HMGET", o.key, "status", "cancelled_ms", "due_ms"}});
+    }
+    const std::vector<Reply> replies = redis_.batch(reads);
+    for (size_t i = 0; i < orders_.size(); ++i) {
+      const Order& o = orders_[i];
+      const Reply& r = replies[i];
+      if (r.is_io_error()) throw IoError("HMGET " + o.key + ": " + r.str);
       const std::string status = r.elements.size() == 3 ? r.elements[0].str : "";
       if (status == "cancelled") {
         ++summary_.cancelled;
@@ -295,13 +320,17 @@ class OrderSim {
         }
       }
     }
-    summary_.tasks_left = static_cast<uint64_t>(redis_.command({"ZCARD", keys_.schedule_key()}).integer);
+    std::vector<ClusterClient::Routed> cards;
+    for (int b = 0; b < buckets_; ++b) cards.push_back({bucket_slot(b), {"ZCARD", KeyLayout(config_.ns, b).schedule_key()}});
+    summary_.tasks_left = 0;
+    for (const Reply& r : redis_.batch(cards)) summary_.tasks_left += static_cast<uint64_t>(std::max(0LL, r.integer));
   }
 
   const OrderSimConfig& config_;
   const StopRequest* stop_;  // may be null
-  SyncConnection redis_;
-  const KeyLayout keys_;
+  RoutedClient redis_;
+  int buckets_ = 1;         // the namespace's bucket count
+  OrderKeyScheme scheme_;   // where order keys live
   std::mt19937 rng_;
   std::uniform_real_distribution<double> unit_{0.0, 1.0};
   std::vector<Order> orders_;

@@ -1,7 +1,9 @@
 // order-sim: the order side of the demo. Creates orders at a steady rate, schedules each one's
 // payment timeout through the relay protocol into the order timeouts' own stream, pays a share
 // of them before the timeout (paying also cancels the timeout task), then checks every order's
-// final state. A stop request (SIGTERM/SIGINT) cuts the run short: no new orders, a bounded
+// final state. On a Redis Cluster (told from the server) each order lives at
+// order:{b}:<id> (order_keys.h) and its timeout goes to the bucket stream NS:{b}:stream of its
+// task's bucket b, where order-canceller reads it; every call is routed by its key's slot. A stop request (SIGTERM/SIGINT) cuts the run short: no new orders, a bounded
 // wait for the orders in flight, then the same checks on what could be checked.
 #pragma once
 
@@ -27,7 +29,9 @@ static_assert(std::atomic<int>::is_always_lock_free, "StopRequest is written fro
 struct OrderSimConfig {
   RedisEndpoint redis;
   std::string ns = "expiry";
-  std::string stream = kOrderTimeoutStream;     // the timeout tasks' own stream (order-canceller reads it)
+  int buckets = 0;                              // the `buckets` setting (0: NS:buckets, bucket_plan.h)
+  std::string stream = kOrderTimeoutStream;     // the timeout tasks' own stream on one Redis (order-canceller
+                                                // reads it); on a cluster the bucket streams are used
   double rate = 100;                            // orders per second
   std::chrono::milliseconds duration{20000};    // how long orders are created
   std::chrono::milliseconds timeout{3000};      // payment timeout of each order

@@ -81,6 +81,7 @@ double paid_share_from(const Settings& settings) {
 OrderSimConfig order_sim_config_from(const Settings& settings) {
   OrderSimConfig config;
   apply_connection_settings(settings, config.redis, config.ns);
+  config.buckets = apply_bucket_setting(settings);
   config.rate = static_cast<double>(settings.integer("rate"));
   config.duration = std::chrono::milliseconds(settings.integer("duration_ms"));
   config.timeout = std::chrono::milliseconds(settings.integer("timeout_ms"));
