@@ -1,0 +1,385 @@
+// expiry-ctl against a 3 + 3 Redis Cluster (every command, tasks in every primary's buckets,
+// bulk files pipelined per node, --wait-replicas, a conflicting bucket count), and against a
+// single Redis whose namespace has several buckets. The real binary; outcomes read from Redis.
+// One cluster serves every test; each test uses a namespace of its own.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/process/child_process.h"
+#include "io/sync/cluster_client.h"
+#include "protocol/hash_slot.h"
+#include "protocol/key_layout.h"
+#include "support/redis_client.h"
+#include "support/redis_cluster.h"
+#include "support/redis_server.h"
+
+namespace expiry::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kBuckets = 64;  // the cluster default
+
+RedisCluster* g_cluster = nullptr;
+
+class ClusterEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    cluster_ = std::make_unique<RedisCluster>();
+    g_cluster = cluster_.get();
+  }
+  void TearDown() override {
+    g_cluster = nullptr;
+    cluster_.reset();
+  }
+
+ private:
+  std::unique_ptr<RedisCluster> cluster_;
+};
+
+struct CtlRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr interleaved
+};
+
+CtlRun run_ctl(const std::vector<std::string>& args) {
+  ChildProcess child(EXPIRY_CTL_BIN, args);
+  auto rc = child.wait_exit(120s);
+  CtlRun run;
+  if (!rc) {
+    child.kill_hard();
+    ADD_FAILURE() << "expiry-ctl did not exit within 120 s: " << child.output();
+    return run;
+  }
+  run.exit_code = *rc;
+  run.output = child.output();
+  return run;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+class CtlCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(g_cluster, nullptr);
+    g_cluster->wait_cluster_ok();
+    client_ = std::make_unique<ClusterClient>(parse_redis_url(g_cluster->seed_url()));
+    ns_ = std::string("ctl") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    if (ns_.size() > 60) ns_.resize(60);
+  }
+
+  // expiry-ctl with the cluster's seed URL (any node would do) and this test's namespace.
+  CtlRun ctl(std::vector<std::string> args) {
+    args.push_back("--redis-url=" + g_cluster->seed_url());
+    args.push_back("--namespace=" + ns_);
+    return run_ctl(args);
+  }
+
+  std::string write_file(const std::string& name, const std::string& content) {
+    const std::string path = g_cluster->dir() + "/" + ns_ + "-" + name;
+    std::ofstream(path, std::ios::binary) << content;
+    return path;
+  }
+
+  Reply on_bucket(int b, const std::vector<std::string>& argv) { return client_->command(argv, bucket_slot(b)); }
+  std::string primary_of_bucket(int b) {
+    const NodeAddress* p = client_->slot_map().primary_of(bucket_slot(b));
+    return p ? p->to_string() : "";
+  }
+
+  // Ids "<prefix>0", "<prefix>1", ... until every primary holds the bucket of at least `per_node`.
+  std::vector<std::string> ids_on_every_primary(const std::string& prefix, int per_node) {
+    std::map<std::string, int> per_primary;
+    std::vector<std::string> ids;
+    const size_t primaries = client_->primaries().size();
+    for (int i = 0; i < 10000; ++i) {
+      const std::string id = prefix + std::to_string(i);
+      const std::string node = primary_of_bucket(bucket_of(id, kBuckets));
+      if (per_primary[node] >= per_node) continue;
+      ++per_primary[node];
+      ids.push_back(id);
+      bool done = per_primary.size() == primaries;
+      for (const auto& [n, count] : per_primary) done = done && count >= per_node;
+      if (done) break;
+    }
+    return ids;
+  }
+
+  std::optional<long long> score(const std::string& id) {
+    const int b = bucket_of(id, kBuckets);
+    const Reply r = on_bucket(b, {"ZSCORE", KeyLayout(ns_, b).schedule_key(), id});
+    if (r.type != Reply::Type::String) return std::nullopt;
+    return std::stoll(r.str);
+  }
+
+  long long pending() {
+    long long n = 0;
+    for (int b = 0; b < kBuckets; ++b) n += on_bucket(b, {"ZCARD", KeyLayout(ns_, b).schedule_key()}).integer;
+    return n;
+  }
+
+  std::unique_ptr<ClusterClient> client_;
+  std::string ns_;
+};
+
+TEST_F(CtlCluster, FirstCommandRecordsTheDefaultBucketCount) {
+  const CtlRun run = ctl({"stats", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const Reply stored = client_->command({"GET", ns_ + ":buckets"}, key_hash_slot(ns_ + ":buckets"));
+  EXPECT_EQ(stored.str, "64");
+}
+
+TEST_F(CtlCluster, ScheduleShowRescheduleCancelOnEveryPrimary) {
+  const auto ids = ids_on_every_primary("job-", 2);
+  ASSERT_EQ(ids.size(), 2 * client_->primaries().size());
+  for (const auto& id : ids) {
+    const CtlRun run = ctl({"schedule", id, "--delay-ms", "600000", "--payload", "p-" + id});
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(run.output, m, std::regex("scheduled " + id + " due_ms=(\\d+)"))) << run.output;
+    ASSERT_TRUE(score(id).has_value()) << id << " is not in bucket " << bucket_of(id, kBuckets);
+    EXPECT_EQ(*score(id), std::stoll(m[1].str()));
+  }
+
+  for (const auto& id : ids) {
+    const CtlRun show = ctl({"show", id, "--json"});
+    ASSERT_EQ(show.exit_code, 0) << show.output;
+    const auto j = nlohmann::json::parse(show.output);
+    EXPECT_EQ(j["payload"], "p-" + id);
+    EXPECT_EQ(j["stream"], KeyLayout(ns_, bucket_of(id, kBuckets)).bucket_stream());
+    EXPECT_EQ(j["default_stream"], true);
+  }
+
+  const CtlRun moved = ctl({"reschedule", ids[0], "--delay-ms", "900000"});
+  ASSERT_EQ(moved.exit_code, 0) << moved.output;
+  EXPECT_TRUE(contains(moved.output, "rescheduled " + ids[0])) << moved.output;
+
+  for (const auto& id : ids) {
+    const CtlRun cancel = ctl({"cancel", id, "--strict"});
+    ASSERT_EQ(cancel.exit_code, 0) << cancel.output;
+    EXPECT_TRUE(contains(cancel.output, "cancelled " + id)) << cancel.output;
+    EXPECT_FALSE(score(id).has_value()) << id;
+  }
+  EXPECT_EQ(ctl({"cancel", ids[0], "--strict"}).exit_code, 3);
+  const CtlRun gone = ctl({"show", ids[1]});
+  EXPECT_EQ(gone.exit_code, 3) << gone.output;
+  EXPECT_TRUE(contains(gone.output, "not pending: " + ids[1])) << gone.output;
+}
+
+TEST_F(CtlCluster, BulkFileLandsInEveryTasksBucket) {
+  constexpr int kTasks = 3000;
+  std::string lines;
+  for (int i = 0; i < kTasks; ++i) lines += "{\"id\":\"bulk-" + std::to_string(i) + "\",\"delay_ms\":600000}\n";
+  const CtlRun run = ctl({"schedule", "--file", write_file("bulk.jsonl", lines)});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "scheduled 3000 tasks (0 replaced)")) << run.output;
+
+  std::vector<ClusterClient::Routed> reads;
+  std::set<int> buckets;
+  for (int i = 0; i < kTasks; ++i) {
+    const std::string id = "bulk-" + std::to_string(i);
+    const int b = bucket_of(id, kBuckets);
+    buckets.insert(b);
+    reads.push_back({bucket_slot(b), {"ZSCORE", KeyLayout(ns_, b).schedule_key(), id}});
+  }
+  const auto replies = client_->batch(reads);
+  int missing = 0;
+  for (const auto& r : replies) missing += r.type == Reply::Type::String ? 0 : 1;
+  EXPECT_EQ(missing, 0);
+  EXPECT_EQ(buckets.size(), static_cast<size_t>(kBuckets));  // 3000 ids cover every bucket
+  EXPECT_EQ(pending(), kTasks);  // nothing anywhere else
+
+  const CtlRun stats = ctl({"stats", "--json"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.output;
+  const auto j = nlohmann::json::parse(stats.output);
+  EXPECT_EQ(j["cluster"], true);
+  EXPECT_EQ(j["buckets"], kBuckets);
+  ASSERT_EQ(j["streams"].size(), static_cast<size_t>(kBuckets));
+  EXPECT_EQ(j["streams"][5], KeyLayout(ns_, 5).bucket_stream());
+  EXPECT_EQ(j["pending"], kTasks);
+  EXPECT_EQ(j["overdue"], 0);
+  EXPECT_EQ(j["stream_length"], 0);
+}
+
+TEST_F(CtlCluster, StatsSumsOverdueAndStreamLengthsOverEveryNode) {
+  const auto ids = ids_on_every_primary("due-", 1);
+  for (const auto& id : ids) ASSERT_EQ(ctl({"schedule", id, "--at-ms", "1"}).exit_code, 0);
+  // Stream entries in one bucket per primary, with a consumer group on each stream.
+  for (const auto& id : ids) {
+    const int b = bucket_of(id, kBuckets);
+    on_bucket(b, {"XADD", KeyLayout(ns_, b).bucket_stream(), "*", "id", "x-" + id});
+    on_bucket(b, {"XADD", KeyLayout(ns_, b).bucket_stream(), "*", "id", "y-" + id});
+    ASSERT_FALSE(on_bucket(b, {"XGROUP", "CREATE", KeyLayout(ns_, b).bucket_stream(), "workers", "0"}).failed());
+  }
+  const CtlRun run = ctl({"stats", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto j = nlohmann::json::parse(run.output);
+  EXPECT_EQ(j["pending"], ids.size());
+  EXPECT_EQ(j["overdue"], ids.size());
+  EXPECT_EQ(j["stream_length"], 2 * ids.size());
+  EXPECT_EQ(j["streams_existing"], ids.size());
+  EXPECT_EQ(j["group_exists"], true);
+  EXPECT_EQ(j["group_lag"], 2 * ids.size());
+
+  const CtlRun text = ctl({"stats"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_TRUE(contains(text.output, "buckets: 64")) << text.output;
+  EXPECT_TRUE(contains(text.output, "pending: " + std::to_string(ids.size()))) << text.output;
+}
+
+TEST_F(CtlCluster, TailMergesEveryBucketStreamInEntryIdOrder) {
+  const auto ids = ids_on_every_primary("tail-", 2);
+  std::vector<std::string> added;
+  for (const auto& id : ids) {
+    const int b = bucket_of(id, kBuckets);
+    const Reply r = on_bucket(b, {"XADD", KeyLayout(ns_, b).bucket_stream(), "*", "id", id, "payload", "p"});
+    ASSERT_EQ(r.type, Reply::Type::String) << r.describe();
+    added.push_back(r.str);
+  }
+  const CtlRun run = ctl({"tail", "--from", "0", "--count", std::to_string(ids.size()), "--timeout-ms", "20000"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const auto& id : ids) EXPECT_TRUE(contains(run.output, "id=" + id)) << id << "\n" << run.output;
+  // Entry ids ascend through the output (one poll brought them all).
+  std::vector<std::pair<long long, long long>> printed;
+  std::regex line("^(\\d+)-(\\d+) ");
+  std::istringstream in(run.output);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (std::regex_search(l, m, line)) printed.emplace_back(std::stoll(m[1].str()), std::stoll(m[2].str()));
+  }
+  ASSERT_EQ(printed.size(), ids.size()) << run.output;
+  EXPECT_TRUE(std::is_sorted(printed.begin(), printed.end())) << run.output;
+
+  // From "$" only entries added later are printed: with none, the quiet timeout ends it.
+  const CtlRun quiet = ctl({"tail", "--count", "1", "--timeout-ms", "300"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.output;
+  EXPECT_FALSE(contains(quiet.output, "id=")) << quiet.output;
+}
+
+TEST_F(CtlCluster, CheckFindsAndRepairsOrphansOnEveryPrimary) {
+  const auto ids = ids_on_every_primary("orph-", 1);
+  for (const auto& id : ids) ASSERT_EQ(ctl({"schedule", id, "--delay-ms", "600000"}).exit_code, 0);
+  ASSERT_EQ(ctl({"schedule", "kept", "--delay-ms", "600000"}).exit_code, 0);
+  const CtlRun clean = ctl({"check"});
+  EXPECT_EQ(clean.exit_code, 0) << clean.output;
+  EXPECT_TRUE(contains(clean.output, "no orphans")) << clean.output;
+
+  // Each orphaned task keeps a shadow hash and a trigger key: 2 per primary.
+  for (const auto& id : ids) {
+    const int b = bucket_of(id, kBuckets);
+    on_bucket(b, {"ZREM", KeyLayout(ns_, b).schedule_key(), id});
+  }
+  const CtlRun found = ctl({"check", "--json"});
+  EXPECT_EQ(found.exit_code, 1) << found.output;
+  const auto j = nlohmann::json::parse(found.output.substr(0, found.output.find('\n')));
+  EXPECT_EQ(j["orphans"], 2 * ids.size());
+  EXPECT_EQ(j["orphan_shadow_hashes"], ids.size());
+
+  const CtlRun repair = ctl({"check", "--repair"});
+  EXPECT_EQ(repair.exit_code, 0) << repair.output;
+  EXPECT_TRUE(contains(repair.output, "deleted " + std::to_string(2 * ids.size()) + " orphaned keys")) << repair.output;
+  for (const auto& id : ids) {
+    const int b = bucket_of(id, kBuckets);
+    EXPECT_EQ(on_bucket(b, {"EXISTS", KeyLayout(ns_, b).shadow_key(id), KeyLayout(ns_, b).trigger_key(id)}).integer, 0);
+  }
+  EXPECT_TRUE(score("kept").has_value());
+  EXPECT_EQ(ctl({"check"}).exit_code, 0);
+}
+
+TEST_F(CtlCluster, WaitReplicasOneSucceedsAndTwoFailsWithTheCount) {
+  const CtlRun one = ctl({"schedule", "w1", "--delay-ms", "600000", "--wait-replicas", "1"});
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_TRUE(contains(one.output, "1 replica acknowledged the writes")) << one.output;
+
+  std::string lines;
+  for (int i = 0; i < 500; ++i) lines += "{\"id\":\"wb-" + std::to_string(i) + "\",\"delay_ms\":600000}\n";
+  const std::string file = write_file("wait.jsonl", lines);
+  const CtlRun bulk = ctl({"schedule", "--file", file, "--wait-replicas", "1"});
+  EXPECT_EQ(bulk.exit_code, 0) << bulk.output;
+  EXPECT_TRUE(contains(bulk.output, "scheduled 500 tasks")) << bulk.output;
+
+  // One replica per primary: two can never acknowledge. The tasks are written all the same.
+  const CtlRun two = ctl({"schedule", "w2", "--delay-ms", "600000", "--wait-replicas", "2", "--wait-timeout-ms", "300"});
+  EXPECT_EQ(two.exit_code, 4) << two.output;
+  EXPECT_TRUE(contains(two.output, "only 1 of the 2 replicas asked for acknowledged the writes within 300 ms"))
+      << two.output;
+  EXPECT_TRUE(score("w2").has_value());
+  const CtlRun bulk_two = ctl({"schedule", "--file", file, "--wait-replicas", "2", "--wait-timeout-ms", "300"});
+  EXPECT_EQ(bulk_two.exit_code, 4) << bulk_two.output;
+  EXPECT_TRUE(contains(bulk_two.output, "only 1 of the 2 replicas")) << bulk_two.output;
+}
+
+TEST_F(CtlCluster, AnotherConfiguredBucketCountIsRefusedWithExit2) {
+  ASSERT_EQ(ctl({"schedule", "a", "--delay-ms", "600000"}).exit_code, 0);  // records 64
+  const CtlRun run = ctl({"schedule", "b", "--delay-ms", "600000", "--buckets", "16"});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "has 64 buckets")) << run.output;
+  EXPECT_TRUE(contains(run.output, "buckets=16")) << run.output;
+  EXPECT_FALSE(score("b").has_value());
+  EXPECT_EQ(ctl({"stats", "--buckets", "64"}).exit_code, 0);
+}
+
+// One Redis whose namespace has 4 buckets: the same routing, on one connection.
+TEST(CtlSingleRedisBuckets, TasksGoToTheirBucketsAndStatsAndTailCoverThemAll) {
+  RedisServer server;
+  TestConnection redis(server.host(), server.port());
+  redis.command({"SET", "ns4:buckets", "4"});
+  auto ctl = [&](std::vector<std::string> args) {
+    args.push_back("--redis-url=" + server.url());
+    args.push_back("--namespace=ns4");
+    return run_ctl(args);
+  };
+  std::set<int> buckets;
+  for (int i = 0; i < 16; ++i) {
+    const std::string id = "s-" + std::to_string(i);
+    ASSERT_EQ(ctl({"schedule", id, "--delay-ms", "600000"}).exit_code, 0);
+    const int b = bucket_of(id, 4);
+    buckets.insert(b);
+    EXPECT_EQ(redis.command({"ZSCORE", KeyLayout("ns4", b).schedule_key(), id}).type, Reply::Type::String) << id;
+  }
+  EXPECT_EQ(buckets.size(), 4u);
+  const CtlRun show = ctl({"show", "s-3", "--json"});
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_EQ(nlohmann::json::parse(show.output)["stream"], KeyLayout("ns4", bucket_of("s-3", 4)).bucket_stream());
+
+  const CtlRun stats = ctl({"stats", "--json"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.output;
+  const auto j = nlohmann::json::parse(stats.output);
+  EXPECT_EQ(j["cluster"], false);
+  EXPECT_EQ(j["buckets"], 4);
+  EXPECT_EQ(j["pending"], 16);
+  EXPECT_EQ(j["streams"].size(), 4u);
+
+  redis.command({"XADD", "ns4:{2}:stream", "1000-0", "id", "late"});
+  redis.command({"XADD", "ns4:{0}:stream", "2000-0", "id", "later"});
+  const CtlRun tail = ctl({"tail", "--from", "0", "--count", "2", "--timeout-ms", "20000"});
+  ASSERT_EQ(tail.exit_code, 0) << tail.output;
+  EXPECT_LT(tail.output.find("id=late"), tail.output.find("id=later")) << tail.output;
+
+  const CtlRun cancel = ctl({"cancel", "s-3", "--strict"});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.output;
+  EXPECT_EQ(ctl({"schedule", "x", "--delay-ms", "1", "--buckets", "8"}).exit_code, 2);
+  EXPECT_EQ(ctl({"check"}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace expiry::test
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new expiry::test::ClusterEnvironment);
+  return RUN_ALL_TESTS();
+}
