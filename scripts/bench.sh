@@ -3,17 +3,24 @@
 # redis-server (repo's redis.conf, --appendonly no), runs every scenario, prints the tables and
 # writes the JSON; stops everything it started, by pid. Exit code: expiry-bench's (non-zero if any
 # run lost or duplicated a task).
-# Usage: scripts/bench.sh [--quick] [--json FILE] [--plot] [other expiry-bench flags, e.g. --only steady]
+# Usage: scripts/bench.sh [--quick] [--cluster] [--json FILE] [--plot] [other expiry-bench flags, e.g. --only steady]
 #   --plot: also draws docs/bench-lateness-cdf.png from the steady runs (needs gnuplot).
+#   --cluster: also starts a private 3-primary + 3-replica Redis Cluster (scripts/cluster.sh,
+#     --appendonly no like the single Redis) and runs the cluster scenario, which compares the
+#     relay on the single Redis with the relay on the cluster; alone, only that scenario (add
+#     --only to choose others as well, e.g. --only steady,cluster).
 # Env: BUILD_DIR (default build), BENCH_KEEP=1 keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
+source scripts/cluster.sh
 
 BUILD_DIR=${BUILD_DIR:-build}
-ARGS=() JSON= PLOT=0
+ARGS=() JSON= PLOT=0 CLUSTER=0 ONLY=0
 while [ $# -gt 0 ]; do
   case $1 in
+    --cluster) CLUSTER=1; shift ;;
+    --only|--only=*) ONLY=1; ARGS+=("$1"); shift ;;
     --json) JSON=$2; shift 2 ;;
     --json=*) JSON=${1#--json=}; shift ;;
     --plot) PLOT=1; shift ;;
@@ -41,6 +48,12 @@ mkdir -p "$(dirname "$JSON")"
 
 start_redis "$WORK" --appendonly no
 echo "redis-server $(redis-server --version | grep -o 'v=[^ ]*') on $REDIS_URL; nproc $(nproc); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+if [ "$CLUSTER" = 1 ]; then
+  start_cluster "$WORK/cluster" --appendonly no
+  echo "Redis Cluster on ports ${CLUSTER_PORTS[*]} (primaries $(cluster_primaries | paste -sd' '))" >&2
+  ARGS+=(--cluster-url "$CLUSTER_URL")
+  [ "$ONLY" = 1 ] || ARGS+=(--only cluster)
+fi
 
 # expiry-bench runs in the background so that a signal reaches our trap (and its relays die with
 # it through PR_SET_PDEATHSIG).

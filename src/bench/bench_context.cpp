@@ -19,6 +19,11 @@ BenchSizes quick_sizes() {
   s.bulk_tasks = 100000;
   s.cancel_tasks = 20000;
   s.idle_seconds = 10;
+  s.cluster_rate = 500;
+  s.cluster_seconds = 10;
+  s.cluster_backdrop = 20000;
+  s.cluster_grace_ms = 5000;
+  s.cluster_burst_tasks = 20000;
   return s;
 }
 

@@ -32,6 +32,12 @@ struct BenchSizes {
   // and pipeline, and 1000 per call, which blocks Redis for several ms per call.
   std::vector<std::pair<int, int>> bare_ceilings = {{100, 4}, {1000, 1}};
   int drain_rounds = 1;                          // burst/backlog: interleaved rounds of every system
+  // cluster scenario, run once on one Redis and once on the cluster
+  int cluster_rate = 1000;              // steady: tasks scheduled per second
+  int cluster_seconds = 30;
+  size_t cluster_backdrop = 200000;     // far-future pending tasks, spread over the buckets
+  long long cluster_grace_ms = 10000;   // as steady_grace_ms
+  size_t cluster_burst_tasks = 100000;  // drain: all due in the same millisecond
 };
 
 BenchSizes full_sizes();
@@ -53,6 +59,9 @@ struct BenchContext {
   std::vector<std::string> relay_extra_flags;  // appended to the relay's own flags (not the baselines')
   std::set<std::string> steady_systems;        // role names the steady scenario runs
   pid_t redis_pid = 0;           // INFO server process_id, for the machine-load figures
+  std::string cluster_url;       // cluster scenario: any node of a Redis Cluster (its data is flushed)
+  int cluster_buckets = 64;      // cluster scenario: buckets on the cluster
+  int standalone_buckets = 1;    // cluster scenario: buckets on the single Redis
 };
 
 // The task id of task `index` of a run: "<prefix><index>".

@@ -16,6 +16,7 @@
 #include "bench/report.h"
 #include "bench/scenarios.h"
 #include "protocol/errors.h"
+#include "protocol/hash_slot.h"
 
 namespace {
 
@@ -84,6 +85,9 @@ struct BenchOptions {
   long long steady_rate = -1;
   std::string steady_systems = "relay,events-only,fixed-poll";
   std::vector<std::string> relay_flags;
+  std::string cluster_url;
+  int cluster_buckets = 64;
+  int standalone_buckets = 1;
 };
 
 void add_bench_options(CLI::App& app, BenchOptions& o) {
@@ -92,7 +96,12 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--json", o.json_path, "write the results as JSON here (default: WORK_DIR/bench-results.json)");
   app.add_option("--work-dir", o.work_dir, "logs and generated files (default: a new /tmp/expiry-bench.XXXXXX)");
   app.add_option("--bin-dir", o.bin_dir, "where relay/expiry-relay and ctl/expiry-ctl are (default: the build's src/)");
-  app.add_option("--only", o.only, "comma-separated scenarios to run: bulk,idle,steady,burst,backlog,cancel");
+  app.add_option("--only", o.only,
+                 "comma-separated scenarios to run: bulk,idle,steady,burst,backlog,cancel, and cluster (not run by default)");
+  app.add_option("--cluster-url", o.cluster_url, "cluster scenario: any node of a Redis Cluster (its data is flushed!)");
+  app.add_option("--cluster-buckets", o.cluster_buckets, "cluster scenario: buckets on the cluster (default 64)");
+  app.add_option("--standalone-buckets", o.standalone_buckets,
+                 "cluster scenario: buckets on the single Redis (default 1, the single-Redis default)");
   app.add_option("--rounds", o.rounds, "burst and backlog: interleaved rounds per system, the fastest is reported (default 1)")
       ->check(CLI::Range(1, 20));
   app.add_option("--backdrop", o.backdrop, "idle and steady: far-future tasks pending (default 1000000, --quick 100000)")
@@ -126,6 +135,15 @@ BenchContext bench_context_from(BenchOptions& o) {
   if (o.backdrop >= 0) ctx.sizes.steady_backdrop = static_cast<size_t>(o.backdrop);
   if (o.steady_rate > 0) ctx.sizes.steady_rate = static_cast<int>(o.steady_rate);
   ctx.steady_systems = split_names(o.steady_systems);
+  ctx.cluster_url = o.cluster_url;
+  ctx.cluster_buckets = o.cluster_buckets;
+  ctx.standalone_buckets = o.standalone_buckets;
+  if (split_names(o.only).count("cluster") && o.cluster_url.empty()) {
+    throw ConfigError("--only cluster needs --cluster-url (scripts/bench.sh --cluster starts one)");
+  }
+  for (int b : {o.cluster_buckets, o.standalone_buckets}) {
+    if (const auto error = bucket_count_error(b)) throw ConfigError(*error);
+  }
   ctx.redis = parse_redis_url(o.redis_url);
   if (access(ctx.relay_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.relay_bin);
   if (access(ctx.ctl_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.ctl_bin);
@@ -150,6 +168,7 @@ void run_scenarios(BenchContext& ctx, SyncConnection& conn, const std::set<std::
   if (wanted.count("burst")) run_burst_scenario(ctx, conn, report);
   if (wanted.count("backlog")) run_backlog_scenario(ctx, conn, report);
   if (wanted.count("cancel")) run_cancel_scenario(ctx, conn, report);
+  if (wanted.count("cluster")) run_cluster_scenario(ctx, report);
 }
 
 // Prepares Redis, records the machine and runs the scenarios. Throws on any failure.

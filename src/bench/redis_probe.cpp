@@ -16,9 +16,12 @@ void configure_redis_for_bench(SyncConnection& conn) {
 }
 
 std::map<std::string, std::string> info_fields(SyncConnection& conn, const std::string& section) {
-  const Reply r = conn.checked({"INFO", section});
+  return parse_info(conn.checked({"INFO", section}).str);
+}
+
+std::map<std::string, std::string> parse_info(const std::string& text) {
   std::map<std::string, std::string> out;
-  std::istringstream in(r.str);
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -19,6 +19,8 @@ void configure_redis_for_bench(SyncConnection& conn);
 
 // The "name:value" lines of INFO <section>.
 std::map<std::string, std::string> info_fields(SyncConnection& conn, const std::string& section);
+// The "name:value" lines of an INFO reply's text.
+std::map<std::string, std::string> parse_info(const std::string& text);
 long long info_integer(SyncConnection& conn, const std::string& section, const std::string& field);
 // calls per command, from INFO commandstats ("cmdstat_fcall" -> "fcall").
 std::map<std::string, long long> command_calls(SyncConnection& conn);

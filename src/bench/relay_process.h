@@ -38,6 +38,9 @@ class RelayProcess {
   // SIGTERM and wait; returns the exit code (0 after a graceful stop).
   int stop() { return child_.terminate(); }
   pid_t pid() const { return child_.pid(); }
+  bool running() { return child_.running(); }
+  // Its --instance (on a cluster each node Relay is "<instance>@host:port").
+  const std::string& instance() const { return instance_; }
   const std::string& log_path() const { return log_path_; }
   RelayRole role() const { return role_; }
 

@@ -1,6 +1,7 @@
 // The scenarios of expiry-bench (docs/benchmarks.md) and the helpers they share. Each scenario
 // adds its table and JSON to the report and records every run's integrity. They run in order on
-// one Redis: bulk (leaves the far-future backdrop), idle, steady, then burst, backlog, cancel.
+// one Redis: bulk (leaves the far-future backdrop), idle, steady, then burst, backlog, cancel;
+// cluster, when asked for, last (it also uses a Redis Cluster).
 #pragma once
 
 #include <string>
@@ -26,6 +27,10 @@ void run_burst_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
 void run_backlog_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
 // (e) FCALL expiry_cancel, unpipelined and pipelined.
 void run_cancel_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
+// cluster: the steady load and a burst drain, with the relay, on the single Redis (ctx.redis)
+// and on the Redis Cluster (ctx.cluster_url) in one run: lateness, claims/s and Redis CPU per
+// claim, side by side. Flushes both.
+void run_cluster_scenario(const BenchContext& ctx, BenchReport& report);
 // The targets of the issue, from what the scenarios put into the report's JSON.
 void evaluate_targets(BenchReport& report);
 
@@ -38,6 +43,8 @@ long long drain_due_tasks(const BenchContext& ctx, SyncConnection& conn);
 std::vector<ReceivedEntry> finish_reader(const BenchContext& ctx, SyncConnection& conn, StreamReader& reader);
 // Makes sure the schedule holds at least `n` far-future tasks ("far-<i>", due in a day or later).
 void ensure_backdrop(const BenchContext& ctx, SyncConnection& conn, size_t n);
+// The steady scenarios' delay of task i: 2000-2999 ms, pseudo-random, fixed per i.
+long long steady_delay_ms(size_t i);
 // Prints a progress line to stderr (the table goes to stdout).
 void progress(const std::string& line);
 

@@ -18,21 +18,20 @@
 
 namespace expiry::bench {
 
-namespace {
-
-constexpr long long kDelayBaseMs = 2000;
-constexpr long long kDelaySpreadMs = 1000;
-
 // A fixed pseudo-random delay per task (splitmix64), so due times are spread evenly over the
 // window like independent producers' would be. (i * 7919) % 1000, used before, put every 25th
 // task on the same due millisecond: a 25-task burst every 25 ms instead of a steady flow.
-long long delay_of(size_t i) {
+long long steady_delay_ms(size_t i) {
+  constexpr long long kDelayBaseMs = 2000;
+  constexpr long long kDelaySpreadMs = 1000;
   uint64_t z = static_cast<uint64_t>(i) + 0x9e3779b97f4a7c15ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   z ^= z >> 31;
   return kDelayBaseMs + static_cast<long long>(z % static_cast<uint64_t>(kDelaySpreadMs));
 }
+
+namespace {
 
 void ensure_ttl_keys(SyncConnection& conn, size_t n) {
   if (n == 0 || conn.checked({"EXISTS", "unrelated:" + std::to_string(n - 1)}).integer == 1) return;
@@ -88,7 +87,7 @@ SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role)
   for (size_t i = 0; i < n; ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(period * i));
     const std::string id = task_id(prefix, i);
-    const Reply r = conn.command(schedule_argv(ctx.keys, id, ScheduleMode::Delay, delay_of(i), task_payload(id, ctx.payload_bytes)));
+    const Reply r = conn.command(schedule_argv(ctx.keys, id, ScheduleMode::Delay, steady_delay_ms(i), task_payload(id, ctx.payload_bytes)));
     const auto result = decode_schedule(r);
     if (!result) throw Error("FCALL expiry_schedule: " + r.describe());
     max_due = std::max(max_due, result->due_ms);

@@ -83,6 +83,20 @@ void evaluate_targets(BenchReport& report) {
     const double cpu = number(find(*relay, {"cpu_percent"}));
     report.add_target({"steady: relay < 5% of one core", cpu >= 0 && cpu < 5, fixed(cpu, 2) + " %"});
   }
+  const auto* single = find(s, {"cluster", "runs", "standalone"});
+  const auto* cluster = find(s, {"cluster", "runs", "cluster"});
+  if (single != nullptr && cluster != nullptr) {
+    const double p99_single = number(find(*single, {"steady", "lateness_ms", "p99"}), 1e18);
+    const double p99_cluster = number(find(*cluster, {"steady", "lateness_ms", "p99"}), 1e18);
+    report.add_target({"cluster: steady p99 lateness within 2 ms of standalone", p99_cluster <= p99_single + 2,
+                       "p99 " + fixed(p99_cluster, 1) + " ms vs " + fixed(p99_single, 1) + " ms standalone"});
+    const double cpu_single = number(find(*single, {"drain", "redis_cpu_us_per_task_primaries"}));
+    const double cpu_cluster = number(find(*cluster, {"drain", "redis_cpu_us_per_task_primaries"}));
+    const double ratio = cpu_single > 0 ? cpu_cluster / cpu_single : -1;
+    report.add_target({"cluster: Redis CPU per claim <= 1.25x standalone", ratio >= 0 && ratio <= 1.25,
+                       fixed(cpu_cluster, 1) + " vs " + fixed(cpu_single, 1) + " us per claim (" + fixed(ratio, 2) +
+                           "x; drain, primaries)"});
+  }
 }
 
 }  // namespace expiry::bench

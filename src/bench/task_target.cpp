@@ -1,0 +1,251 @@
+// See task_target.h.
+#include "bench/task_target.h"
+
+#include <cstdlib>
+#include <thread>
+
+#include "bench/redis_probe.h"
+#include "bench/run_tally.h"
+#include "protocol/bucket_plan.h"
+#include "protocol/errors.h"
+#include "protocol/hash_slot.h"
+#include "protocol/stream_entry.h"
+
+namespace expiry::bench {
+
+namespace {
+
+constexpr const char* kRangePage = "10000";  // XRANGE entries per call when reading the streams
+
+double cpu_seconds_of(const std::string& info_text) {
+  const auto fields = parse_info(info_text);
+  double sum = 0;
+  for (const char* name : {"used_cpu_sys", "used_cpu_user"}) {
+    const auto it = fields.find(name);
+    if (it == fields.end()) throw Error(std::string("INFO cpu has no ") + name);
+    sum += std::strtod(it->second.c_str(), nullptr);
+  }
+  return sum;
+}
+
+const SyncConnection::Options kConnectionOptions{std::chrono::milliseconds(2000), std::chrono::seconds(60)};
+
+}  // namespace
+
+TaskTarget::TaskTarget(const BenchContext& ctx, int buckets) : ctx_(ctx), buckets_(buckets) {
+  if (const auto error = bucket_count_error(buckets)) throw ConfigError(*error);
+}
+
+std::unique_ptr<TaskTarget> TaskTarget::single(const BenchContext& ctx, int buckets) {
+  std::unique_ptr<TaskTarget> t(new TaskTarget(ctx, buckets));
+  t->single_ = std::make_unique<SyncConnection>(ctx.redis, kConnectionOptions);
+  t->bucket_streams_ = uses_bucket_streams(buckets, false);
+  return t;
+}
+
+std::unique_ptr<TaskTarget> TaskTarget::cluster(const BenchContext& ctx, const std::string& seed_url, int buckets) {
+  std::unique_ptr<TaskTarget> t(new TaskTarget(ctx, buckets));
+  t->ctx_.redis_url = seed_url;
+  t->ctx_.redis = parse_redis_url(seed_url);
+  {
+    SyncConnection probe(t->ctx_.redis, kConnectionOptions);
+    if (!ClusterClient::is_cluster(probe)) throw ConfigError(seed_url + " is not a Redis Cluster node");
+  }
+  ClusterClient::Options options;
+  options.connection = kConnectionOptions;
+  t->cluster_ = std::make_unique<ClusterClient>(t->ctx_.redis, options);
+  t->bucket_streams_ = true;
+  return t;
+}
+
+std::string TaskTarget::stream_of(int bucket) const {
+  return bucket_streams_ ? bucket_keys(bucket).bucket_stream() : ctx_.stream;
+}
+
+int TaskTarget::slot_of(int bucket) const { return bucket_slot(bucket); }
+
+int TaskTarget::bucket_of_id(const std::string& id) const { return bucket_of(id, buckets_); }
+
+Reply TaskTarget::run_one(const std::vector<std::string>& argv, int slot) {
+  Reply r = cluster_ ? cluster_->command(argv, slot) : single_->command(argv);
+  if (r.is_io_error()) throw IoError(argv.front() + ": " + r.str);
+  return r;
+}
+
+std::vector<Reply> TaskTarget::run_all(const std::vector<ClusterClient::Routed>& commands) {
+  std::vector<Reply> replies;
+  if (cluster_) {
+    replies = cluster_->batch(commands);
+  } else {
+    replies.resize(commands.size());
+    run_pipelined(
+        *single_, commands.size(), ctx_.pipeline_depth, [&](size_t i) { return commands[i].argv; },
+        [&](size_t i, const Reply& r) { replies[i] = r; });
+  }
+  for (const Reply& r : replies) {
+    if (r.is_io_error()) throw IoError("batch: " + r.str);
+  }
+  return replies;
+}
+
+void TaskTarget::on_every_primary(const std::vector<std::string>& argv) {
+  if (!cluster_) {
+    single_->checked(argv);
+    return;
+  }
+  for (const NodeAddress& node : cluster_->primaries()) {
+    const Reply r = cluster_->command_on(node, argv);
+    if (r.failed()) throw Error(argv.front() + " on " + node.to_string() + ": " + r.str);
+  }
+}
+
+void TaskTarget::reset() {
+  on_every_primary({"FLUSHALL"});
+  if (cluster_) {
+    cluster_->load_library_everywhere();
+  } else {
+    single_->load_library();
+  }
+  const std::string buckets_key = ctx_.keys.buckets_key();
+  if (cluster_ || buckets_ > 1) {
+    const Reply r = run_one({"SET", buckets_key, std::to_string(buckets_)}, key_hash_slot(buckets_key));
+    if (r.failed()) throw Error("SET " + buckets_key + ": " + r.str);
+  }
+  reset_streams();
+}
+
+void TaskTarget::reset_streams() {
+  const int streams = bucket_streams_ ? buckets_ : 1;
+  std::vector<ClusterClient::Routed> commands;
+  for (int b = 0; b < streams; ++b) {
+    commands.push_back({slot_of(b), {"DEL", stream_of(b)}});
+    commands.push_back({slot_of(b), {"XGROUP", "CREATE", stream_of(b), ctx_.group, "0", "MKSTREAM"}});
+  }
+  for (const Reply& r : run_all(commands)) {
+    if (r.failed()) throw Error("resetting the streams: " + r.str);
+  }
+}
+
+ScheduleResult TaskTarget::schedule_one(const std::string& id, ScheduleMode mode, long long ms) {
+  const int b = bucket_of_id(id);
+  const Reply r = run_one(schedule_argv(bucket_keys(b), id, mode, ms, task_payload(id, ctx_.payload_bytes)), slot_of(b));
+  const auto result = decode_schedule(r);
+  if (!result) throw Error("FCALL expiry_schedule " + id + ": " + r.describe());
+  return *result;
+}
+
+ScheduleOutcome TaskTarget::schedule_many(const std::string& prefix, size_t n,
+                                          const std::function<TaskDue(size_t)>& due_of) {
+  const auto start = std::chrono::steady_clock::now();
+  ScheduleOutcome out;
+  out.min_due_ms = -1;
+  constexpr size_t kChunk = 20000;  // tasks built and sent per batch, to bound memory
+  for (size_t first = 0; first < n; first += kChunk) {
+    const size_t last = std::min(n, first + kChunk);
+    std::vector<ClusterClient::Routed> commands;
+    commands.reserve(last - first);
+    for (size_t i = first; i < last; ++i) {
+      const std::string id = task_id(prefix, i);
+      const TaskDue due = due_of(i);
+      const int b = bucket_of_id(id);
+      commands.push_back({slot_of(b), schedule_argv(bucket_keys(b), id, due.mode, due.ms, task_payload(id, ctx_.payload_bytes))});
+    }
+    const std::vector<Reply> replies = run_all(commands);
+    for (size_t k = 0; k < replies.size(); ++k) {
+      const auto result = decode_schedule(replies[k]);
+      if (!result) throw Error("FCALL expiry_schedule rejected " + task_id(prefix, first + k) + ": " + replies[k].describe());
+      out.max_due_ms = std::max(out.max_due_ms, result->due_ms);
+      if (out.min_due_ms < 0 || result->due_ms < out.min_due_ms) out.min_due_ms = result->due_ms;
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+long long TaskTarget::stream_length() {
+  const int streams = bucket_streams_ ? buckets_ : 1;
+  std::vector<ClusterClient::Routed> commands;
+  for (int b = 0; b < streams; ++b) commands.push_back({slot_of(b), {"XLEN", stream_of(b)}});
+  long long sum = 0;
+  for (const Reply& r : run_all(commands)) {
+    if (r.failed()) throw Error("XLEN: " + r.str);
+    sum += r.integer;
+  }
+  return sum;
+}
+
+std::vector<ReceivedEntry> TaskTarget::read_streams() {
+  std::vector<ReceivedEntry> out;
+  const int streams = bucket_streams_ ? buckets_ : 1;
+  for (int b = 0; b < streams; ++b) {
+    std::string from = "-";
+    for (;;) {
+      const Reply r = run_one({"XRANGE", stream_of(b), from, "+", "COUNT", kRangePage}, slot_of(b));
+      if (r.failed()) throw Error("XRANGE " + stream_of(b) + ": " + r.str);
+      const std::vector<StreamEntry> entries = parse_stream_entries(r);
+      for (const StreamEntry& e : entries) out.push_back(ReceivedEntry{decode_forwarded_task(e), 0});
+      if (entries.empty() || r.elements.size() < std::stoul(kRangePage)) break;
+      from = "(" + entries.back().entry_id;
+    }
+  }
+  return out;
+}
+
+long long TaskTarget::drain_due() {
+  long long forwarded = 0;
+  for (int b = 0; b < buckets_; ++b) {
+    for (;;) {
+      const Reply r = run_one(sweep_argv(bucket_keys(b), stream_of(b), 1000, kDrainVia, ctx_.group), slot_of(b));
+      const auto sweep = decode_sweep(r);
+      if (!sweep) throw Error("FCALL expiry_sweep: " + r.describe());
+      forwarded += sweep->forwarded;
+      if (!sweep->more_due() && !sweep->migrating) break;
+    }
+  }
+  return forwarded;
+}
+
+RedisCpu TaskTarget::cpu() {
+  RedisCpu cpu;
+  if (!cluster_) {
+    cpu.primaries = cpu_seconds_of(single_->checked({"INFO", "cpu"}).str);
+    return cpu;
+  }
+  auto info_cpu = [&](const NodeAddress& node) {
+    const Reply r = cluster_->command_on(node, {"INFO", "cpu"});
+    if (r.failed()) throw Error("INFO cpu on " + node.to_string() + ": " + r.str);
+    return cpu_seconds_of(r.str);
+  };
+  for (const NodeAddress& primary : cluster_->primaries()) {
+    cpu.primaries += info_cpu(primary);
+    for (const NodeAddress& replica : cluster_->slot_map().replicas_of(primary)) cpu.replicas += info_cpu(replica);
+  }
+  return cpu;
+}
+
+void TaskTarget::wait_ready(RelayProcess& relay, std::chrono::milliseconds timeout) {
+  if (!cluster_) {
+    relay.wait_ready(*single_, timeout);
+    return;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const std::vector<NodeAddress> primaries = cluster_->primaries();
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!relay.running()) throw Error("expiry-relay " + relay.instance() + " exited; see " + relay.log_path());
+    size_t ready = 0;
+    for (const NodeAddress& node : primaries) {
+      const std::string instance = relay.instance() + "@" + node.to_string();
+      const Reply clients = cluster_->command_on(node, {"CLIENT", "LIST"});
+      const Reply numsub = cluster_->command_on(node, {"PUBSUB", "NUMSUB", ctx_.keys.health_channel(instance)});
+      const bool commands_up = clients.str.find("name=expiry-relay-cmd-" + instance + " ") != std::string::npos;
+      const bool subscribed = numsub.elements.size() == 2 && numsub.elements[1].integer > 0;
+      if (commands_up && subscribed) ++ready;
+    }
+    if (ready == primaries.size()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw Error("expiry-relay " + relay.instance() + " not ready on every primary within " +
+              std::to_string(timeout.count()) + " ms; see " + relay.log_path());
+}
+
+}  // namespace expiry::bench

@@ -1,0 +1,86 @@
+// Where the cluster scenario's tasks live: one Redis or a Redis Cluster, seen the same way by the
+// scenario. A namespace of B buckets: task id -> bucket_of(id, B), its keys NS:{b}:..., routed to
+// the primary of bucket_slot(b) on a cluster; the output streams are NS:{b}:stream when
+// uses_bucket_streams(B, cluster), else the context's stream (B = 1 on one Redis).
+// Not thread-safe: one target per thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_context.h"
+#include "bench/relay_process.h"
+#include "bench/stream_reader.h"
+#include "bench/task_writer.h"
+#include "io/sync/cluster_client.h"
+#include "io/sync/sync_connection.h"
+#include "protocol/function_library.h"
+
+namespace expiry::bench {
+
+// Redis CPU seconds (INFO cpu: used_cpu_sys + used_cpu_user) summed over nodes.
+struct RedisCpu {
+  double primaries = 0;
+  double replicas = 0;  // cluster only: the replicas of the primaries (0 on one Redis)
+};
+
+class TaskTarget {
+ public:
+  // One Redis at ctx.redis_url with `buckets` buckets (1: the legacy layout and ctx.stream).
+  static std::unique_ptr<TaskTarget> single(const BenchContext& ctx, int buckets);
+  // The Redis Cluster that `seed_url` names, with `buckets` buckets. Throws Error if it is not one.
+  static std::unique_ptr<TaskTarget> cluster(const BenchContext& ctx, const std::string& seed_url, int buckets);
+
+  bool is_cluster() const { return cluster_ != nullptr; }
+  int buckets() const { return buckets_; }
+  size_t primary_count() { return is_cluster() ? cluster_->primaries().size() : 1; }
+  // The bench context a relay for this target runs with (its --redis-url).
+  const BenchContext& relay_context() const { return ctx_; }
+
+  // FLUSHALL on every primary, the library loaded everywhere, NS:buckets written when B > 1 or
+  // on a cluster (as the relay would), every output stream created empty with the group.
+  void reset();
+  // Every output stream deleted and created again, empty, with the group.
+  void reset_streams();
+
+  // One FCALL expiry_schedule, unpipelined. Throws Error if it is rejected.
+  ScheduleResult schedule_one(const std::string& id, ScheduleMode mode, long long ms);
+  // Tasks "<prefix><i>", i < n, pipelined (cluster: per node, in parallel). Throws Error if any is
+  // rejected.
+  ScheduleOutcome schedule_many(const std::string& prefix, size_t n, const std::function<TaskDue(size_t)>& due_of);
+  // Sum of XLEN over the output streams.
+  long long stream_length();
+  // Every entry of every output stream (XRANGE), arrival_us 0 (read after the run).
+  std::vector<ReceivedEntry> read_streams();
+  // Sweeps every bucket until none has a due task (via = bench-drain); returns tasks forwarded.
+  long long drain_due();
+  // INFO cpu of every primary (and, on a cluster, replica).
+  RedisCpu cpu();
+  // Waits until the relay's command connection and subscriber are up on every primary (for a
+  // cluster relay: its node Relays "<instance>@host:port"). Throws Error on timeout or exit.
+  void wait_ready(RelayProcess& relay, std::chrono::milliseconds timeout = std::chrono::milliseconds(15000));
+
+ private:
+  TaskTarget(const BenchContext& ctx, int buckets);
+
+  KeyLayout bucket_keys(int bucket) const { return KeyLayout(ctx_.keys.ns(), bucket); }
+  std::string stream_of(int bucket) const;
+  int slot_of(int bucket) const;
+  int bucket_of_id(const std::string& id) const;
+  // Each command routed by its slot; replies in input order. Throws Error on an I/O failure.
+  std::vector<Reply> run_all(const std::vector<ClusterClient::Routed>& commands);
+  Reply run_one(const std::vector<std::string>& argv, int slot);
+  // Runs `argv` on every primary (unrouted).
+  void on_every_primary(const std::vector<std::string>& argv);
+
+  BenchContext ctx_;
+  int buckets_ = 1;
+  bool bucket_streams_ = false;
+  std::unique_ptr<SyncConnection> single_;
+  std::unique_ptr<ClusterClient> cluster_;
+};
+
+}  // namespace expiry::bench
