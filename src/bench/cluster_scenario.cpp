@@ -23,6 +23,7 @@ namespace expiry::bench {
 namespace {
 
 constexpr long long kDrainTimeoutMs = 300000;
+constexpr std::chrono::seconds kIdleWindow{2};  // steady: Redis's own CPU measured before the load
 
 struct Window {
   RedisCpu cpu0, cpu1;
@@ -31,6 +32,12 @@ struct Window {
 
   double redis_us_per(size_t tasks) const {
     return tasks == 0 ? 0 : (cpu1.primaries - cpu0.primaries) * 1e6 / static_cast<double>(tasks);
+  }
+  // As redis_us_per, less what the primaries spend idle (`idle_ms_per_s`) over the window.
+  double net_us_per(size_t tasks, double idle_ms_per_s) const {
+    return tasks == 0 ? 0
+                      : ((cpu1.primaries - cpu0.primaries) - idle_ms_per_s / 1000.0 * seconds) * 1e6 /
+                            static_cast<double>(tasks);
   }
   double replica_us_per(size_t tasks) const {
     return tasks == 0 ? 0 : (cpu1.replicas - cpu0.replicas) * 1e6 / static_cast<double>(tasks);
@@ -42,6 +49,7 @@ struct Window {
 
 struct PhaseRun {
   RunTally tally;
+  double idle_ms_per_s = 0;   // steady: the primaries' CPU with the relay up and nothing due
   Window window;
   double schedule_rate = 0;   // steady
   double forward_rate = 0;    // steady: forwarded / (last - first fired); drain: forwarded / (last fired - due)
@@ -74,6 +82,13 @@ PhaseRun run_steady(const BenchContext& ctx, TaskTarget& target, const std::stri
   RelayProcess relay(target.relay_context(), RelayRole::Relay, "cluster-steady-" + mode);
   target.wait_ready(relay);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the startup sweeps
+  {
+    const RedisCpu idle0 = target.cpu();
+    const auto i0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(kIdleWindow);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - i0).count();
+    run.idle_ms_per_s = (target.cpu().primaries - idle0.primaries) * 1000.0 / seconds;
+  }
   run.window.relay0 = relay.usage();
   run.window.cpu0 = target.cpu();
   const auto t0 = std::chrono::steady_clock::now();
@@ -189,37 +204,43 @@ void run_cluster_scenario(const BenchContext& ctx, BenchReport& report) {
                    std::to_string(ctx.sizes.cluster_backdrop) + " far-future tasks pending; the relay on one Redis and on a cluster",
                {"mode", "primaries", "buckets", "tasks", "sched/s", "fwd/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms",
                 "fwd by deadline", "via sweep/event", "lost", "dup", "Redis CPU us/task", "x standalone",
-                "replicas CPU us/task", "relay CPU %"},
+                "idle Redis CPU ms/s", "us/task net of idle", "replicas CPU us/task", "relay CPU %"},
                {},
                {"Lateness = fired_ms - due_ms (Redis clock). Redis CPU us/task: INFO cpu (used_cpu_sys + used_cpu_user) "
                 "summed over the primaries, its delta from the first schedule to the last task forwarded, divided by the "
                 "tasks forwarded: one schedule and one claim per task. Replicas CPU: the same over the cluster's replicas "
-                "(the single Redis has none). Relay CPU % is of one core."}};
+                "(the single Redis has none). Idle: the primaries' CPU over 2 s before the load, the relay up and "
+                "nothing due (cron, cluster bus); net of idle subtracts that rate over the window. Relay CPU % is of one core."}};
   Table drain{"cluster (b) drain: " + std::to_string(drain_n) +
                   " tasks due in the same millisecond; the relay on one Redis and on a cluster",
               {"mode", "primaries", "buckets", "tasks", "drain ms", "claims/s", "claims/s per primary", "p50 ms", "p99 ms",
-               "max ms", "lost", "dup", "Redis CPU us/claim", "x standalone", "replicas CPU us/claim", "relay CPU s",
-               "scheduling overran"},
+               "max ms", "via sweep/event", "lost", "dup", "Redis CPU us/claim", "x standalone", "us/claim net of idle",
+               "replicas CPU us/claim", "relay CPU s", "scheduling overran"},
               {},
               {"Drain = from the due millisecond to the last fired_ms; claims/s = tasks / drain. Redis CPU us/claim: the "
                "primaries' INFO cpu delta from 50 ms before the due time until the bench saw every task in the streams "
-               "(it polls XLEN of every stream every 10 ms), divided by the tasks forwarded. On a 2-core machine the "
+               "(it polls XLEN of every stream every 10 ms), divided by the tasks forwarded; net of idle subtracts the steady run's idle rate over the window. "
+               "Via event: tasks claimed on their expired event instead of by a sweep. On a 2-core machine the "
                "cluster's 3 primaries and 3 replicas share the cores the single Redis had: this shows the per-claim cost, "
                "not the scaling (docs/benchmarks.md, \"Cluster\")."}};
   for (const ModeRun& m : modes) {
     const auto& s = m.steady;
     const auto& f = s.tally.fired;
-    const auto via = [&](const char* k) {
-      const auto it = s.tally.via.find(k);
-      return it == s.tally.via.end() ? size_t{0} : it->second;
+    const auto via = [](const RunTally& t, const char* k) {
+      const auto it = t.via.find(k);
+      return it == t.via.end() ? size_t{0} : it->second;
+    };
+    const auto via_text = [&](const RunTally& t) {
+      return std::to_string(via(t, "sweep")) + "/" + std::to_string(via(t, "event"));
     };
     const double steady_cpu = s.window.redis_us_per(s.tally.forwarded);
     steady.rows.push_back({m.mode, std::to_string(m.primaries), std::to_string(m.buckets), std::to_string(steady_n),
                            fixed(s.schedule_rate), fixed(s.forward_rate), f.format(f.p50), f.format(f.p99),
                            f.format(f.p999), f.format(f.max), std::to_string(s.tally.forwarded),
-                           std::to_string(via("sweep")) + "/" + std::to_string(via("event")),
-                           std::to_string(s.tally.lost), std::to_string(s.tally.duplicated), fixed(steady_cpu, 1),
-                           ratio_text(steady_cpu, base_steady_cpu), fixed(s.window.replica_us_per(s.tally.forwarded), 1),
+                           via_text(s.tally), std::to_string(s.tally.lost), std::to_string(s.tally.duplicated),
+                           fixed(steady_cpu, 1), ratio_text(steady_cpu, base_steady_cpu), fixed(s.idle_ms_per_s, 1),
+                           fixed(s.window.net_us_per(s.tally.forwarded, s.idle_ms_per_s), 1),
+                           fixed(s.window.replica_us_per(s.tally.forwarded), 1),
                            fixed(s.window.relay_cpu_percent(), 1)});
     const auto& d = m.drain;
     const auto& df = d.tally.fired;
@@ -227,8 +248,9 @@ void run_cluster_scenario(const BenchContext& ctx, BenchReport& report) {
     drain.rows.push_back({m.mode, std::to_string(m.primaries), std::to_string(m.buckets), std::to_string(drain_n),
                           std::to_string(d.drain_ms), fixed(d.forward_rate),
                           fixed(d.forward_rate / static_cast<double>(m.primaries)), df.format(df.p50),
-                          df.format(df.p99), df.format(df.max), std::to_string(d.tally.lost),
+                          df.format(df.p99), df.format(df.max), via_text(d.tally), std::to_string(d.tally.lost),
                           std::to_string(d.tally.duplicated), fixed(drain_cpu, 1), ratio_text(drain_cpu, base_drain_cpu),
+                          fixed(d.window.net_us_per(d.tally.forwarded, s.idle_ms_per_s), 1),
                           fixed(d.window.replica_us_per(d.tally.forwarded), 1),
                           fixed(d.window.relay1.cpu_seconds - d.window.relay0.cpu_seconds, 2),
                           d.schedule_overran ? "yes" : "no"});
@@ -237,6 +259,9 @@ void run_cluster_scenario(const BenchContext& ctx, BenchReport& report) {
     mj["buckets"] = m.buckets;
     mj["steady"] = phase_json(s, steady_n);
     mj["steady"]["schedule_rate"] = s.schedule_rate;
+    mj["idle_redis_cpu_ms_per_s_primaries"] = s.idle_ms_per_s;
+    mj["steady"]["redis_cpu_us_per_task_net_of_idle"] = s.window.net_us_per(s.tally.forwarded, s.idle_ms_per_s);
+    mj["drain"]["redis_cpu_us_per_task_net_of_idle"] = d.window.net_us_per(d.tally.forwarded, s.idle_ms_per_s);
     mj["drain"] = phase_json(d, drain_n);
     mj["drain"]["drain_ms"] = d.drain_ms;
     mj["drain"]["claims_per_s_per_primary"] = d.forward_rate / static_cast<double>(m.primaries);
