@@ -19,6 +19,7 @@
 #include "protocol/key_layout.h"
 #include "protocol/redis_error.h"
 #include "support/redis_cluster.h"
+#include "shared_cluster_test.h"
 #include "support/wait.h"
 
 namespace expiry::test {
@@ -29,24 +30,7 @@ using namespace std::chrono_literals;
 constexpr int kBuckets = 64;   // the cluster default
 constexpr int kTasks = 20000;  // the load
 
-RedisCluster* g_cluster = nullptr;
-
-class ClusterEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    RedisCluster::Options options;
-    options.node_timeout = 2000ms;  // failovers of a killed primary in ~3 s instead of ~8 s
-    cluster_ = std::make_unique<RedisCluster>(options);
-    g_cluster = cluster_.get();
-  }
-  void TearDown() override {
-    g_cluster = nullptr;
-    cluster_.reset();
-  }
-
- private:
-  std::unique_ptr<RedisCluster> cluster_;
-};
+RedisCluster*& g_cluster = shared_cluster();
 
 // What the streams of a namespace hold, per task id.
 struct Ledger {
@@ -510,6 +494,8 @@ TEST_F(ClusterRelayTest, KillingAPrimaryIsMeasuredWithWaitReplicas) { kill_prima
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new expiry::test::ClusterEnvironment);
+  expiry::test::RedisCluster::Options options;
+  options.node_timeout = std::chrono::milliseconds(2000);  // a killed primary's failover in ~3 s instead of ~8 s
+  ::testing::AddGlobalTestEnvironment(new expiry::test::SharedClusterEnvironment(options));
   return RUN_ALL_TESTS();
 }

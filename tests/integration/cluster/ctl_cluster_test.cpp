@@ -20,8 +20,10 @@
 #include "io/sync/cluster_client.h"
 #include "protocol/hash_slot.h"
 #include "protocol/key_layout.h"
+#include "integration/ctl/ctl_run.h"
 #include "support/redis_client.h"
 #include "support/redis_cluster.h"
+#include "shared_cluster_test.h"
 #include "support/redis_server.h"
 
 namespace expiry::test {
@@ -31,45 +33,9 @@ using namespace std::chrono_literals;
 
 constexpr int kBuckets = 64;  // the cluster default
 
-RedisCluster* g_cluster = nullptr;
+RedisCluster*& g_cluster = shared_cluster();
 
-class ClusterEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    cluster_ = std::make_unique<RedisCluster>();
-    g_cluster = cluster_.get();
-  }
-  void TearDown() override {
-    g_cluster = nullptr;
-    cluster_.reset();
-  }
 
- private:
-  std::unique_ptr<RedisCluster> cluster_;
-};
-
-struct CtlRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr interleaved
-};
-
-CtlRun run_ctl(const std::vector<std::string>& args) {
-  ChildProcess child(EXPIRY_CTL_BIN, args);
-  auto rc = child.wait_exit(120s);
-  CtlRun run;
-  if (!rc) {
-    child.kill_hard();
-    ADD_FAILURE() << "expiry-ctl did not exit within 120 s: " << child.output();
-    return run;
-  }
-  run.exit_code = *rc;
-  run.output = child.output();
-  return run;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 class CtlCluster : public ::testing::Test {
  protected:
@@ -380,6 +346,6 @@ TEST(CtlSingleRedisBuckets, TasksGoToTheirBucketsAndStatsAndTailCoverThemAll) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new expiry::test::ClusterEnvironment);
+  ::testing::AddGlobalTestEnvironment(new expiry::test::SharedClusterEnvironment);
   return RUN_ALL_TESTS();
 }

@@ -18,6 +18,7 @@
 #include "protocol/hash_slot.h"
 #include "protocol/key_layout.h"
 #include "support/redis_cluster.h"
+#include "shared_cluster_test.h"
 #include "support/wait.h"
 
 namespace expiry::test {
@@ -27,22 +28,8 @@ using namespace std::chrono_literals;
 
 constexpr int kBuckets = 64;
 
-RedisCluster* g_cluster = nullptr;
+RedisCluster*& g_cluster = shared_cluster();
 
-class ClusterEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    cluster_ = std::make_unique<RedisCluster>();
-    g_cluster = cluster_.get();
-  }
-  void TearDown() override {
-    g_cluster = nullptr;
-    cluster_.reset();
-  }
-
- private:
-  std::unique_ptr<RedisCluster> cluster_;
-};
 
 class OrderSimCluster : public ::testing::Test {
  protected:
@@ -132,6 +119,6 @@ TEST_F(OrderSimCluster, NothingPaidIsCancelledAndNothingUnpaidIsMissed) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new expiry::test::ClusterEnvironment);
+  ::testing::AddGlobalTestEnvironment(new expiry::test::SharedClusterEnvironment);
   return RUN_ALL_TESTS();
 }

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/process/child_process.h"
+#include "integration/ctl/ctl_run.h"
 #include "support/redis_server.h"
 #include "support/redis_client.h"
 #include "support/wait.h"
@@ -40,29 +41,6 @@ constexpr const char* kSchedule = "expiry:{0}:schedule";
 std::string trigger(const std::string& id) { return "expiry:{0}:t:" + id; }
 std::string shadow(const std::string& id) { return "expiry:{0}:task:" + id; }
 
-struct CtlRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr interleaved
-};
-
-// Runs expiry-ctl to completion (bounded) and returns its exit code and output.
-CtlRun run_ctl(const std::vector<std::string>& args, std::vector<std::pair<std::string, std::string>> env = {}) {
-  ChildProcess child(EXPIRY_CTL_BIN, args, std::move(env));
-  auto rc = child.wait_exit(60s);
-  CtlRun run;
-  if (!rc) {
-    child.kill_hard();
-    ADD_FAILURE() << "expiry-ctl did not exit within 60 s: " << child.output();
-    return run;
-  }
-  run.exit_code = *rc;
-  run.output = child.output();
-  return run;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 class CtlTest : public ::testing::Test {
  protected:
