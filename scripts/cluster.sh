@@ -65,17 +65,7 @@ start_cluster_node() {
     --logfile "$dir/redis.log" --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
     --cluster-node-timeout 5000 "$@" &
   pid=$!
-  for _ in $(seq 200); do
-    if redis-cli -p "$port" PING 2>/dev/null | grep -q PONG; then
-      STARTED_PIDS+=("$pid")
-      return 0
-    fi
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  return 1
+  await_redis "$port" "$pid" 200
 }
 
 # start_cluster DIR [extra redis-server args...]: starts 6 nodes in DIR/node-PORT, joins them

@@ -20,6 +20,23 @@ stop_started() {
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# await_redis PORT PID TRIES: waits (TRIES x 50 ms) until the redis-server PID just started on
+# PORT answers PING, then registers it in STARTED_PIDS; otherwise kills and reaps it, returns 1.
+await_redis() {
+  local port=$1 pid=$2 tries=$3
+  for _ in $(seq "$tries"); do
+    if redis-cli -p "$port" PING 2>/dev/null | grep -q PONG; then
+      STARTED_PIDS+=("$pid")
+      return 0
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  return 1
+}
+
 # start_redis DIR [extra redis-server args...]: starts redis-server with the repo's redis.conf
 # on a free port in DIR; sets REDIS_PORT and REDIS_URL. Waits until it answers PING.
 # With REDIS_DETACHED=1 the server runs in its own session (setsid), so a Ctrl-C in the
@@ -37,18 +54,11 @@ start_redis() {
     ${REDIS_DETACHED:+setsid} redis-server "$conf" --port "$port" --bind 127.0.0.1 --dir "$dir" --daemonize no \
       --logfile "$dir/redis.log" "$@" &
     pid=$!
-    for _ in $(seq 100); do
-      if redis-cli -p "$port" PING 2>/dev/null | grep -q PONG; then
-        STARTED_PIDS+=("$pid")
-        REDIS_PORT=$port
-        REDIS_URL="redis://127.0.0.1:$port/0"
-        return 0
-      fi
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.05
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    if await_redis "$port" "$pid" 100; then
+      REDIS_PORT=$port
+      REDIS_URL="redis://127.0.0.1:$port/0"
+      return 0
+    fi
   done
   echo "could not start redis-server; see $dir/redis.log" >&2
   return 1
