@@ -4,6 +4,7 @@
 // every test; each test uses a namespace of its own, so their tasks never mix.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -282,6 +283,53 @@ TEST_F(ClusterRelayTest, ReshardingTheSlotsOfLoadedBucketsLosesRepeatsAndOrphans
     g_cluster->move_slots({slot}, to);
   }
   expect_exactly_once("reshard of 8 loaded buckets", {r1.get(), r2.get()});
+}
+
+// The same with the operator's tool: redis-cli --cluster reshard moves the lowest slots of one
+// primary to another; the number of slots is chosen so that they hold four loaded buckets.
+TEST_F(ClusterRelayTest, ARedisCliReshardOfLoadedBucketsLosesRepeatsAndOrphansNothing) {
+  auto r1 = start_relay("r1");
+  auto r2 = start_relay("r2");
+  wait_ready("r1", *r1);
+  wait_ready("r2", *r2);
+  schedule(0, kTasks, 500, 6000);
+  ASSERT_TRUE(wait_until([&] { return forwarded() > kTasks / 10; }, 60s));
+  const auto from = g_cluster->primary_for_slot(bucket_slot(0));
+  RedisCluster::Node to;
+  for (const auto& p : g_cluster->primaries()) {
+    if (p.port != from.port) to = p;
+  }
+  std::vector<int> owned;  // the source's slots, ascending: redis-cli takes the lowest first
+  const SlotMap map = g_cluster->slot_map();
+  for (const auto& range : map.ranges()) {
+    if (range.primary.port != from.port) continue;
+    for (int slot = range.first; slot <= range.last; ++slot) owned.push_back(slot);
+  }
+  std::sort(owned.begin(), owned.end());
+  std::set<int> bucket_slots;
+  for (int b = 0; b < kBuckets; ++b) bucket_slots.insert(bucket_slot(b));
+  int slots = 0;
+  int buckets_moved = 0;
+  for (int slot : owned) {
+    ++slots;
+    if (bucket_slots.count(slot) != 0 && ++buckets_moved == 4) break;
+  }
+  ASSERT_GE(buckets_moved, 1);
+  ChildProcess reshard("/usr/bin/redis-cli",
+                       {"--cluster", "reshard", from.host + ":" + std::to_string(from.port), "--cluster-from", from.id,
+                        "--cluster-to", to.id, "--cluster-slots", std::to_string(slots), "--cluster-yes"},
+                       {}, g_cluster->dir() + "/reshard-" + ns_ + ".log");
+  const auto code = reshard.wait_exit(240s);
+  ASSERT_TRUE(code.has_value()) << reshard.output();
+  ASSERT_EQ(*code, 0) << reshard.output();
+  g_cluster->wait_cluster_ok();
+  for (int i = 0; i < slots; ++i) {
+    if (bucket_slots.count(owned[i]) != 0) {
+      EXPECT_EQ(g_cluster->primary_for_slot(owned[i]).port, to.port) << "slot " << owned[i] << " moved";
+    }
+  }
+  std::printf("[cluster] redis-cli --cluster reshard: %d slots holding %d loaded buckets\n", slots, buckets_moved);
+  expect_exactly_once("redis-cli --cluster reshard", {r1.get(), r2.get()});
 }
 
 TEST_F(ClusterRelayTest, AKilledRelayLeavesTheOtherToForwardEverything) {
