@@ -1,33 +1,54 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages needed to build, test and run expiry-relay (idempotent).
-# Without root it prints the apt-get command to run instead.
+# Installs the Debian packages needed to build, test and run expiry-relay (idempotent), and
+# hiredis >= 1.1 with TLS: the system's libhiredis-dev where it is that new (Debian 13), else
+# (Debian 12, whose hiredis is 0.14) scripts/hiredis.sh builds Debian 13's own source package
+# into a private prefix in the build tree, once. Without root it prints the apt-get command.
+# Env: BUILD_DIR (default build), where that prefix goes: $BUILD_DIR/_deps/hiredis-1.2.0.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake pkg-config
-  libhiredis-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev prometheus-cpp-dev
+  libssl-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev prometheus-cpp-dev
   redis-server redis-tools
 )
+# hiredis on a system that packages 1.1 or newer (Debian 13; the Dockerfile's build stage).
+HIREDIS_PACKAGE=libhiredis-dev
+# What building Debian's hiredis source package needs on Debian 12 (apt-get source, dpkg-source).
+HIREDIS_SOURCE_TOOLS=(dpkg-dev xz-utils ca-certificates)
+
+debian_major=$( (. /etc/os-release 2>/dev/null && echo "${VERSION_ID%%.*}") || true)
+hiredis_candidate=$(apt-cache policy "$HIREDIS_PACKAGE" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+if [ "${debian_major:-0}" -ge 13 ] 2>/dev/null ||
+   { [ -n "$hiredis_candidate" ] && dpkg --compare-versions "$hiredis_candidate" ge 1.1; }; then
+  PACKAGES+=("$HIREDIS_PACKAGE")
+  BUILD_HIREDIS=0
+else
+  PACKAGES+=("${HIREDIS_SOURCE_TOOLS[@]}")
+  BUILD_HIREDIS=1
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    SUDO=sudo
+install_missing() {
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      SUDO=sudo
+    else
+      echo "Missing packages: ${missing[*]}" >&2
+      echo "Run: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+      exit 1
+    fi
   else
-    echo "Missing packages: ${missing[*]}" >&2
-    echo "Run: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
-    exit 1
+    SUDO=
   fi
-else
-  SUDO=
-fi
-echo "Installing: ${missing[*]}" >&2
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The redis-server package may start a system instance; the project never uses it (its
-# scripts and tests start their own servers on free ports).
+  echo "Installing: ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The redis-server package may start a system instance; the project never uses it (its
+  # scripts and tests start their own servers on free ports).
+}
+[ ${#missing[@]} -eq 0 ] || install_missing
+[ "$BUILD_HIREDIS" = 0 ] || scripts/hiredis.sh

@@ -10,6 +10,7 @@ namespace expiry {
 namespace {
 
 constexpr std::string_view kScheme = "redis://";
+constexpr std::string_view kTlsScheme = "rediss://";
 
 [[noreturn]] void fail(const std::string& why) {
   throw ConfigError("invalid Redis URL: " + why + " (expected redis://[user:password@]host:port[/db])");
@@ -63,7 +64,7 @@ bool valid_hostname(std::string_view h) {
 }  // namespace
 
 std::string RedisEndpoint::redacted() const {
-  std::string out(kScheme);
+  std::string out(tls.enabled ? kTlsScheme : kScheme);
   if (!user.empty() || !password.empty()) {
     out += user;
     if (!password.empty()) out += ":***";
@@ -75,15 +76,16 @@ std::string RedisEndpoint::redacted() const {
 }
 
 RedisEndpoint parse_redis_url(std::string_view url) {
-  if (url.substr(0, kScheme.size()) != kScheme) {
-    auto colon = url.find("://");
-    if (colon != std::string_view::npos && url.substr(0, colon) == "rediss") {
-      fail("rediss:// (TLS) is not supported by this build (hiredis without TLS); see docs/security.md");
-    }
-    fail("scheme must be redis://");
-  }
-  std::string_view rest = url.substr(kScheme.size());
   RedisEndpoint ep;
+  std::string_view rest;
+  if (url.substr(0, kScheme.size()) == kScheme) {
+    rest = url.substr(kScheme.size());
+  } else if (url.substr(0, kTlsScheme.size()) == kTlsScheme) {
+    rest = url.substr(kTlsScheme.size());
+    ep.tls.enabled = true;
+  } else {
+    fail("scheme must be redis:// or rediss:// (TLS)");
+  }
 
   // Credentials end at the last '@' (a password may contain '/' or '@'); the path follows the host.
   std::string_view creds;

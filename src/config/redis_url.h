@@ -1,8 +1,10 @@
-// Parsing of redis://[user:password@]host:port[/db] URLs into an endpoint.
+// Parsing of redis:// and rediss:// (TLS) URLs, [user:password@]host:port[/db], into an endpoint.
 #pragma once
 
 #include <string>
 #include <string_view>
+
+#include "config/tls_settings.h"
 
 namespace expiry {
 
@@ -12,13 +14,13 @@ struct RedisEndpoint {
   std::string user;      // empty: no ACL user (AUTH with the password alone)
   std::string password;  // empty: no AUTH; never logged, see redacted()
   int db = 0;
+  TlsSettings tls;       // tls.enabled for rediss://; the rest comes from the tls_* settings
 
   // The URL with the password replaced by "***", safe to log.
   std::string redacted() const;
 };
 
-// Throws ConfigError naming what is wrong. Accepts "redis://" only (no TLS in hiredis 0.14),
-// an optional "user:password@" or ":password@" part (percent-decoded), an IPv4 address, a
+// Throws ConfigError naming what is wrong. Accepts "redis://" and "rediss://" (TLS on), an optional "user:password@" or ":password@" part (percent-decoded), an IPv4 address, a
 // hostname or a bracketed IPv6 address, an optional port (default 6379) and an optional /db.
 RedisEndpoint parse_redis_url(std::string_view url);
 

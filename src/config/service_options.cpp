@@ -1,7 +1,11 @@
 // See service_options.h.
 #include "config/service_options.h"
 
+#include <dirent.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <iostream>
 
@@ -33,15 +37,45 @@ std::chrono::milliseconds ms_setting(const Settings& s, const std::string& name)
 }  // namespace
 
 std::vector<OptionSpec> connection_option_specs() {
-  return {
-      {"redis_url", OptionKind::String, "Redis URL redis://[user:password@]host:port[/db]",
+  std::vector<OptionSpec> specs = {
+      {"redis_url", OptionKind::String, "Redis URL redis://[user:password@]host:port[/db] (rediss:// for TLS)",
        "redis://127.0.0.1:6379/0", INT64_MIN, INT64_MAX, true},
       {"password_file", OptionKind::String, "file whose first line is the Redis password (keeps it out of ps)", ""},
-      {"namespace", OptionKind::String, "key namespace", "expiry"},
-      {"buckets", OptionKind::Integer,
-       "buckets of the namespace, a power of two (0: the count stored in Redis, else 64 on a cluster, 1 on one Redis)",
-       "0", 0, 16384},
   };
+  append_specs(specs, tls_option_specs());
+  append_specs(specs, {
+                          {"namespace", OptionKind::String, "key namespace", "expiry"},
+                          {"buckets", OptionKind::Integer,
+                           "buckets of the namespace, a power of two (0: the count stored in Redis, else 64 on a "
+                           "cluster, 1 on one Redis)",
+                           "0", 0, 16384},
+                      });
+  return specs;
+}
+
+std::vector<OptionSpec> tls_option_specs() {
+  return {
+      {"tls_ca_cert_file", OptionKind::String, "rediss://: CA certificates (PEM) that verify the server (default: the system's)", ""},
+      {"tls_ca_cert_dir", OptionKind::String, "rediss://: directory of CA certificates (c_rehash layout)", ""},
+      {"tls_cert_file", OptionKind::String, "rediss://: client certificate (PEM) for mutual TLS", ""},
+      {"tls_key_file", OptionKind::String, "rediss://: the client certificate's private key (PEM)", ""},
+      {"tls_server_name", OptionKind::String, "rediss://: name sent (SNI) and verified (default: the URL's host)", ""},
+      {"tls_insecure", OptionKind::Boolean, "rediss://: do not verify the server (testing only; warned at start)", "false"},
+  };
+}
+
+std::vector<std::string> tls_flags(const TlsSettings& tls) {
+  std::vector<std::string> flags;
+  const auto add = [&](const char* flag, const std::string& value) {
+    if (!value.empty()) flags.push_back(std::string(flag) + "=" + value);
+  };
+  add("--tls-ca-cert-file", tls.ca_cert_file);
+  add("--tls-ca-cert-dir", tls.ca_cert_dir);
+  add("--tls-cert-file", tls.cert_file);
+  add("--tls-key-file", tls.key_file);
+  add("--tls-server-name", tls.server_name);
+  if (tls.insecure) flags.push_back("--tls-insecure");
+  return flags;
 }
 
 std::vector<OptionSpec> stream_option_specs() {
@@ -86,6 +120,35 @@ void append_specs(std::vector<OptionSpec>& specs, const std::vector<OptionSpec>&
   specs.insert(specs.end(), more.begin(), more.end());
 }
 
+void apply_tls_settings(const Settings& s, TlsSettings& tls) {
+  tls.ca_cert_file = s.text("tls_ca_cert_file");
+  tls.ca_cert_dir = s.text("tls_ca_cert_dir");
+  tls.cert_file = s.text("tls_cert_file");
+  tls.key_file = s.text("tls_key_file");
+  tls.server_name = s.text("tls_server_name");
+  tls.insecure = s.boolean("tls_insecure");
+  if (auto err = tls_settings_error(tls)) throw ConfigError(*err);
+  // Read now, so a missing or unreadable file is a configuration error at start (and in
+  // --check-config), not a reconnect loop. io/tls_context reads them again to load them.
+  for (const char* name : {"tls_ca_cert_file", "tls_cert_file", "tls_key_file"}) {
+    const std::string& path = s.text(name);
+    if (path.empty()) continue;
+    try {
+      read_text_file(path, name);
+    } catch (const ConfigError& e) {
+      throw ConfigError(s.source(name) + ": " + e.what());
+    }
+  }
+  if (!tls.ca_cert_dir.empty()) {
+    DIR* dir = opendir(tls.ca_cert_dir.c_str());
+    if (dir == nullptr) {
+      throw ConfigError(s.source("tls_ca_cert_dir") + ": cannot read directory " + tls.ca_cert_dir + ": " +
+                        std::strerror(errno));
+    }
+    closedir(dir);
+  }
+}
+
 void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::string& ns) {
   try {
     redis = parse_redis_url(s.text("redis_url"));
@@ -93,6 +156,7 @@ void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::str
     throw ConfigError(s.source("redis_url") + ": " + e.what());
   }
   if (!s.text("password_file").empty()) redis.password = read_password_file(s.text("password_file"));
+  apply_tls_settings(s, redis.tls);
   ns = s.text("namespace");
   if (auto err = namespace_error(ns)) throw ConfigError(s.source("namespace") + ": " + *err);
 }

@@ -17,8 +17,14 @@
 
 namespace expiry {
 
-// The options common to every program of the project (relay, ctl, consumers).
+// The options common to every program of the project (relay, ctl, consumers): redis_url,
+// password_file, tls_option_specs(), namespace, buckets.
 std::vector<OptionSpec> connection_option_specs();
+// tls_ca_cert_file, tls_ca_cert_dir, tls_cert_file, tls_key_file, tls_server_name, tls_insecure
+// (redis-cli's names): read by apply_tls_settings.
+std::vector<OptionSpec> tls_option_specs();
+// The command-line flags that give another program of the project the same `tls` settings.
+std::vector<std::string> tls_flags(const TlsSettings& tls);
 // The relay's `stream` and `group`; expiry-ctl reads them too, as its defaults.
 std::vector<OptionSpec> stream_option_specs();
 // connect_timeout_ms, watchdog_interval_ms, watchdog_timeout_ms: services differ in what the
@@ -34,7 +40,11 @@ std::vector<OptionSpec> log_option_specs();
 // Appends `more` to `specs`.
 void append_specs(std::vector<OptionSpec>& specs, const std::vector<OptionSpec>& more);
 
-// Applies the options shared with other programs: URL (+ password file), namespace.
+// Reads the tls_* options into `tls` (whose `enabled` the URL set). Throws ConfigError naming the
+// source for tls_* without rediss://, a certificate without its key, or a file or directory that
+// cannot be read.
+void apply_tls_settings(const Settings& s, TlsSettings& tls);
+// Applies the options shared with other programs: URL (+ password file, tls_*), namespace.
 void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::string& ns);
 
 // The `buckets` setting: 0 (not set) or a power of two; throws ConfigError naming the source.

@@ -1,7 +1,9 @@
-// hiredis async + libevent behind RedisConnection; see redis_connection.h for the contracts.
-// hiredis 0.14.1 rules followed here: never free or reconnect inside a hiredis callback
-// (deferred via the loop instead); hiredis frees the context itself after the connect-failure
-// and disconnect callbacks, so ctx_ is nulled there; a NULL reply means the context is dying.
+// hiredis 1.x async + libevent behind RedisConnection; see redis_connection.h for the contracts.
+// hiredis rules followed here: never free or reconnect inside a hiredis callback (deferred via
+// the loop instead); hiredis frees the context itself after the connect-failure and disconnect
+// callbacks, so ctx_ is nulled there; a NULL reply means the context is dying. hiredis times
+// out the TCP connect itself (redisOptions::connect_timeout); our handshake timer covers the
+// rest (TLS, AUTH, SELECT, PING), with the same budget.
 #include "io/redis_connection.h"
 
 #include <hiredis/adapters/libevent.h>
@@ -15,14 +17,14 @@
 
 #include "io/callback_barrier.h"
 #include "io/hiredis_reply.h"
+#include "io/tls_context.h"
 #include "protocol/redis_error.h"
 
 namespace expiry {
 
 namespace {
 
-// The single place that turns a hiredis context error into text. A failed connect sets only
-// the inner context's error in hiredis 0.14 (it is copied to ac->errstr later, if ever).
+// The single place that turns a hiredis context error into text.
 std::string context_error(const redisAsyncContext* ac) {
   if (ac == nullptr) return "out of memory";
   const char* hint = ac->err == REDIS_ERR_PROTOCOL || ac->c.err == REDIS_ERR_PROTOCOL
@@ -69,7 +71,7 @@ RedisConnection::RedisConnection(EventLoop& loop, Options options)
       options_(std::move(options)),
       reply_callback_who_("redis " + options_.role + ": reply callback"),
       rng_(std::random_device{}()),
-      connect_timer_(loop, [this] { run_own([this] { attempt_failed_timeout(); }); }),
+      handshake_timer_(loop, [this] { run_own([this] { attempt_failed_timeout(); }); }),
       retry_timer_(loop, [this] { run_own([this] { connect_now(); }); }),
       watchdog_timer_(loop, [this] { run_own([this] { watchdog_tick(); }); }) {}
 
@@ -104,12 +106,35 @@ void RedisConnection::connect_now() {
   if (state_ == State::Closing || state_ == State::Closed) return;
   subscriptions_.clear();  // the context they belonged to has been freed
   const auto& ep = options_.endpoint;
-  redisAsyncContext* ac = redisAsyncConnect(ep.host.c_str(), ep.port);
+  if (ep.tls.enabled && !tls_) {
+    try {
+      tls_ = TlsContext::get(ep.tls);
+    } catch (const std::exception& e) {
+      attempt_failed(e.what());  // e.g. a CA file removed since start: retried like any failure
+      return;
+    }
+  }
+  redisOptions opts{};
+  REDIS_OPTIONS_SET_TCP(&opts, ep.host.c_str(), ep.port);
+  const auto ms = options_.connect_timeout.count();
+  const timeval connect_timeout{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+  opts.connect_timeout = &connect_timeout;
+  redisAsyncContext* ac = redisAsyncConnectWithOptions(&opts);
   if (ac == nullptr || ac->err != 0) {
     const std::string why = context_error(ac);
     if (ac != nullptr) redisAsyncFree(ac);
     attempt_failed(why);
     return;
+  }
+  ssl_ = nullptr;
+  if (tls_) {
+    std::string why;
+    ssl_ = tls_->start(&ac->c, ep.host, &why);
+    if (ssl_ == nullptr) {
+      redisAsyncFree(ac);
+      attempt_failed(why);
+      return;
+    }
   }
   ac->data = this;
   if (redisLibeventAttach(ac, loop_.raw()) != REDIS_OK) {
@@ -125,7 +150,6 @@ void RedisConnection::connect_now() {
   was_ready_ = false;
   handshake_failed_ = false;
   ++attempt_;
-  connect_timer_.arm(options_.connect_timeout);
 }
 
 void RedisConnection::on_connect(const redisAsyncContext* ac, int status) {
@@ -134,15 +158,45 @@ void RedisConnection::on_connect(const redisAsyncContext* ac, int status) {
   CallbackScope scope(*self);
   if (status != REDIS_OK) {
     // hiredis frees the context after this callback returns.
-    const std::string why = context_error(ac);
+    bool tls_refusal = false;
+    const std::string why =
+        ac->c.err == REDIS_ERR_TIMEOUT ? self->connect_timeout_text() : self->failure_text(ac, &tls_refusal);
     self->ctx_ = nullptr;
-    self->attempt_failed(why);
+    self->ssl_ = nullptr;
+    if (tls_refusal) {
+      self->attempt_refused_by_tls(why);
+    } else {
+      self->attempt_failed(why);
+    }
     return;
   }
   self->begin_handshake();
 }
 
+std::string RedisConnection::connect_timeout_text() const {
+  return "connect timeout after " + std::to_string(options_.connect_timeout.count()) + " ms";
+}
+
+std::string RedisConnection::failure_text(const redisAsyncContext* ac, bool* tls_refusal) const {
+  const std::string why = context_error(ac);
+  if (was_ready_) return tls_ ? tls_->explain_failure(ssl_, options_.endpoint.host, why) : why;
+  if (tls_) {
+    std::string explained = tls_->explain_failure(ssl_, options_.endpoint.host, why);
+    *tls_refusal = explained != why;
+    return explained;
+  }
+  // A plain-text client that a TLS port drops sees the connection closed before any answer.
+  *tls_refusal = ac->c.err == REDIS_ERR_EOF || why.find("reset by peer") != std::string::npos;
+  return *tls_refusal ? why + plain_text_hint(false) : why;
+}
+
+void RedisConnection::attempt_refused_by_tls(const std::string& why) {
+  attempt_failed(why);
+  if (on_handshake_error_) on_handshake_error_(Reply::io_error(why));
+}
+
 void RedisConnection::begin_handshake() {
+  handshake_timer_.arm(options_.connect_timeout);
   const auto& ep = options_.endpoint;
   std::vector<std::pair<std::string, std::vector<std::string>>> steps;
   if (!ep.password.empty()) {
@@ -170,7 +224,7 @@ void RedisConnection::handshake_step_done(const Reply& reply, const std::string&
   if (state_ != State::Connecting || attempt != attempt_ || handshake_failed_) return;
   const RedisErrorKind kind = classify(reply);
   if (kind == RedisErrorKind::Io) {
-    handshake_failed_ = true;  // on_disconnect (or the connect timeout) follows and retries
+    handshake_failed_ = true;  // on_disconnect (or the handshake timer) follows and retries
     return;
   }
   if (kind != RedisErrorKind::None) {
@@ -205,7 +259,7 @@ void RedisConnection::handshake_refused(const std::string& step, const Reply& re
 }
 
 void RedisConnection::become_ready() {
-  connect_timer_.cancel();
+  handshake_timer_.cancel();
   state_ = State::Ready;
   was_ready_ = true;
   ready_since_ = Clock::now();
@@ -222,20 +276,24 @@ void RedisConnection::on_disconnect(const redisAsyncContext* ac, int status) {
   if (self == nullptr || ac != self->ctx_) return;  // a context we abandoned ourselves
   CallbackScope scope(*self);
   // hiredis frees the context after this callback returns.
+  bool tls_refusal = false;
+  const std::string why = status == REDIS_OK ? "disconnected" : self->failure_text(ac, &tls_refusal);
   self->ctx_ = nullptr;
+  self->ssl_ = nullptr;
   self->dying_ = false;
-  self->connect_timer_.cancel();
+  self->handshake_timer_.cancel();
   self->watchdog_timer_.cancel();
   if (self->state_ == State::Closing || self->state_ == State::Closed) {
     self->state_ = State::Closed;
     if (self->on_closed_) self->loop_.defer(self->alive_, self->on_closed_);
     return;
   }
-  const std::string why = status == REDIS_OK ? "disconnected" : context_error(ac);
   const bool was_ready = self->was_ready_;
   self->state_ = State::Disconnected;
   if (was_ready) {
     self->schedule_retry_after_loss(why);
+  } else if (tls_refusal) {
+    self->attempt_refused_by_tls(why);
   } else {
     self->attempt_failed(why);
   }
@@ -249,12 +307,10 @@ void RedisConnection::schedule_retry_after_loss(const std::string& why) {
   if (on_down_) on_down_(why);
 }
 
-void RedisConnection::attempt_failed_timeout() {
-  drop_now("connect timeout after " + std::to_string(options_.connect_timeout.count()) + " ms");
-}
+void RedisConnection::attempt_failed_timeout() { drop_now(connect_timeout_text()); }
 
 void RedisConnection::attempt_failed(const std::string& why) {
-  connect_timer_.cancel();
+  handshake_timer_.cancel();
   state_ = State::Disconnected;
   const auto delay = backoff_delay(options_.backoff, failures_++, std::uniform_real_distribution<double>(0, 1)(rng_));
   spdlog::warn("redis {} connection to {} failed: {}; retrying in {} ms", options_.role,
@@ -267,8 +323,9 @@ void RedisConnection::drop_now(const std::string& why) {
   redisAsyncContext* ac = ctx_;
   const bool was_ready = was_ready_;
   ctx_ = nullptr;
+  ssl_ = nullptr;
   dying_ = false;
-  connect_timer_.cancel();
+  handshake_timer_.cancel();
   watchdog_timer_.cancel();
   if (state_ == State::Closing) {
     state_ = State::Closed;
@@ -297,7 +354,7 @@ void RedisConnection::force_reconnect(std::string why) {
 void RedisConnection::close() {
   if (state_ == State::Closing || state_ == State::Closed) return;
   retry_timer_.cancel();
-  connect_timer_.cancel();
+  handshake_timer_.cancel();
   watchdog_timer_.cancel();
   if (ctx_ == nullptr) {
     state_ = State::Closed;

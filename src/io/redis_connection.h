@@ -16,20 +16,25 @@
 #include "protocol/reply.h"
 
 struct redisAsyncContext;
+struct ssl_st;
 
 namespace expiry {
+
+class TlsContext;
 
 class RedisConnection {
  public:
   enum class State { Disconnected, Connecting, Ready, Closing, Closed };
-  // Ping: PING when idle, drop if a reply is overdue. Passive: the owner proves liveness
-  // (a subscribed connection cannot PING in hiredis 0.14); only overdue replies are checked.
+  // Ping: PING when idle, drop if a reply is overdue. Passive: the owner proves liveness (a
+  // subscribed connection answers PING differently; see the health channel in
+  // relay/expiry_listener.h); only overdue replies are checked.
   enum class Watchdog { Ping, Passive };
 
   struct Options {
-    RedisEndpoint endpoint;
+    RedisEndpoint endpoint;   // endpoint.tls.enabled: TLS (io/tls_context), retried like any failure
     std::string role;         // "commands", "subscriber": used in logs and CLIENT SETNAME
     std::string client_name;  // CLIENT SETNAME value (no spaces); empty: none
+    // TCP connect (timed by hiredis), then again the handshake: TLS, AUTH, SELECT, PING.
     std::chrono::milliseconds connect_timeout{2000};
     std::chrono::milliseconds watchdog_interval{1000};
     std::chrono::milliseconds watchdog_timeout{3000};
@@ -57,7 +62,8 @@ class RedisConnection {
   // Called when a Ready connection is lost; a reconnect is already scheduled.
   void set_on_down(std::function<void(const std::string& why)> fn) { on_down_ = std::move(fn); }
   // Called when the handshake meets a refusal that retrying cannot cure: credentials refused
-  // or required (NOAUTH, WRONGPASS, NOPERM on any step) or a SELECT refused for good. The
+  // or required (NOAUTH, WRONGPASS, NOPERM on any step), a SELECT refused for good, or TLS that
+  // does not fit the server (an IoError reply naming the cause, from io/tls_context). The
   // connection retries anyway, with backoff, unless the owner closes it. Transient refusals
   // (maxclients, LOADING on AUTH ...) are only logged and retried.
   void set_on_handshake_error(std::function<void(const Reply&)> fn) { on_handshake_error_ = std::move(fn); }
@@ -101,6 +107,13 @@ class RedisConnection {
   void drop_now(const std::string& why);
   void attempt_failed(const std::string& why);
   void attempt_failed_timeout();
+  std::string connect_timeout_text() const;
+  // Why `ac` failed: hiredis's text, with OpenSSL's cause for TLS and a hint for plain text.
+  // Before Ready, sets *tls_refusal when the cause is TLS not fitting the server (a certificate
+  // that does not verify, a refused handshake, plain text dropped by a TLS port).
+  std::string failure_text(const redisAsyncContext* ac, bool* tls_refusal) const;
+  // attempt_failed, then on_handshake_error: retrying cannot cure it, the owner decides.
+  void attempt_refused_by_tls(const std::string& why);
   void schedule_retry_after_loss(const std::string& why);
   void watchdog_tick();
   bool send(const std::vector<std::string>& argv, ReplyCallback cb);
@@ -114,6 +127,8 @@ class RedisConnection {
   const std::string reply_callback_who_;  // "redis <role>: reply callback", for the exception barrier
   int in_callback_ = 0;               // depth of this connection's own callbacks on the stack
   redisAsyncContext* ctx_ = nullptr;  // owned by hiredis once connecting; nulled when hiredis frees it
+  std::shared_ptr<const TlsContext> tls_;  // set for rediss:// at the first connect
+  ssl_st* ssl_ = nullptr;             // ctx_'s TLS session (hiredis owns it), for failure messages
   State state_ = State::Disconnected;
   bool dying_ = false;                // hiredis is failing this context's callbacks; await on_disconnect
   bool discard_callbacks_ = false;    // set by the destructor: drop pending callbacks uncalled
@@ -129,7 +144,7 @@ class RedisConnection {
   Clock::time_point last_activity_;   // last reply or message received
   std::vector<std::unique_ptr<Subscription>> subscriptions_;  // privdata of the live context
   std::minstd_rand rng_;
-  Timer connect_timer_;
+  Timer handshake_timer_;
   Timer retry_timer_;
   Timer watchdog_timer_;
   std::function<void()> on_ready_;

@@ -105,6 +105,9 @@ int run_and_report(const OrderSimConfig& config, const std::string& json_path) {
     std::cout << summary.text();
     if (!json_path.empty()) std::ofstream(json_path) << summary.json() << "\n";
     return summary.ok() ? 0 : 1;
+  } catch (const ConfigError& e) {  // e.g. TLS that does not fit the server (io/tls_context.h)
+    std::cerr << "order-sim: " << escape_text(e.what()) << "\n";
+    return 2;
   } catch (const Error& e) {
     std::cerr << "order-sim: " << escape_text(e.what()) << "\n";
     return 1;

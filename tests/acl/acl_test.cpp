@@ -409,14 +409,29 @@ TEST_P(RelayAcl, CheckConfigRedactsThePassword) {
   expect_no_secret(check.output(), "--check-config");
 }
 
-TEST(TlsUrl, IsRefusedWithAPointerToTheDocument) {
+TEST(TlsUrl, CheckConfigShowsTheTlsSettingsWithoutTheSecret) {
+  const std::string ca = ::testing::TempDir() + "/acl-ca.pem";
+  std::ofstream(ca) << "not read by --check-config beyond being readable\n";
   ChildProcess check(EXPIRY_RELAY_BIN, {"--redis-url", "rediss://expiry-relay:" + kPasswordInUrl + "@127.0.0.1:6380/0",
+                                        "--tls-ca-cert-file", ca, "--tls-server-name", "redis.example",
                                         "--check-config"});
   auto rc = check.wait_exit(10s);
   ASSERT_TRUE(rc);
+  EXPECT_EQ(*rc, 0) << check.output();
+  EXPECT_TRUE(has_line_with(check.output(), {"redis_url=rediss://expiry-relay:***@127.0.0.1:6380/0"})) << check.output();
+  EXPECT_TRUE(has_line_with(check.output(), {"tls_ca_cert_file=" + ca})) << check.output();
+  EXPECT_TRUE(has_line_with(check.output(), {"tls_server_name=redis.example"})) << check.output();
+  expect_no_secret(check.output(), "--check-config over rediss://");
+}
+
+TEST(TlsUrl, TlsSettingsWithAPlainUrlAreRefused) {
+  ChildProcess check(EXPIRY_RELAY_BIN, {"--redis-url", "redis://expiry-relay:" + kPasswordInUrl + "@127.0.0.1:6380/0",
+                                        "--tls-insecure", "--check-config"});
+  auto rc = check.wait_exit(10s);
+  ASSERT_TRUE(rc);
   EXPECT_EQ(*rc, 2);
-  EXPECT_TRUE(has_line_with(check.output(), {"rediss://", "not supported", "docs/security.md"})) << check.output();
-  expect_no_secret(check.output(), "the rediss:// error");
+  EXPECT_TRUE(has_line_with(check.output(), {"tls_insecure", "not rediss://"})) << check.output();
+  expect_no_secret(check.output(), "the tls_* error");
 }
 
 INSTANTIATE_TEST_SUITE_P(Credentials, RelayAcl, ::testing::Values(Creds::Url, Creds::Env, Creds::PasswordFile),

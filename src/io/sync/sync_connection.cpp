@@ -1,5 +1,4 @@
 // Blocking hiredis client behind SyncConnection; see sync_connection.h for the contracts.
-// Written against the API common to hiredis 0.14 and 1.x (no redisOptions).
 #include "io/sync/sync_connection.h"
 
 #include <hiredis/hiredis.h>
@@ -11,6 +10,7 @@
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
 #include "io/hiredis_reply.h"
+#include "io/tls_context.h"
 #include "protocol/redis_error.h"
 
 namespace expiry {
@@ -79,11 +79,20 @@ SyncConnection::SyncConnection(const RedisEndpoint& endpoint) : SyncConnection(e
 
 SyncConnection::SyncConnection(const RedisEndpoint& endpoint, Options options)
     : endpoint_(endpoint), options_(options) {
-  ctx_.reset(redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, to_timeval(options_.connect_timeout)));
+  if (endpoint_.tls.enabled) tls_ = TlsContext::get(endpoint_.tls);  // throws TlsError
+  const timeval connect_timeout = to_timeval(options_.connect_timeout);
+  const timeval command_timeout = to_timeval(options_.command_timeout);
+  redisOptions opts{};
+  REDIS_OPTIONS_SET_TCP(&opts, endpoint_.host.c_str(), endpoint_.port);
+  opts.connect_timeout = &connect_timeout;
+  opts.command_timeout = &command_timeout;
+  ctx_.reset(redisConnectWithOptions(&opts));
   if (!ctx_) throw IoError("cannot connect to " + endpoint_.redacted() + ": out of memory");
   if (ctx_->err != 0) throw IoError("cannot connect to " + endpoint_.redacted() + ": " + ctx_->errstr);
-  if (redisSetTimeout(ctx_.get(), to_timeval(options_.command_timeout)) != REDIS_OK) {
-    throw IoError("cannot set the command timeout on " + endpoint_.redacted() + ": " + ctx_->errstr);
+  if (tls_) {
+    std::string why;
+    ssl_ = tls_->start(ctx_.get(), endpoint_.host, &why);
+    if (ssl_ == nullptr) throw TlsError("cannot connect to " + endpoint_.redacted() + ": " + why);
   }
   handshake();
 }
@@ -118,18 +127,32 @@ void SyncConnection::check_usable(bool allow_pending) const {
 
 void SyncConnection::fail_io() {
   const bool timed_out =
-#ifdef REDIS_ERR_TIMEOUT
       ctx_->err == REDIS_ERR_TIMEOUT ||
-#endif
       (ctx_->err == REDIS_ERR_IO && std::string(ctx_->errstr).find("temporarily unavailable") != std::string::npos);
   if (timed_out) {
     broken_reason_ = "no reply from " + endpoint_.redacted() + " within " +
                      std::to_string(options_.command_timeout.count()) + " ms";
-  } else {
-    broken_reason_ = "Redis connection to " + endpoint_.redacted() + " failed: " +
-                     (ctx_->errstr[0] != '\0' ? std::string(ctx_->errstr) : std::string("connection closed"));
+    throw IoError(broken_reason_);
   }
-  throw IoError(broken_reason_);
+  const std::string why = ctx_->errstr[0] != '\0' ? std::string(ctx_->errstr) : std::string("connection closed");
+  broken_reason_ = "Redis connection to " + endpoint_.redacted() + " failed: ";
+  if (answered_) {
+    broken_reason_ += why;
+    throw IoError(broken_reason_);
+  }
+  // Before the first answer: TLS that does not fit the server (a TLS 1.3 server refuses a
+  // client certificate only after the handshake), or plain text that a TLS port drops.
+  if (tls_) {
+    broken_reason_ += tls_->explain_failure(ssl_, endpoint_.host, why);
+    throw TlsError(broken_reason_);
+  }
+  const bool closed = ctx_->err == REDIS_ERR_EOF || why.find("reset by peer") != std::string::npos;
+  if (!closed) {
+    broken_reason_ += why;
+    throw IoError(broken_reason_);
+  }
+  broken_reason_ += why + plain_text_hint(false);
+  throw TlsError(broken_reason_);
 }
 
 Reply SyncConnection::command(const std::vector<std::string>& argv) {
@@ -137,6 +160,7 @@ Reply SyncConnection::command(const std::vector<std::string>& argv) {
   ArgvView view(argv);
   ReplyPtr reply(redisCommandArgv(ctx_.get(), view.argc(), view.ptrs.data(), view.lens.data()));
   if (!reply) fail_io();
+  answered_ = true;
   return reply_from_hiredis(static_cast<redisReply*>(reply.get()));
 }
 
@@ -170,6 +194,7 @@ Reply SyncConnection::receive() {
   void* raw = nullptr;
   if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) fail_io();
   ReplyPtr reply(raw);
+  answered_ = true;
   --pending_;
   return reply_from_hiredis(static_cast<redisReply*>(reply.get()));
 }

@@ -12,8 +12,11 @@
 #include "protocol/reply.h"
 
 struct redisContext;
+struct ssl_st;
 
 namespace expiry {
+
+class TlsContext;
 
 class SyncConnection {
  public:
@@ -22,8 +25,11 @@ class SyncConnection {
     std::chrono::milliseconds command_timeout{5000};  // longest wait for one reply
   };
 
-  // Connects, then AUTHs (user + password, or password alone) and SELECTs as the endpoint says.
-  // Throws IoError when Redis cannot be reached, ReplyError when AUTH or SELECT is refused.
+  // Connects (with TLS for rediss://), then AUTHs (user + password, or password alone) and
+  // SELECTs as the endpoint says. Throws IoError when Redis cannot be reached, ReplyError when
+  // AUTH or SELECT is refused, TlsError (a ConfigError) when TLS does not fit the server.
+  // Until the first reply has arrived, a broken connection throws TlsError too when it names a
+  // TLS cause, or when a plain-text connection is closed unanswered (a TLS-only port).
   explicit SyncConnection(const RedisEndpoint& endpoint);
   SyncConnection(const RedisEndpoint& endpoint, Options options);
   ~SyncConnection();
@@ -81,7 +87,10 @@ class SyncConnection {
 
   RedisEndpoint endpoint_;
   Options options_;
+  std::shared_ptr<const TlsContext> tls_;  // rediss://
   std::unique_ptr<redisContext, ContextDeleter> ctx_;
+  ssl_st* ssl_ = nullptr;      // ctx_'s TLS session (hiredis owns it), for failure messages
+  bool answered_ = false;      // a reply has arrived on this connection
   size_t pending_ = 0;         // appended commands whose replies have not been read
   std::string broken_reason_;  // set once the connection is unusable
 };

@@ -211,9 +211,11 @@ TEST(RelayBadInput, BadSettingsExitTwoWithAClearMessage) {
   const std::string wrong_type = dir + "/type.json";
   std::ofstream(wrong_type) << R"({"sweep_interval_ms": "fast"})";
   const std::vector<BadStart> cases = {
-      {{"--redis-url", "http://127.0.0.1:6379"}, "scheme must be redis://"},
+      {{"--redis-url", "http://127.0.0.1:6379"}, "scheme must be redis:// or rediss://"},
       {{"--redis-url", "redis://127.0.0.1:99999"}, "port out of range"},
-      {{"--redis-url", "rediss://127.0.0.1:6379"}, "TLS"},
+      {{"--redis-url", "redis://127.0.0.1:6379", "--tls-insecure"}, "not rediss://"},
+      {{"--redis-url", "rediss://127.0.0.1:6379", "--tls-cert-file", dir + "/missing.pem"}, "tls_cert_file and tls_key_file"},
+      {{"--redis-url", "rediss://127.0.0.1:6379", "--tls-ca-cert-file", dir + "/missing.pem"}, "cannot read tls_ca_cert_file"},
       {{"--sweep-interval-ms", "0"}, "sweep_interval_ms must be between"},
       {{"--sweep-interval-ms", "-5"}, "sweep_interval_ms must be between"},
       {{"--namespace", "bad space"}, "namespace may contain only"},
