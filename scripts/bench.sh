@@ -3,12 +3,15 @@
 # redis-server (repo's redis.conf, --appendonly no), runs every scenario, prints the tables and
 # writes the JSON; stops everything it started, by pid. Exit code: expiry-bench's (non-zero if any
 # run lost or duplicated a task).
-# Usage: scripts/bench.sh [--quick] [--cluster] [--json FILE] [--plot] [other expiry-bench flags, e.g. --only steady]
+# Usage: scripts/bench.sh [--quick] [--cluster] [--tls] [--json FILE] [--plot] [other expiry-bench flags, e.g. --only steady]
 #   --plot: also draws docs/bench-lateness-cdf.png from the steady runs (needs gnuplot).
 #   --cluster: also starts a private 3-primary + 3-replica Redis Cluster (scripts/cluster.sh,
 #     --appendonly no like the single Redis) and runs the cluster scenario, which compares the
 #     relay on the single Redis with the relay on the cluster; alone, only that scenario (add
 #     --only to choose others as well, e.g. --only steady,cluster).
+#   --tls: then runs the TLS-cost scenarios again (steady and burst; BENCH_TLS_ONLY to choose)
+#     over rediss:// to a TLS port of the same redis-server (throwaway certificates), and writes
+#     their JSON next to the plain one as *-tls.json: TLS against plain in one run.
 # Env: BUILD_DIR (default build), BENCH_KEEP=1 keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,10 +19,11 @@ source scripts/lib.sh
 source scripts/cluster.sh
 
 BUILD_DIR=${BUILD_DIR:-build}
-ARGS=() JSON= PLOT=0 CLUSTER=0 ONLY=0
+ARGS=() JSON= PLOT=0 CLUSTER=0 ONLY=0 TLS=0
 while [ $# -gt 0 ]; do
   case $1 in
     --cluster) CLUSTER=1; shift ;;
+    --tls) TLS=1; shift ;;
     --only|--only=*) ONLY=1; ARGS+=("$1"); shift ;;
     --json) JSON=$2; shift 2 ;;
     --json=*) JSON=${1#--json=}; shift ;;
@@ -63,6 +67,26 @@ BENCH_PID=$!
 STARTED_PIDS+=("$BENCH_PID")
 status=0
 wait "$BENCH_PID" || status=$?
+
+if [ "$TLS" = 1 ]; then
+  make_test_certs "$WORK/tls"
+  enable_tls_port "$WORK/tls"
+  TLS_ARGS=() skip=0  # ARGS without the scenario choice and the cluster
+  for a in ${ARGS[@]+"${ARGS[@]}"}; do
+    if [ "$skip" = 1 ]; then skip=0; continue; fi
+    case $a in
+      --only|--cluster-url) skip=1 ;;
+      --only=*|--cluster-url=*) ;;
+      *) TLS_ARGS+=("$a") ;;
+    esac
+  done
+  echo "== the same Redis over TLS ($REDIS_TLS_URL): ${BENCH_TLS_ONLY:-steady,burst}" >&2
+  "$BIN/bench/expiry-bench" --redis-url "$REDIS_TLS_URL" "${REDIS_TLS_FLAGS[@]}" --bin-dir "$BIN" \
+    --work-dir "$WORK" --json "${JSON%.json}-tls.json" ${TLS_ARGS[@]+"${TLS_ARGS[@]}"} --only "${BENCH_TLS_ONLY:-steady,burst}" &
+  BENCH_PID=$!
+  STARTED_PIDS+=("$BENCH_PID")
+  wait "$BENCH_PID" || status=$?
+fi
 
 if [ "$PLOT" = 1 ]; then
   if command -v gnuplot >/dev/null 2>&1 && ls "$WORK"/steady-cdf-*.dat >/dev/null 2>&1; then

@@ -64,6 +64,34 @@ start_redis() {
   return 1
 }
 
+# make_test_certs DIR: a throwaway CA and a server certificate for 127.0.0.1 and localhost
+# (EC P-256, 2 days), signed by it, in DIR: ca.crt, server.crt, server.key. For the scripts' TLS
+# runs only; tests/support/tls_certs.h makes the tests' own.
+make_test_certs() {
+  local dir=$1 ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+  mkdir -p "$dir"
+  openssl req -x509 "${ec[@]}" -keyout "$dir/ca.key" -out "$dir/ca.crt" -days 2 -subj /CN=expiry-test-ca 2>/dev/null &&
+    openssl req "${ec[@]}" -keyout "$dir/server.key" -out "$dir/server.csr" -subj /CN=localhost 2>/dev/null &&
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$dir/server.ext" &&
+    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
+      -out "$dir/server.crt" -days 2 -extfile "$dir/server.ext" 2>/dev/null ||
+    { echo "openssl could not make test certificates in $dir" >&2; return 1; }
+}
+
+# enable_tls_port CERT_DIR: after start_redis, opens a TLS port on the same server too (the
+# certificates of make_test_certs, no client certificates required); sets REDIS_TLS_URL and
+# REDIS_TLS_FLAGS (the tls_* flags the programs need).
+enable_tls_port() {
+  local dir=$1 port
+  port=$(free_port) || return 1
+  redis-cli -p "$REDIS_PORT" CONFIG SET tls-cert-file "$dir/server.crt" tls-key-file "$dir/server.key" \
+    tls-ca-cert-file "$dir/ca.crt" tls-auth-clients no >/dev/null &&
+    redis-cli -p "$REDIS_PORT" CONFIG SET tls-port "$port" | grep -q OK ||
+    { echo "redis-server would not open a TLS port (built without TLS?)" >&2; return 1; }
+  REDIS_TLS_URL="rediss://127.0.0.1:$port/0"
+  REDIS_TLS_FLAGS=(--tls-ca-cert-file "$dir/ca.crt")
+}
+
 # free_port: prints a loopback port nothing listens on.
 free_port() {
   local port

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -15,6 +16,8 @@
 #include "bench/redis_probe.h"
 #include "bench/report.h"
 #include "bench/scenarios.h"
+#include "config/service_options.h"
+#include "config/settings.h"
 #include "protocol/errors.h"
 #include "protocol/hash_slot.h"
 
@@ -88,10 +91,12 @@ struct BenchOptions {
   std::string cluster_url;
   int cluster_buckets = 64;
   int standalone_buckets = 1;
+  std::map<std::string, std::string> tls;  // the tls_* flags given (config/service_options.h)
 };
 
 void add_bench_options(CLI::App& app, BenchOptions& o) {
-  app.add_option("--redis-url", o.redis_url, "Redis to benchmark (its data is flushed!)")->required();
+  app.add_option("--redis-url", o.redis_url, "Redis to benchmark (its data is flushed!); rediss:// for TLS")->required();
+  add_flags(app, tls_option_specs(), o.tls);
   app.add_flag("--quick", o.quick, "CI sizes (the whole run takes about 2 minutes)");
   app.add_option("--json", o.json_path, "write the results as JSON here (default: WORK_DIR/bench-results.json)");
   app.add_option("--work-dir", o.work_dir, "logs and generated files (default: a new /tmp/expiry-bench.XXXXXX)");
@@ -145,6 +150,10 @@ BenchContext bench_context_from(BenchOptions& o) {
     if (const auto error = bucket_count_error(b)) throw ConfigError(*error);
   }
   ctx.redis = parse_redis_url(o.redis_url);
+  // The tls_* settings as every program reads them: flag, or EXPIRY_BENCH_TLS_* in the environment.
+  apply_tls_settings(Settings::resolve(tls_option_specs(), nullptr, "", process_env(), "EXPIRY_BENCH", o.tls),
+                     ctx.redis.tls);
+  ctx.tls_flags = tls_flags(ctx.redis.tls);
   if (access(ctx.relay_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.relay_bin);
   if (access(ctx.ctl_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.ctl_bin);
   if (o.work_dir.empty()) {

@@ -37,6 +37,7 @@ std::vector<std::string> relay_argv(const BenchContext& ctx, RelayRole role, con
   std::vector<std::string> argv = {ctx.relay_bin,     "--redis-url", ctx.redis_url, "--namespace", ctx.keys.ns(),
                                    "--stream",        ctx.stream,    "--group",     ctx.group,     "--instance",
                                    instance,          "--log-level", "warn"};
+  argv.insert(argv.end(), ctx.tls_flags.begin(), ctx.tls_flags.end());
   for (auto& f : relay_role_flags(role)) argv.push_back(f);
   if (role == RelayRole::Relay) argv.insert(argv.end(), ctx.relay_extra_flags.begin(), ctx.relay_extra_flags.end());
   return argv;

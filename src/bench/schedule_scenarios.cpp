@@ -159,9 +159,10 @@ CtlBulkRun run_ctl_bulk(const BenchContext& ctx, SyncConnection& conn, long long
   const std::string log = ctx.work_dir + "/ctl-bulk.log";
   const CpuSnapshot cpu2 = cpu_snapshot({ctx.redis_pid});
   const auto start = std::chrono::steady_clock::now();
-  ChildProcess ctl({ctx.ctl_bin, "schedule", "--redis-url", ctx.redis_url, "--namespace", ctx.keys.ns(), "--file",
-                    file},
-                   log);
+  std::vector<std::string> ctl_argv{ctx.ctl_bin, "schedule", "--redis-url", ctx.redis_url, "--namespace", ctx.keys.ns(),
+                                    "--file",    file};
+  ctl_argv.insert(ctl_argv.end(), ctx.tls_flags.begin(), ctx.tls_flags.end());
+  ChildProcess ctl(ctl_argv, log);
   const int code = ctl.wait();
   CtlBulkRun run;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -47,6 +47,7 @@ std::unique_ptr<TaskTarget> TaskTarget::cluster(const BenchContext& ctx, const s
   std::unique_ptr<TaskTarget> t(new TaskTarget(ctx, buckets));
   t->ctx_.redis_url = seed_url;
   t->ctx_.redis = parse_redis_url(seed_url);
+  if (t->ctx_.redis.tls.enabled) t->ctx_.redis.tls = ctx.redis.tls;  // a TLS cluster: the bench's tls_* settings
   {
     SyncConnection probe(t->ctx_.redis, kConnectionOptions);
     if (!ClusterClient::is_cluster(probe)) throw ConfigError(seed_url + " is not a Redis Cluster node");
