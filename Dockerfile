@@ -6,7 +6,8 @@
 #   expiry-ctl        the operator CLI, e.g. `expiry-ctl stats` (--entrypoint expiry-ctl)
 #
 # All configuration is through environment variables (EXPIRY_RELAY_*, ORDER_CANCELLER_*,
-# ORDER_SIM_*); see docker-compose.yml for a complete setup with Redis.
+# ORDER_SIM_*); see docker-compose.yml for a complete setup with Redis, and
+# docker-compose.tls.yml for the same over TLS (rediss://, docs/security.md).
 #
 #   docker build -t expiry-relay:local .
 #
@@ -16,12 +17,14 @@
 ############################################################################################
 # Build stage
 ############################################################################################
-FROM debian:12 AS build
+FROM debian:13 AS build
 
-# Build packages: exactly scripts/deps.sh's PACKAGES minus redis-server and redis-tools
-# (the image needs no Redis). Keep this ARG on ONE line: the deploy test compares it to
-# deps.sh and fails when the two lists drift apart.
-ARG BUILD_PACKAGES="build-essential cmake pkg-config libhiredis-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev prometheus-cpp-dev"
+# Build packages: exactly scripts/deps.sh's PACKAGES minus redis-server and redis-tools (the
+# image needs no Redis), plus its HIREDIS_PACKAGE: Debian 13's libhiredis-dev is hiredis 1.2
+# with hiredis_ssl, so the image uses it instead of building hiredis from source as deps.sh
+# does on Debian 12. Keep this ARG on ONE line: the deploy test compares it to deps.sh and
+# fails when the two lists drift apart.
+ARG BUILD_PACKAGES="build-essential cmake pkg-config libssl-dev libhiredis-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev prometheus-cpp-dev"
 
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${BUILD_PACKAGES} \
@@ -29,7 +32,9 @@ RUN apt-get update \
 
 WORKDIR /src
 # .dockerignore admits only what the CMake build and install read (CMakeLists.txt, src/ and
-# redis.conf), so edits to tests, docs or scripts do not invalidate this layer.
+# redis.conf), so edits to tests, docs or scripts do not invalidate this layer. It also keeps
+# out the host's build/_deps/hiredis-1.2.0 (scripts/hiredis.sh's Debian 12 build), which
+# CMakeLists.txt would otherwise prefer to the system's libhiredis-dev.
 COPY . .
 
 # Neither the tests nor expiry-bench are built. The install rules (CMakeLists.txt) put the four
@@ -42,16 +47,23 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEXPIRY_RELAY_BUILD_TESTS=OF
 ############################################################################################
 # Runtime stage
 ############################################################################################
-FROM debian:12-slim AS runtime
+FROM debian:13-slim AS runtime
 
-# Shared libraries of the four programs (`ldd build/src/relay/expiry-relay` on Debian 12):
-#   libspdlog.so.1.10 -> libspdlog1.10    libfmt.so.9       -> libfmt9
-#   libhiredis.so.0.14 -> libhiredis0.14  libevent-2.1.so.7 -> libevent-2.1-7
+# Shared libraries of the four programs built on Debian 13, and their packages there:
+#   libhiredis.so.1.1.0, libhiredis_ssl.so.1.1.0 -> libhiredis1.1.0
+#     (dynamic here; scripts/hiredis.sh links hiredis statically on Debian 12)
+#   libssl.so.3, libcrypto.so.3                  -> libssl3t64
+#   libevent-2.1.so.7                            -> libevent-2.1-7t64
 #     (pkg-config `libevent` links the full libevent, which includes evhttp, so
-#      libevent-core-2.1-7 / libevent-extra-2.1-7 are not needed)
-#   libstdc++6, libgcc-s1, libc6 are already in debian:12-slim.
+#      libevent-core-2.1-7t64 / libevent-extra-2.1-7t64 are not needed)
+#   libspdlog.so.1.15 -> libspdlog1.15           libfmt.so.10 -> libfmt10
+#   libprometheus-cpp-core.so.1.0                -> libprometheus-cpp-core1.0
+#   libstdc++6, libgcc-s1, libc6 (libm) are already in debian:13-slim.
+# ca-certificates is the default CA store: a rediss:// URL without --tls-ca-cert-file or
+# --tls-ca-cert-dir verifies the server against it (it also brings the `openssl` package,
+# whose /usr/lib/ssl/certs and cert.pem links are where OpenSSL looks by default).
 # curl is for the HEALTHCHECK. The ldd check below fails the build if a library is missing.
-ARG RUNTIME_PACKAGES="libhiredis0.14 libevent-2.1-7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 curl"
+ARG RUNTIME_PACKAGES="libhiredis1.1.0 libssl3t64 libevent-2.1-7t64 libspdlog1.15 libfmt10 libprometheus-cpp-core1.0 ca-certificates curl"
 
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} \

@@ -5,6 +5,8 @@
 # read; the runtime stage binds the metrics endpoints of the relay and the canceller to
 # 0.0.0.0 (reachable through `docker run -p`); and the HEALTHCHECK command, run here with
 # /bin/sh, passes when EXPIRY_RELAY_METRICS_PORT=0 (server off) and fails when nothing answers.
+# .dockerignore also keeps build/ (scripts/hiredis.sh's Debian 12 hiredis in build/_deps would
+# shadow Debian 13's libhiredis-dev) and tls/ (the TLS example's keys) out of the context.
 #
 # Usage: tests/deploy/check_dockerfile_build.sh [DOCKERFILE]   (default: the repository's)
 set -uo pipefail
@@ -48,6 +50,11 @@ else
   for f in $install_sources; do
     top=${f%%/*}
     check ".dockerignore admits $f (!$top)" grep -qxF "!$top" "$DOCKERIGNORE"
+  done
+  # keeps_out DIR: an allowlist (`*`) that never re-admits DIR.
+  keeps_out() { grep -qxF '*' "$DOCKERIGNORE" && ! grep -qE "^!/?$1(/|\*|\$)" "$DOCKERIGNORE"; }
+  for d in build tls; do
+    check ".dockerignore keeps $d/ out of the build context" keeps_out "$d"
   done
 fi
 
