@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317  # check functions are called indirectly, through check()
 # Deploy test: how the Dockerfile builds and runs the programs. The build stage configures
 # without tests and without expiry-bench and installs with `cmake --install ... --strip`
 # (never copying from build/src paths); .dockerignore admits every file the install rules
