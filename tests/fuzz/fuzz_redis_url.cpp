@@ -42,7 +42,8 @@ bool plain_text(std::string_view s) {
 
 void check_redacted(const RedisEndpoint& ep) {
   const std::string shown = ep.redacted();
-  require(shown.rfind("redis://", 0) == 0, "redacted() starts with redis://", shown);
+  const std::string scheme = ep.tls.enabled ? "rediss://" : "redis://";
+  require(shown.rfind(scheme, 0) == 0, "redacted() starts with the URL's scheme", shown);
 
   // The password's content must not influence the output at all: stronger than searching the
   // output for the password, which also finds passwords like "6379" that occur by coincidence.
@@ -66,6 +67,7 @@ void check_redacted(const RedisEndpoint& ep) {
     }
     require(back.host == ep.host && back.port == ep.port && back.db == ep.db,
             "redacted() does not parse back to the same host, port and db", shown);
+    require(back.tls.enabled == ep.tls.enabled, "redacted() does not parse back to the same scheme", shown);
     // Known finding "redacted-user-without-password": "redis://user:@host" is shown as
     // "redis://user@host", which reads back as the password "user".
     if (ep.password.empty() && !ep.user.empty() && tolerate_known_finding("redacted-user-without-password")) return;
