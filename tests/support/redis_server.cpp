@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -25,14 +26,16 @@ namespace expiry::test {
 namespace {
 
 constexpr const char* kRedisServerBinary = "/usr/bin/redis-server";
+constexpr const char* kRedisCliBinary = "/usr/bin/redis-cli";
 constexpr const char* kHost = "127.0.0.1";
 constexpr auto kReadyDeadline = std::chrono::seconds(10);
 constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
+constexpr auto kTlsProbeTimeout = std::chrono::seconds(2);  // one redis-cli run: exec, handshake, reply
 constexpr int kPortAttempts = 5;
 
 // True if a server answering PONG is listening on `port` and it is process `pid`. The connect
 // and every reply are bounded by kProbeTimeout, so a wedged or foreign server cannot hang us.
-bool is_ready(int port, pid_t pid) {
+bool is_ready_plain(int port, pid_t pid) {
     SyncConnection::Options options;
     options.connect_timeout = kProbeTimeout;
     options.command_timeout = kProbeTimeout;
@@ -49,6 +52,39 @@ bool is_ready(int port, pid_t pid) {
     } catch (const std::exception&) {
         return false;  // not reachable (yet)
     }
+}
+
+// The output of `redis-cli --tls --insecure ... <command>` against `port` (stdout and stderr), or
+// nullopt if it did not exit within kTlsProbeTimeout (it is killed then).
+std::optional<std::string> redis_cli_tls(int port, const RedisTlsOptions& tls,
+                                         const std::vector<std::string>& command) {
+    std::vector<std::string> args = {"--tls", "--insecure", "-h", kHost, "-p", std::to_string(port)};
+    if (!tls.probe_cert_file.empty()) {
+        args.insert(args.end(), {"--cert", tls.probe_cert_file, "--key", tls.probe_key_file});
+    }
+    args.insert(args.end(), command.begin(), command.end());
+    ChildProcess cli(kRedisCliBinary, args);
+    if (!cli.wait_exit(kTlsProbeTimeout)) {
+        cli.kill_hard();
+        return std::nullopt;
+    }
+    return cli.output();
+}
+
+// is_ready_plain over TLS, through redis-cli (see RedisServer's TLS contract).
+bool is_ready_tls(int port, pid_t pid, const RedisTlsOptions& tls) {
+    const auto pong = redis_cli_tls(port, tls, {"PING"});
+    if (!pong) return false;
+    if (pong->find("NOAUTH") != std::string::npos) return true;  // requirepass: see is_ready_plain
+    if (*pong != "PONG\n") return false;
+    const auto info = redis_cli_tls(port, tls, {"INFO", "server"});
+    if (!info) return false;
+    const std::string needle = "process_id:" + std::to_string(pid);
+    for (auto at = info->find(needle); at != std::string::npos; at = info->find(needle, at + 1)) {
+        const auto end = at + needle.size();
+        if (end < info->size() && ((*info)[end] == '\r' || (*info)[end] == '\n')) return true;
+    }
+    return false;
 }
 
 // A loopback port that was free a moment ago (the kernel's pick for port 0).
@@ -112,19 +148,7 @@ RedisServer::RedisServer(Options opts) : opts_(std::move(opts)) {
     try {
         for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
             port_ = pick_free_port();
-            std::ofstream conf(conf_path_, std::ios::trunc);
-            conf << "bind 127.0.0.1\n"
-                 << "port " << port_ << "\n"
-                 << "dir \"" << dir_ << "\"\n"
-                 << "save \"\"\n"
-                 << "appendonly no\n"
-                 << "daemonize no\n"
-                 << "protected-mode no\n"
-                 << "logfile \"" << log_path_ << "\"\n"
-                 << "notify-keyspace-events " << (opts_.notify_expired ? "Ex" : "\"\"") << "\n";
-            for (const auto& line : opts_.extra_config_lines) conf << line << "\n";
-            conf.close();
-            if (!conf) throw std::runtime_error("RedisServer: cannot write " + conf_path_);
+            write_config();
             if (launch() == Launch::Ready) return;
         }
         throw std::runtime_error(failure_report("redis-server could not bind a free port in " +
@@ -148,6 +172,36 @@ RedisServer::~RedisServer() {
     std::filesystem::remove_all(dir_, ec);
 }
 
+void RedisServer::write_config() const {
+    std::ofstream conf(conf_path_, std::ios::trunc);
+    conf << "bind 127.0.0.1\n";
+    if (opts_.tls) {
+        const RedisTlsOptions& tls = *opts_.tls;
+        conf << "port 0\n"
+             << "tls-port " << port_ << "\n"
+             << "tls-cert-file \"" << tls.cert_file << "\"\n"
+             << "tls-key-file \"" << tls.key_file << "\"\n"
+             << "tls-ca-cert-file \"" << tls.ca_cert_file << "\"\n"
+             << "tls-auth-clients " << (tls.auth_clients ? "yes" : "no") << "\n";
+    } else {
+        conf << "port " << port_ << "\n";
+    }
+    conf << "dir \"" << dir_ << "\"\n"
+         << "save \"\"\n"
+         << "appendonly no\n"
+         << "daemonize no\n"
+         << "protected-mode no\n"
+         << "logfile \"" << log_path_ << "\"\n"
+         << "notify-keyspace-events " << (opts_.notify_expired ? "Ex" : "\"\"") << "\n";
+    for (const auto& line : opts_.extra_config_lines) conf << line << "\n";
+    conf.close();
+    if (!conf) throw std::runtime_error("RedisServer: cannot write " + conf_path_);
+}
+
+bool RedisServer::is_ready(pid_t pid) const {
+    return opts_.tls ? is_ready_tls(port_, pid, *opts_.tls) : is_ready_plain(port_, pid);
+}
+
 RedisServer::Launch RedisServer::launch() {
     const auto log_offset = file_size_or_zero(log_path_);
     child_.reset();
@@ -158,7 +212,7 @@ RedisServer::Launch RedisServer::launch() {
     const auto end = std::chrono::steady_clock::now() + kReadyDeadline;
     auto backoff = std::chrono::milliseconds(10);
     for (;;) {
-        if (is_ready(port_, pid)) return Launch::Ready;
+        if (is_ready(pid)) return Launch::Ready;
         if (!child_->running()) {
             const std::string log = read_file(log_path_);
             const std::string fresh = log.size() > log_offset ? log.substr(log_offset) : std::string();
@@ -184,7 +238,8 @@ std::string RedisServer::failure_report(const std::string& what) const {
 }
 
 std::string RedisServer::url(int db) const {
-    return "redis://" + host() + ":" + std::to_string(port_) + "/" + std::to_string(db);
+    return (opts_.tls ? "rediss://" : "redis://") + host() + ":" + std::to_string(port_) + "/" +
+           std::to_string(db);
 }
 
 pid_t RedisServer::pid() const { return child_ ? child_->pid() : -1; }
@@ -193,6 +248,10 @@ bool RedisServer::running() { return child_ && child_->running(); }
 
 void RedisServer::stop() {
     if (!running()) return;
+    if (opts_.tls) {
+        child_->terminate(std::chrono::seconds(10));
+        return;
+    }
     auto wait = std::chrono::milliseconds(0);
     SyncConnection::Options options;
     options.connect_timeout = std::chrono::seconds(1);
@@ -223,6 +282,13 @@ void RedisServer::start() {
 
 void RedisServer::kill_hard() {
     if (child_) child_->kill_hard();
+}
+
+void RedisServer::replace_tls(RedisTlsOptions tls) {
+    if (!opts_.tls) throw std::logic_error("RedisServer::replace_tls: the server is not in TLS mode");
+    if (running()) throw std::logic_error("RedisServer::replace_tls: server is running");
+    opts_.tls = std::move(tls);
+    write_config();
 }
 
 std::string RedisServer::log() const { return read_file(log_path_); }

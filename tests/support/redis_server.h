@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,19 @@ namespace expiry::test {
 
 // The last `max_lines` lines of `text` (for failure reports with a log's tail).
 std::string tail_lines(const std::string& text, size_t max_lines);
+
+// TLS mode of a RedisServer: the files redis-server serves TLS with, and the client certificate
+// the fixture's own probes present. All paths are PEM files that must outlive the server (e.g. a
+// TlsCerts).
+struct RedisTlsOptions {
+    std::string cert_file;      // tls-cert-file: the server's certificate
+    std::string key_file;       // tls-key-file: its private key
+    std::string ca_cert_file;   // tls-ca-cert-file: verifies client certificates
+    bool auth_clients = false;  // tls-auth-clients yes|no
+    // The certificate and key the fixture's readiness probe presents; required when auth_clients.
+    std::string probe_cert_file;
+    std::string probe_key_file;
+};
 
 // Runs /usr/bin/redis-server on 127.0.0.1 with its own temp dir and port.
 //
@@ -29,6 +43,12 @@ std::string tail_lines(const std::string& text, size_t max_lines);
 //   stop() then falls back to SIGTERM because SHUTDOWN is refused.
 // - The constructor and start() return only once the server is ready, and
 //   throw std::runtime_error (with the log tail) if it is not ready within 10 s.
+// - TLS mode (Options::tls set): the server listens on a TLS port only (`port 0`, `tls-port`
+//   the picked port); port() is that port and url() a rediss:// URL. Readiness is then probed
+//   with /usr/bin/redis-cli --tls --insecure (PING, then INFO's process_id), independent of the
+//   product's TLS code: the probe checks who answers, not the certificate, so a server started
+//   with a certificate that clients must refuse still becomes ready. stop() sends SIGTERM (which
+//   Redis handles like SHUTDOWN; it saves only if extra_config_lines configured save points).
 // - Not thread-safe.
 class RedisServer {
 public:
@@ -37,6 +57,7 @@ public:
         // change bind, port, dir, logfile or daemonize (the object relies on them).
         std::vector<std::string> extra_config_lines;
         bool notify_expired = true;  // notify-keyspace-events "Ex" (else "")
+        std::optional<RedisTlsOptions> tls;  // set: TLS mode (see above)
     };
 
     // Picks a free loopback port (retrying with a new port, up to 5 attempts,
@@ -56,8 +77,9 @@ public:
 
     int port() const { return port_; }
     std::string host() const { return "127.0.0.1"; }
-    // "redis://127.0.0.1:<port>/<db>"; the db is always included.
+    // "redis://127.0.0.1:<port>/<db>" ("rediss://..." in TLS mode); the db is always included.
     std::string url(int db = 0) const;
+    bool tls() const { return opts_.tls.has_value(); }
     std::string dir() const { return dir_; }
     // Pid of the current (or most recent) server process.
     pid_t pid() const;
@@ -71,6 +93,10 @@ public:
     // SIGKILL + reap (simulates a crash). No-op if not running.
     void kill_hard();
     bool running();
+    // TLS mode only: serve `tls` from the next start() on (same port), e.g. a certificate that
+    // clients no longer accept. Throws std::logic_error if the server is running or not in TLS
+    // mode.
+    void replace_tls(RedisTlsOptions tls);
 
     // Contents of redis.log.
     std::string log() const;
@@ -78,6 +104,8 @@ public:
 private:
     enum class Launch { Ready, BindFailed };
     Launch launch();
+    void write_config() const;
+    bool is_ready(pid_t pid) const;
     std::string failure_report(const std::string& what) const;
 
     std::string dir_;
