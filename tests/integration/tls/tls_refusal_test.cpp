@@ -1,0 +1,178 @@
+// TLS setups that cannot work end each program at start with exit 2 and a message naming the
+// cause: a missing client certificate, a wrong CA, an expired or misnamed server certificate,
+// plain text against a TLS port (and TLS against a plain one), inconsistent tls_* settings.
+// --tls-insecure connects where verification would refuse, with a warning.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "integration/tls/tls_harness.h"
+#include "orders/orders_library.h"
+
+namespace expiry::test {
+namespace {
+
+enum class Program { Relay, Canceller, Ctl };
+
+const char* program_name(Program p) {
+  switch (p) {
+    case Program::Relay:
+      return "Relay";
+    case Program::Canceller:
+      return "Canceller";
+    case Program::Ctl:
+      return "Ctl";
+  }
+  return "?";
+}
+
+// Runs `program` against `url` with `flags` until it exits: the relay and the canceller as
+// services, expiry-ctl scheduling one task.
+ProgramRun run_program(Program program, const std::string& url, const std::vector<std::string>& flags) {
+  std::vector<std::string> args;
+  std::string binary;
+  switch (program) {
+    case Program::Relay:
+      binary = EXPIRY_RELAY_BIN;
+      args = {"--redis-url", url, "--instance", "r1", "--reconnect-initial-ms", "20", "--reconnect-max-ms", "200"};
+      break;
+    case Program::Canceller:
+      binary = ORDER_CANCELLER_BIN;
+      args = {"--redis-url", url, "--consumer", "c1", "--reconnect-initial-ms", "20", "--reconnect-max-ms", "200"};
+      break;
+    case Program::Ctl:
+      binary = EXPIRY_CTL_BIN;
+      args = {"schedule", "t1", "--delay-ms", "600000", "--redis-url", url};
+      break;
+  }
+  args.insert(args.end(), flags.begin(), flags.end());
+  return run_to_exit(binary, args);
+}
+
+class TlsRefusalTest : public ::testing::TestWithParam<Program> {
+ protected:
+  static void SetUpTestSuite() { certs_ = new TlsCerts(); }
+  static void TearDownTestSuite() {
+    delete certs_;
+    certs_ = nullptr;
+  }
+  static const TlsCerts& certs() { return *certs_; }
+
+  // Runs the program under test against `url` with `flags` and expects exit 2 with `phrase` in
+  // its output.
+  static void expect_refused(const std::string& url, const std::vector<std::string>& flags,
+                             const std::string& phrase) {
+    const ProgramRun run = run_program(GetParam(), url, flags);
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_TRUE(contains(run.output, phrase)) << "expected \"" << phrase << "\" in:\n" << run.output;
+  }
+
+  static TlsCerts* certs_;
+};
+
+TlsCerts* TlsRefusalTest::certs_ = nullptr;
+
+TEST_P(TlsRefusalTest, AServerThatRequiresAClientCertificateRefusesNone) {
+  RedisServer server(tls_server_options(certs(), certs().server(), /*auth_clients=*/true));
+  expect_refused(server.url(), tls_flags(certs(), ClientCert::None), "client certificate");
+}
+
+TEST_P(TlsRefusalTest, AWrongCaDoesNotVerifyTheServer) {
+  RedisServer server(tls_server_options(certs(), certs().server()));
+  expect_refused(server.url(), {"--tls-ca-cert-file", certs().wrong_ca_file()}, "certificate verify failed");
+}
+
+TEST_P(TlsRefusalTest, AServerCertificateFromAnotherCaDoesNotVerify) {
+  RedisServer server(tls_server_options(certs(), certs().wrong_ca_server()));
+  expect_refused(server.url(), tls_flags(certs(), ClientCert::None), "certificate verify failed");
+}
+
+TEST_P(TlsRefusalTest, AnExpiredServerCertificateIsRefused) {
+  RedisServer server(tls_server_options(certs(), certs().expired_server()));
+  expect_refused(server.url(), tls_flags(certs(), ClientCert::None), "certificate has expired");
+}
+
+TEST_P(TlsRefusalTest, AServerNameTheCertificateDoesNotNameIsRefused) {
+  RedisServer server(tls_server_options(certs(), certs().server()));
+  auto flags = tls_flags(certs(), ClientCert::None);
+  flags.insert(flags.end(), {"--tls-server-name", "other.example"});
+  expect_refused(server.url(), flags, "mismatch");
+}
+
+TEST_P(TlsRefusalTest, ACertificateForAnotherNameIsRefused) {
+  RedisServer server(tls_server_options(certs(), certs().other_name_server()));
+  expect_refused(server.url(), tls_flags(certs(), ClientCert::None), "mismatch");
+}
+
+TEST_P(TlsRefusalTest, PlainTextAgainstATlsPortNamesRediss) {
+  RedisServer server(tls_server_options(certs(), certs().server()));
+  expect_refused("redis://127.0.0.1:" + std::to_string(server.port()) + "/0", {}, "rediss://");
+}
+
+TEST_P(TlsRefusalTest, TlsAgainstAPlainPortNamesTls) {
+  RedisServer server;
+  expect_refused("rediss://127.0.0.1:" + std::to_string(server.port()) + "/0", tls_flags(certs(), ClientCert::None),
+                 "TLS");
+}
+
+TEST_P(TlsRefusalTest, TlsSettingsWithAPlainUrlAreAConfigurationError) {
+  RedisServer server;
+  const ProgramRun run = run_program(GetParam(), server.url(), tls_flags(certs(), ClientCert::None));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "rediss://")) << run.output;
+}
+
+TEST_P(TlsRefusalTest, ACertificateWithoutItsKeyIsAConfigurationError) {
+  RedisServer server(tls_server_options(certs(), certs().server()));
+  const ProgramRun run =
+      run_program(GetParam(), server.url(), {"--tls-ca-cert-file", certs().ca_file(), "--tls-cert-file", certs().client().cert});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "tls")) << run.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, TlsRefusalTest,
+                         ::testing::Values(Program::Relay, Program::Canceller, Program::Ctl),
+                         [](const ::testing::TestParamInfo<Program>& info) { return program_name(info.param); });
+
+// --tls-insecure: no verification at all, so the server whose certificate comes from another CA
+// is accepted; the program says so with a warning at start.
+class TlsInsecureTest : public ::testing::Test {
+ protected:
+  TlsCerts certs_;
+  RedisServer server_{tls_server_options(certs_, certs_.wrong_ca_server())};
+  std::unique_ptr<SyncConnection> redis_ = connect_tls(server_, certs_, /*insecure=*/true);
+  const std::vector<std::string> flags_ = {"--tls-insecure"};
+};
+
+bool warns_insecure(const std::string& output) {
+  return contains(output, "warning") && contains(output, "insecure");
+}
+
+TEST_F(TlsInsecureTest, TheRelayConnectsAndWarns) {
+  auto relay = start_relay(server_, "r1", flags_);
+  wait_relay_ready(*redis_, "r1", *relay);
+  EXPECT_TRUE(warns_insecure(relay->output())) << relay->output();
+}
+
+TEST_F(TlsInsecureTest, TheCancellerConnectsAndWarns) {
+  auto canceller = start_canceller(server_, "c1", flags_);
+  // Connected once its group exists and it has read as consumer c1.
+  auto consumer_seen = [&] {
+    auto r = redis_->command({"XINFO", "CONSUMERS", kOrderTimeoutStream, "workers"});
+    return !r.failed() && !r.elements.empty();
+  };
+  ASSERT_TRUE(wait_until(consumer_seen, 10s)) << canceller->output();
+  EXPECT_TRUE(canceller->running());
+  EXPECT_TRUE(warns_insecure(canceller->output())) << canceller->output();
+}
+
+TEST_F(TlsInsecureTest, ExpiryCtlConnectsAndWarns) {
+  const ProgramRun run = run_program(Program::Ctl, server_.url(), flags_);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(warns_insecure(run.output)) << run.output;
+  EXPECT_EQ(zcard(*redis_), 1);
+}
+
+}  // namespace
+}  // namespace expiry::test
