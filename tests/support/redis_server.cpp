@@ -120,6 +120,14 @@ std::uintmax_t file_size_or_zero(const std::string& path) {
     return ec ? 0 : size;
 }
 
+// Throws std::invalid_argument when the fixture could not probe a server with these settings.
+void check_tls_options(const std::optional<RedisTlsOptions>& tls) {
+    if (!tls) return;
+    if (tls->cert_file.empty() || tls->key_file.empty() || tls->ca_cert_file.empty())
+        throw std::invalid_argument("RedisServer: TLS mode needs cert_file, key_file and ca_cert_file");
+    if (tls->auth_clients && (tls->probe_cert_file.empty() || tls->probe_key_file.empty()))
+        throw std::invalid_argument("RedisServer: auth_clients needs probe_cert_file and probe_key_file");
+}
 
 }  // namespace
 
@@ -137,6 +145,7 @@ std::string tail_lines(const std::string& text, size_t max_lines) {
 RedisServer::RedisServer() : RedisServer(Options{}) {}
 
 RedisServer::RedisServer(Options opts) : opts_(std::move(opts)) {
+    check_tls_options(opts_.tls);
     std::string tmpl = "/tmp/expiry-redis-XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr)
         throw std::runtime_error(std::string("RedisServer: mkdtemp failed: ") + std::strerror(errno));
@@ -287,6 +296,7 @@ void RedisServer::kill_hard() {
 void RedisServer::replace_tls(RedisTlsOptions tls) {
     if (!opts_.tls) throw std::logic_error("RedisServer::replace_tls: the server is not in TLS mode");
     if (running()) throw std::logic_error("RedisServer::replace_tls: server is running");
+    check_tls_options(tls);
     opts_.tls = std::move(tls);
     write_config();
 }

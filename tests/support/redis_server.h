@@ -49,6 +49,8 @@ struct RedisTlsOptions {
 //   product's TLS code: the probe checks who answers, not the certificate, so a server started
 //   with a certificate that clients must refuse still becomes ready. stop() sends SIGTERM (which
 //   Redis handles like SHUTDOWN; it saves only if extra_config_lines configured save points).
+//   TLS options without cert, key or CA file, or auth_clients without the probe's certificate
+//   and key, throw std::invalid_argument (from the constructor and replace_tls).
 // - Not thread-safe.
 class RedisServer {
 public:

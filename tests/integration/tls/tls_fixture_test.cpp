@@ -161,6 +161,15 @@ TEST_F(TlsFixtureTest, ReplaceTlsServesAnotherCertificateAfterTheNextStart) {
   EXPECT_EQ(redis_cli_tls(server.port(), certs_->ca_file(), {"PING"}).output, "PONG\n");
 }
 
+TEST_F(TlsFixtureTest, IncompleteTlsOptionsAreRefusedBeforeAnythingStarts) {
+  auto no_probe = tls_options(*certs_, certs_->server(), /*auth_clients=*/true);
+  no_probe.tls->probe_key_file.clear();
+  EXPECT_THROW(RedisServer{no_probe}, std::invalid_argument);
+  auto no_key = tls_options(*certs_, certs_->server());
+  no_key.tls->key_file.clear();
+  EXPECT_THROW(RedisServer{no_key}, std::invalid_argument);
+}
+
 TEST_F(TlsFixtureTest, ReplaceTlsNeedsTlsMode) {
   RedisServer plain;
   EXPECT_EQ(plain.url(), "redis://127.0.0.1:" + std::to_string(plain.port()) + "/0");
