@@ -95,9 +95,16 @@ inline std::unique_ptr<ChildProcess> start_canceller(const RedisServer& server, 
                                         server.dir() + "/canceller-" + name + ".log");
 }
 
-inline size_t count_of(const std::string& haystack, const std::string& needle) {
+// The number of lines of `text` that contain `needle` (every line when `needle` is empty).
+inline size_t count_lines_with(const std::string& text, const std::string& needle = "") {
   size_t n = 0;
-  for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + needle.size())) ++n;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    if (text.substr(begin, end - begin).find(needle) != std::string::npos) ++n;
+    begin = end + 1;
+  }
   return n;
 }
 

@@ -157,12 +157,12 @@ TEST_F(TlsInsecureTest, TheRelayConnectsAndWarns) {
 
 TEST_F(TlsInsecureTest, TheCancellerConnectsAndWarns) {
   auto canceller = start_canceller(server_, "c1", flags_);
-  // Connected once its group exists and it has read as consumer c1.
-  auto consumer_seen = [&] {
-    auto r = redis_->command({"XINFO", "CONSUMERS", kOrderTimeoutStream, "workers"});
-    return !r.failed() && !r.elements.empty();
-  };
-  ASSERT_TRUE(wait_until(consumer_seen, 10s)) << canceller->output();
+  // Connected once it cancels an order whose timeout fired.
+  redis_->checked({"HSET", "order:o1", "status", "pending"});
+  redis_->checked({"XADD", kOrderTimeoutStream, "*", "id", "order:o1", "payload", "{\"order_id\":\"o1\"}", "due_ms",
+                   "1", "fired_ms", "1", "via", "sweep"});
+  ASSERT_TRUE(wait_until([&] { return redis_->command({"HGET", "order:o1", "status"}).str == "cancelled"; }, 10s))
+      << canceller->output();
   EXPECT_TRUE(canceller->running());
   EXPECT_TRUE(warns_insecure(canceller->output())) << canceller->output();
 }
