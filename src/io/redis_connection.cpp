@@ -179,9 +179,9 @@ std::string RedisConnection::connect_timeout_text() const {
 
 std::string RedisConnection::failure_text(const redisAsyncContext* ac, bool* tls_refusal) const {
   const std::string why = context_error(ac);
-  if (was_ready_) return tls_ ? tls_->explain_failure(ssl_, options_.endpoint.host, why) : why;
+  if (was_ready_) return tls_ ? tls_->explain_failure(ssl_, options_.endpoint.host, why, true) : why;
   if (tls_) {
-    std::string explained = tls_->explain_failure(ssl_, options_.endpoint.host, why);
+    std::string explained = tls_->explain_failure(ssl_, options_.endpoint.host, why, false);
     *tls_refusal = explained != why;
     return explained;
   }
@@ -307,7 +307,16 @@ void RedisConnection::schedule_retry_after_loss(const std::string& why) {
   if (on_down_) on_down_(why);
 }
 
-void RedisConnection::attempt_failed_timeout() { drop_now(connect_timeout_text()); }
+void RedisConnection::attempt_failed_timeout() {
+  if (!tls_ || TlsContext::handshake_finished(ssl_)) {
+    drop_now(connect_timeout_text());
+    return;
+  }
+  // A TLS client that a plain-text port never answers (it waits for the end of a "command").
+  const std::string why = tls_->explain_timeout(std::to_string(options_.connect_timeout.count()) + " ms");
+  drop_now(why);
+  if (on_handshake_error_) on_handshake_error_(Reply::io_error(why));
+}
 
 void RedisConnection::attempt_failed(const std::string& why) {
   handshake_timer_.cancel();

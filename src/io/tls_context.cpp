@@ -155,14 +155,27 @@ ssl_st* TlsContext::start(redisContext* c, const std::string& host, std::string*
     }
   }
   if (redisInitiateSSL(c, ssl) != REDIS_OK) {
-    *error = explain_failure(ssl, host, c->errstr);
+    *error = explain_failure(ssl, host, c->errstr, false);
     SSL_free(ssl);  // hiredis takes the session only when it succeeds
     return nullptr;
   }
   return ssl;
 }
 
-std::string TlsContext::explain_failure(ssl_st* ssl, const std::string& host, const std::string& fallback) const {
+bool TlsContext::handshake_finished(ssl_st* ssl) { return ssl != nullptr && SSL_is_init_finished(ssl) != 0; }
+
+std::string TlsContext::explain_timeout(const std::string& budget_text) const {
+  return "TLS handshake timeout after " + budget_text +
+         ": the server did not answer in TLS (is this a TLS port? For a plain-text port use redis://)";
+}
+
+std::string TlsContext::explain_failure(ssl_st* ssl, const std::string& host, const std::string& fallback,
+                                        bool answered) const {
+  if (answered) {
+    // A working connection lost: no handshake hint applies (a restart, a cut, a reset).
+    const std::string reason = take_openssl_reason();
+    return reason.empty() ? fallback : fallback + " (TLS: " + reason + ")";
+  }
   const std::string name = settings_.name_for(host);
   const long verified = ssl != nullptr ? SSL_get_verify_result(ssl) : X509_V_OK;
   if (verified != X509_V_OK && !settings_.insecure) {
@@ -179,6 +192,12 @@ std::string TlsContext::explain_failure(ssl_st* ssl, const std::string& host, co
       return "TLS handshake failed" + (told ? ": " + fallback : std::string()) +
              " (the server did not complete a TLS handshake: is this a TLS port? For a plain-text port use "
              "redis://)";
+    }
+    if (ssl != nullptr) {
+      return "TLS connection closed by the server before it answered: " + fallback +
+             (settings_.cert_file.empty()
+                  ? " (the server requires a client certificate: set tls_cert_file and tls_key_file)"
+                  : " (does the server accept the client certificate " + settings_.cert_file + "?)");
     }
     return fallback;
   }

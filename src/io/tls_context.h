@@ -42,9 +42,15 @@ class TlsContext {
 
   // Why a TLS connection (`ssl`, from start(); may be null) to `host` failed, as a sentence
   // naming the cause and what to check ("TLS: certificate verify failed: certificate has
-  // expired ..."); `fallback` (hiredis's own text) when OpenSSL knows nothing more. Consumes
-  // OpenSSL's error queue.
-  std::string explain_failure(ssl_st* ssl, const std::string& host, const std::string& fallback) const;
+  // expired ..."); `fallback` (hiredis's own text) when OpenSSL knows nothing more, unless the
+  // server closed the connection after the handshake and before its first reply (`answered`
+  // false), which is how a TLS 1.3 server refuses a missing or unknown client certificate.
+  // Consumes OpenSSL's error queue.
+  std::string explain_failure(ssl_st* ssl, const std::string& host, const std::string& fallback,
+                              bool answered) const;
+  // For a handshake that did not finish within `budget_text` ("2000 ms"): the text naming TLS.
+  static bool handshake_finished(ssl_st* ssl);
+  std::string explain_timeout(const std::string& budget_text) const;
 
   const TlsSettings& settings() const { return settings_; }
 

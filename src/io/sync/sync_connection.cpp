@@ -143,7 +143,7 @@ void SyncConnection::fail_io() {
   // Before the first answer: TLS that does not fit the server (a TLS 1.3 server refuses a
   // client certificate only after the handshake), or plain text that a TLS port drops.
   if (tls_) {
-    broken_reason_ += tls_->explain_failure(ssl_, endpoint_.host, why);
+    broken_reason_ += tls_->explain_failure(ssl_, endpoint_.host, why, false);
     throw TlsError(broken_reason_);
   }
   const bool closed = ctx_->err == REDIS_ERR_EOF || why.find("reset by peer") != std::string::npos;
