@@ -177,17 +177,24 @@ std::string RedisConnection::connect_timeout_text() const {
   return "connect timeout after " + std::to_string(options_.connect_timeout.count()) + " ms";
 }
 
-std::string RedisConnection::failure_text(const redisAsyncContext* ac, bool* tls_refusal) const {
+std::string RedisConnection::failure_text(const redisAsyncContext* ac, bool* tls_refusal) {
   const std::string why = context_error(ac);
   if (was_ready_) return tls_ ? tls_->explain_failure(ssl_, options_.endpoint.host, why, true) : why;
+  bool definite = false;
+  std::string explained;
+  bool unanswered = false;
   if (tls_) {
-    std::string explained = tls_->explain_failure(ssl_, options_.endpoint.host, why, false);
-    *tls_refusal = explained != why;
-    return explained;
+    explained = tls_->explain_failure(ssl_, options_.endpoint.host, why, false, &definite);
+    unanswered = !definite && explained != why;
+  } else {
+    // A plain-text client that a TLS port drops sees the connection closed before any answer.
+    unanswered = ac->c.err == REDIS_ERR_EOF || why.find("reset by peer") != std::string::npos;
+    explained = unanswered ? why + plain_text_hint(false) : why;
   }
-  // A plain-text client that a TLS port drops sees the connection closed before any answer.
-  *tls_refusal = ac->c.err == REDIS_ERR_EOF || why.find("reset by peer") != std::string::npos;
-  return *tls_refusal ? why + plain_text_hint(false) : why;
+  // A network fault can close one connection unanswered too: only a second in a row counts.
+  unanswered_closes_ = unanswered ? unanswered_closes_ + 1 : 0;
+  *tls_refusal = definite || unanswered_closes_ >= 2;
+  return explained;
 }
 
 void RedisConnection::attempt_refused_by_tls(const std::string& why) {
@@ -260,6 +267,7 @@ void RedisConnection::handshake_refused(const std::string& step, const Reply& re
 
 void RedisConnection::become_ready() {
   handshake_timer_.cancel();
+  unanswered_closes_ = 0;
   state_ = State::Ready;
   was_ready_ = true;
   ready_since_ = Clock::now();
@@ -312,10 +320,9 @@ void RedisConnection::attempt_failed_timeout() {
     drop_now(connect_timeout_text());
     return;
   }
-  // A TLS client that a plain-text port never answers (it waits for the end of a "command").
-  const std::string why = tls_->explain_timeout(std::to_string(options_.connect_timeout.count()) + " ms");
-  drop_now(why);
-  if (on_handshake_error_) on_handshake_error_(Reply::io_error(why));
+  // A TLS client that a plain-text port never answers (it waits for the end of a "command"),
+  // or a hung server: retried like any timeout, with TLS named.
+  drop_now(tls_->explain_timeout(std::to_string(options_.connect_timeout.count()) + " ms"));
 }
 
 void RedisConnection::attempt_failed(const std::string& why) {

@@ -128,7 +128,7 @@ std::shared_ptr<const TlsContext> TlsContext::get(const TlsSettings& settings) {
   return made;
 }
 
-ssl_st* TlsContext::start(redisContext* c, const std::string& host, std::string* error) const {
+ssl_st* TlsContext::start(redisContext* c, const std::string& host, std::string* error, bool* definite) const {
   ERR_clear_error();
   SSL* ssl = SSL_new(ctx_);
   if (ssl == nullptr) {
@@ -155,7 +155,7 @@ ssl_st* TlsContext::start(redisContext* c, const std::string& host, std::string*
     }
   }
   if (redisInitiateSSL(c, ssl) != REDIS_OK) {
-    *error = explain_failure(ssl, host, c->errstr, false);
+    *error = explain_failure(ssl, host, c->errstr, false, definite);
     SSL_free(ssl);  // hiredis takes the session only when it succeeds
     return nullptr;
   }
@@ -170,7 +170,10 @@ std::string TlsContext::explain_timeout(const std::string& budget_text) const {
 }
 
 std::string TlsContext::explain_failure(ssl_st* ssl, const std::string& host, const std::string& fallback,
-                                        bool answered) const {
+                                        bool answered, bool* definite) const {
+  bool ignored = false;
+  if (definite == nullptr) definite = &ignored;
+  *definite = false;
   if (answered) {
     // A working connection lost: no handshake hint applies (a restart, a cut, a reset).
     const std::string reason = take_openssl_reason();
@@ -180,6 +183,7 @@ std::string TlsContext::explain_failure(ssl_st* ssl, const std::string& host, co
   const long verified = ssl != nullptr ? SSL_get_verify_result(ssl) : X509_V_OK;
   if (verified != X509_V_OK && !settings_.insecure) {
     ERR_clear_error();
+    *definite = true;
     const std::string hint = verify_hint(verified, settings_, name);
     return "TLS: certificate verify failed: " + std::string(X509_verify_cert_error_string(verified)) +
            (hint.empty() ? "" : " (" + hint + ")");
@@ -201,6 +205,8 @@ std::string TlsContext::explain_failure(ssl_st* ssl, const std::string& host, co
     }
     return fallback;
   }
+  // The server ending the stream mid-handshake is what a network fault does too.
+  *definite = !contains(reason, "unexpected eof");
   std::string hint;
   if (contains(reason, "certificate required") ||
       (settings_.cert_file.empty() && (contains(reason, "handshake failure") || contains(reason, "bad certificate")))) {

@@ -37,17 +37,20 @@ class TlsContext {
   // Starts TLS on `c`, a hiredis context connected (blocking: the handshake runs now) or
   // connecting (non-blocking: it runs with the first reads and writes) to `host`. Returns the
   // session, which hiredis owns and frees with `c`, or nullptr with `*error` set (for a
-  // blocking context, explain_failure's text).
-  ssl_st* start(redisContext* c, const std::string& host, std::string* error) const;
+  // blocking context, explain_failure's text, and *definite as it sets it).
+  ssl_st* start(redisContext* c, const std::string& host, std::string* error, bool* definite = nullptr) const;
 
   // Why a TLS connection (`ssl`, from start(); may be null) to `host` failed, as a sentence
   // naming the cause and what to check ("TLS: certificate verify failed: certificate has
   // expired ..."); `fallback` (hiredis's own text) when OpenSSL knows nothing more, unless the
   // server closed the connection after the handshake and before its first reply (`answered`
   // false), which is how a TLS 1.3 server refuses a missing or unknown client certificate.
-  // Consumes OpenSSL's error queue.
-  std::string explain_failure(ssl_st* ssl, const std::string& host, const std::string& fallback,
-                              bool answered) const;
+  // *definite (if given) tells a cause that retrying cannot cure (a certificate that does not
+  // verify, an alert, a peer that does not speak TLS) from one a network fault can also
+  // produce (a reset, an early end of stream, a timeout), which callers retry before they
+  // blame the TLS setup. Consumes OpenSSL's error queue.
+  std::string explain_failure(ssl_st* ssl, const std::string& host, const std::string& fallback, bool answered,
+                              bool* definite = nullptr) const;
   // For a handshake that did not finish within `budget_text` ("2000 ms"): the text naming TLS.
   static bool handshake_finished(ssl_st* ssl);
   std::string explain_timeout(const std::string& budget_text) const;

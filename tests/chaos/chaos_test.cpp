@@ -4,8 +4,11 @@
 // due and not cancelled must be in the stream exactly once with its payload, no cancelled or
 // replaced one may be, and every order must be paid or cancelled as its history says.
 // EXPIRY_CHAOS_SEED=<n> replays a run; EXPIRY_CHAOS_SOAK_S=<seconds> runs the longer, bigger soak.
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -38,6 +41,7 @@
 #include "orders/order_canceller.h"
 #include "io/process/child_process.h"
 #include "support/redis_server.h"
+#include "support/tls_certs.h"
 #include "support/redis_client.h"
 #include "support/wait.h"
 #include "protocol/stream_entry.h"
@@ -72,6 +76,9 @@ constexpr std::array<const char*, kFaultKinds> kFaultNames = {
 // The size of one run: the CI size by default, the soak size when EXPIRY_CHAOS_SOAK_S is set.
 struct ChaosPlan {
   bool soak = false;
+  // The relays (through the proxy) and the cancellers talk TLS to a TLS port of the same Redis;
+  // the test's own connection stays on the plain port.
+  bool tls = false;
   milliseconds load{45000};             // orders are created and faults injected for this long
   long long spread_tasks = 10000;       // created at a steady rate over the load phase
   int bursts = 2;                       // bursts of burst_size orders due in the same millisecond
@@ -83,6 +90,21 @@ struct ChaosPlan {
   milliseconds freeze_limit{5000};      // pubsub_overflow: longest freeze of the relays
   milliseconds settle_limit{90000};     // after the load: schedule empty, group drained
 };
+
+// A loopback port nothing listens on now (the kernel's pick), for the TLS port.
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  ::close(fd);
+  if (!ok) throw std::runtime_error("no free loopback port");
+  return ntohs(addr.sin_port);
+}
 
 ChaosPlan plan_from_env() {
   ChaosPlan plan;
@@ -191,6 +213,8 @@ class ChaosRun {
   // Processes.
   void start_relay(Slot& slot);
   void start_canceller(Slot& slot);
+  // The tls_* flags of the relays and cancellers when plan_.tls.
+  void add_tls_flags(std::vector<std::string>& args) const;
   bool all_relays_ready();
   void restart_killed();
   void check_children();
@@ -247,6 +271,8 @@ class ChaosRun {
   std::string artefacts_;                  // logs of relays and cancellers, kept if the test fails
 
   // Declaration order is destruction order reversed: children go first, Redis last.
+  std::unique_ptr<TlsCerts> certs_;            // plan_.tls
+  int tls_port_ = 0;                            // plan_.tls: Redis's TLS port
   std::unique_ptr<RedisServer> server_;
   std::unique_ptr<TcpProxy> proxy_;
   std::unique_ptr<SyncConnection> redis_;       // producer and control connection, direct to Redis
@@ -291,8 +317,18 @@ ChaosRun::ChaosRun(ChaosPlan plan, uint64_t seed)
   RedisServer::Options opts;
   opts.extra_config_lines = {"appendonly yes", "appendfsync always",
                              "client-output-buffer-limit pubsub 256kb 128kb 1"};
+  if (plan_.tls) {
+    certs_ = std::make_unique<TlsCerts>();
+    tls_port_ = free_loopback_port();
+    for (const std::string& line :
+         {"tls-port " + std::to_string(tls_port_), "tls-cert-file " + certs_->server().cert,
+          "tls-key-file " + certs_->server().key, "tls-ca-cert-file " + certs_->ca_file(),
+          std::string("tls-auth-clients no")}) {
+      opts.extra_config_lines.push_back(line);
+    }
+  }
   server_ = std::make_unique<RedisServer>(opts);
-  proxy_ = std::make_unique<TcpProxy>(server_->port());
+  proxy_ = std::make_unique<TcpProxy>(plan_.tls ? tls_port_ : server_->port());
   redis_ = connect_redis(server_->host(), server_->port());
   for (const char* name : {"r1", "r2", "r3"}) {
     relays_.push_back(Slot{name, name, artefacts_ + "/relay-" + name + ".log", nullptr, false, 0});
@@ -330,25 +366,34 @@ void ChaosRun::log_line(const std::string& text) {
 // --- processes --------------------------------------------------------------------------------
 
 void ChaosRun::start_relay(Slot& slot) {
-  const std::string url = "redis://127.0.0.1:" + std::to_string(proxy_->port()) + "/0";
+  const std::string url = std::string(plan_.tls ? "rediss" : "redis") + "://127.0.0.1:" + std::to_string(proxy_->port()) + "/0";
   std::vector<std::string> args = {"--redis-url",          url,    "--instance",           slot.name,
                                    "--reconnect-initial-ms", "20",  "--reconnect-max-ms",   "500",
                                    "--connect-timeout-ms", "1000", "--watchdog-interval-ms", "200",
                                    "--watchdog-timeout-ms", "1000"};
+  add_tls_flags(args);
   ++slot.generation;
   slot.process = std::make_unique<ChildProcess>(binary("EXPIRY_CHAOS_RELAY_BIN", EXPIRY_RELAY_BIN), args,
                                                 std::vector<std::pair<std::string, std::string>>{}, slot.log_path);
   slot.killed = false;
 }
 
+void ChaosRun::add_tls_flags(std::vector<std::string>& args) const {
+  if (!plan_.tls) return;
+  args.push_back("--tls-ca-cert-file");
+  args.push_back(certs_->ca_file());
+}
+
 void ChaosRun::start_canceller(Slot& slot) {
   ++slot.generation;
   slot.name = slot.base + "-g" + std::to_string(slot.generation);
   // The relays forward to their default stream, which the canceller reads only when told.
-  std::vector<std::string> args = {"--redis-url",          server_->url(), "--consumer",           slot.name,
+  const std::string url = plan_.tls ? "rediss://127.0.0.1:" + std::to_string(tls_port_) + "/0" : server_->url();
+  std::vector<std::string> args = {"--redis-url",          url,            "--consumer",           slot.name,
                                    "--block-ms",           "200",          "--watchdog-interval-ms", "200",
                                    "--watchdog-timeout-ms", "2000",        "--min-idle-ms",        "1000",
                                    "--reclaim-interval-ms", "250",         "--stream",             kStream};
+  add_tls_flags(args);
   slot.process = std::make_unique<ChildProcess>(binary("EXPIRY_CHAOS_CANCELLER_BIN", ORDER_CANCELLER_BIN), args,
                                                 std::vector<std::pair<std::string, std::string>>{}, slot.log_path);
   slot.killed = false;
@@ -949,7 +994,7 @@ void ChaosRun::settle_and_check() {
 
 void ChaosRun::run() {
   std::cout << "chaos: seed=" << seed_ << " (replay: EXPIRY_CHAOS_SEED=" << seed_ << ")"
-            << (plan_.soak ? " soak" : " ci") << " load_s=" << plan_.load.count() / 1000
+            << (plan_.soak ? " soak" : " ci") << (plan_.tls ? " tls" : "") << " load_s=" << plan_.load.count() / 1000
             << " redis=" << server_->url() << " proxy=127.0.0.1:" << proxy_->port() << " logs=" << artefacts_
             << std::endl;
   redis_->command(load_library_argv());
@@ -968,6 +1013,14 @@ void ChaosRun::run() {
 
 TEST(Chaos, NoTaskLostOrDuplicatedUnderFaults) {
   ChaosRun run(plan_from_env(), seed_from_env());
+  run.run();
+}
+
+// The same faults with the relays and cancellers on TLS (rediss://, through the proxy).
+TEST(Chaos, NoTaskLostOrDuplicatedUnderFaultsOverTls) {
+  ChaosPlan plan = plan_from_env();
+  plan.tls = true;
+  ChaosRun run(plan, seed_from_env());
   run.run();
 }
 

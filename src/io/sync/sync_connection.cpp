@@ -23,6 +23,13 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
+// Closed (or, over TLS, failed without a definite cause) before Redis answered anything; the
+// constructor tries once more before it turns this into a TlsError.
+class UnansweredClose : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 struct ReplyDeleter {
   void operator()(void* r) const { freeReplyObject(r); }
 };
@@ -80,6 +87,24 @@ SyncConnection::SyncConnection(const RedisEndpoint& endpoint) : SyncConnection(e
 SyncConnection::SyncConnection(const RedisEndpoint& endpoint, Options options)
     : endpoint_(endpoint), options_(options) {
   if (endpoint_.tls.enabled) tls_ = TlsContext::get(endpoint_.tls);  // throws TlsError
+  // A connection closed before Redis answered anything is what a TLS-only port does to plain
+  // text, and a TLS 1.3 server to a missing client certificate, but a network fault can do it
+  // once too: only a second one in a row blames the setup.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      connect_once();
+      return;
+    } catch (const UnansweredClose& e) {
+      if (attempt == 2) throw TlsError(e.what());
+      ctx_.reset();
+      ssl_ = nullptr;
+      pending_ = 0;
+      broken_reason_.clear();
+    }
+  }
+}
+
+void SyncConnection::connect_once() {
   const timeval connect_timeout = to_timeval(options_.connect_timeout);
   const timeval command_timeout = to_timeval(options_.command_timeout);
   redisOptions opts{};
@@ -91,8 +116,13 @@ SyncConnection::SyncConnection(const RedisEndpoint& endpoint, Options options)
   if (ctx_->err != 0) throw IoError("cannot connect to " + endpoint_.redacted() + ": " + ctx_->errstr);
   if (tls_) {
     std::string why;
-    ssl_ = tls_->start(ctx_.get(), endpoint_.host, &why);
-    if (ssl_ == nullptr) throw TlsError("cannot connect to " + endpoint_.redacted() + ": " + why);
+    bool definite = false;
+    ssl_ = tls_->start(ctx_.get(), endpoint_.host, &why, &definite);
+    if (ssl_ == nullptr) {
+      const std::string text = "cannot connect to " + endpoint_.redacted() + ": " + why;
+      if (definite) throw TlsError(text);
+      throw IoError(text);
+    }
   }
   handshake();
 }
@@ -100,6 +130,7 @@ SyncConnection::SyncConnection(const RedisEndpoint& endpoint, Options options)
 SyncConnection::~SyncConnection() = default;
 
 void SyncConnection::handshake() {
+  answered_ = false;
   if (!endpoint_.password.empty()) {
     std::vector<std::string> auth{"AUTH"};
     if (!endpoint_.user.empty()) auth.push_back(endpoint_.user);
@@ -116,6 +147,9 @@ void SyncConnection::handshake() {
                        ": " + r.str);
     }
   }
+  // Any answer (NOPERM included) proves the session, so the refusals above surface here, in
+  // the constructor, where they can be told from a network fault.
+  if (!answered_) command({"PING"});
 }
 
 void SyncConnection::check_usable(bool allow_pending) const {
@@ -132,6 +166,10 @@ void SyncConnection::fail_io() {
   if (timed_out) {
     broken_reason_ = "no reply from " + endpoint_.redacted() + " within " +
                      std::to_string(options_.command_timeout.count()) + " ms";
+    if (tls_ && !TlsContext::handshake_finished(ssl_)) {
+      broken_reason_ = "Redis connection to " + endpoint_.redacted() + " failed: " +
+                       tls_->explain_timeout(std::to_string(options_.command_timeout.count()) + " ms");
+    }
     throw IoError(broken_reason_);
   }
   const std::string why = ctx_->errstr[0] != '\0' ? std::string(ctx_->errstr) : std::string("connection closed");
@@ -143,8 +181,10 @@ void SyncConnection::fail_io() {
   // Before the first answer: TLS that does not fit the server (a TLS 1.3 server refuses a
   // client certificate only after the handshake), or plain text that a TLS port drops.
   if (tls_) {
-    broken_reason_ += tls_->explain_failure(ssl_, endpoint_.host, why, false);
-    throw TlsError(broken_reason_);
+    bool definite = false;
+    broken_reason_ += tls_->explain_failure(ssl_, endpoint_.host, why, false, &definite);
+    if (definite) throw TlsError(broken_reason_);
+    throw UnansweredClose(broken_reason_);
   }
   const bool closed = ctx_->err == REDIS_ERR_EOF || why.find("reset by peer") != std::string::npos;
   if (!closed) {
@@ -152,7 +192,7 @@ void SyncConnection::fail_io() {
     throw IoError(broken_reason_);
   }
   broken_reason_ += why + plain_text_hint(false);
-  throw TlsError(broken_reason_);
+  throw UnansweredClose(broken_reason_);
 }
 
 Reply SyncConnection::command(const std::vector<std::string>& argv) {

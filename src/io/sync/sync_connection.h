@@ -28,8 +28,10 @@ class SyncConnection {
   // Connects (with TLS for rediss://), then AUTHs (user + password, or password alone) and
   // SELECTs as the endpoint says. Throws IoError when Redis cannot be reached, ReplyError when
   // AUTH or SELECT is refused, TlsError (a ConfigError) when TLS does not fit the server.
-  // Until the first reply has arrived, a broken connection throws TlsError too when it names a
-  // TLS cause, or when a plain-text connection is closed unanswered (a TLS-only port).
+  // The handshake ends with a PING, so these surface here: TlsError for a definite TLS cause
+  // (tls_context.h), and for a connection closed before any answer twice in a row (a TLS-only
+  // port against plain text, a TLS 1.3 server refusing a missing client certificate); a TLS
+  // handshake that times out is an IoError that names TLS.
   explicit SyncConnection(const RedisEndpoint& endpoint);
   SyncConnection(const RedisEndpoint& endpoint, Options options);
   ~SyncConnection();
@@ -80,6 +82,7 @@ class SyncConnection {
     void operator()(redisContext* ctx) const;
   };
 
+  void connect_once();
   void handshake();
   Reply receive();
   [[noreturn]] void fail_io();
