@@ -26,21 +26,13 @@ CANCELLERS=(canceller-1 canceller-2)
 
 # shellcheck source=tests/deploy/checks.sh
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+# shellcheck source=tests/deploy/compose_checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/compose_checks.sh"
 
 if ! command -v "$COMPOSE" >/dev/null 2>&1; then
   fail "$COMPOSE not found (CI installs it: apt-get install -y docker-compose)"
   finish
 fi
-# docker-compose's own interpreter has yaml (the `python3` first on PATH may not).
-PY=
-for candidate in "$(sed -n '1s/^#!//p' "$(command -v "$COMPOSE")" | awk '{print $1}')" /usr/bin/python3 python3; do
-  [ -n "$candidate" ] && "$candidate" -c 'import yaml' 2>/dev/null && { PY=$candidate; break; }
-done
-if [ -z "$PY" ]; then
-  fail "no python3 with yaml found (python3-yaml)"
-  finish
-fi
-
 if "$COMPOSE" -f "$COMPOSE_FILE" config -q; then
   pass "$COMPOSE -f $(basename "$COMPOSE_FILE") config -q"
 else
@@ -52,31 +44,12 @@ if ! cfg=$("$COMPOSE" -f "$COMPOSE_FILE" config 2>/dev/null); then
   finish
 fi
 
-# The resolved configuration flattened, one `PATH<TAB>VALUE` line per scalar, per list item and
-# per mapping key (line breaks inside a value as \037), read once: PATH is dotted
-# (services.relay-1.environment.X; compose keys here contain no dots).
-flat=$("$PY" -c '
-import sys, yaml
-def enc(x): return str(x).replace("\n", "\037")
-def walk(path, v):
-    if isinstance(v, dict):
-        for k, child in v.items():
-            print(path + "\t" + enc(k))
-            walk(path + "." + str(k) if path else str(k), child)
-    elif isinstance(v, list):
-        for item in v: print(path + "\t" + enc(item))
-    elif v is not None:
-        print(path + "\t" + enc(v))
-walk("", yaml.safe_load(sys.stdin))
-' <<<"$cfg")
-# q PATH: a value of the resolved configuration: a scalar as is, a list one item a line, a
-# mapping its keys; nothing when missing.
-q() { awk -F'\t' -v p="$1" '$1 == p { sub(/^[^\t]*\t/, ""); print }' <<<"$flat" | tr '\037' '\n'; }
-# words PATH: q PATH with the words of every line one a line (a command as a string or a list).
-words() { q "$1" | tr -s ' \t' '\n\n' | sed '/^$/d'; }
+# The resolved configuration by path (compose_checks.sh): flatten_cfg, q, words, arg_after.
+if ! flatten_cfg; then
+  fail "no python3 with yaml found (python3-yaml)"
+  finish
+fi
 has_word() { words "$1" | grep -qxF -- "$2"; }
-# arg_after PATH FLAG: the word following FLAG in a command.
-arg_after() { words "$1" | awk -v f="$2" 'prev == f { print; exit } { prev = $0 }'; }
 # The host part of a redis:// URL.
 url_host() { sed -E 's|^redis://([^@/]*@)?([^:/]+).*$|\2|' <<<"$1"; }
 
