@@ -147,9 +147,10 @@ void SyncConnection::handshake() {
                        ": " + r.str);
     }
   }
-  // Any answer (NOPERM included) proves the session, so the refusals above surface here, in
-  // the constructor, where they can be told from a network fault.
-  if (!answered_) command({"PING"});
+  // Over TLS, any answer (NOPERM included) proves the session, so a refusal that comes after
+  // the TLS handshake (a missing client certificate) surfaces here, in the constructor, where
+  // it can be told from a network fault. Plain text does no I/O before the first command.
+  if (tls_ && !answered_) command({"PING"});
 }
 
 void SyncConnection::check_usable(bool allow_pending) const {
@@ -191,8 +192,10 @@ void SyncConnection::fail_io() {
     broken_reason_ += why;
     throw IoError(broken_reason_);
   }
+  // Plain text closed unanswered: a TLS-only port, or a maxclients refusal whose reply a reset
+  // discarded; only named here (the services' async connections tell them apart by retrying).
   broken_reason_ += why + plain_text_hint(false);
-  throw UnansweredClose(broken_reason_);
+  throw IoError(broken_reason_);
 }
 
 Reply SyncConnection::command(const std::vector<std::string>& argv) {

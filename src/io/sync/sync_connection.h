@@ -28,10 +28,11 @@ class SyncConnection {
   // Connects (with TLS for rediss://), then AUTHs (user + password, or password alone) and
   // SELECTs as the endpoint says. Throws IoError when Redis cannot be reached, ReplyError when
   // AUTH or SELECT is refused, TlsError (a ConfigError) when TLS does not fit the server.
-  // The handshake ends with a PING, so these surface here: TlsError for a definite TLS cause
-  // (tls_context.h), and for a connection closed before any answer twice in a row (a TLS-only
-  // port against plain text, a TLS 1.3 server refusing a missing client certificate); a TLS
-  // handshake that times out is an IoError that names TLS.
+  // Over TLS the handshake ends with a PING, so TLS refusals surface here: TlsError for a
+  // definite cause (tls_context.h), and for a connection closed before any answer twice in a
+  // row (a TLS 1.3 server refusing a missing client certificate); a TLS handshake that times
+  // out is an IoError that names TLS. A plain-text connection closed before any answer (a
+  // TLS-only port) is an IoError whose text suggests rediss://.
   explicit SyncConnection(const RedisEndpoint& endpoint);
   SyncConnection(const RedisEndpoint& endpoint, Options options);
   ~SyncConnection();
