@@ -11,6 +11,7 @@
 #include <hiredis/hiredis.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "io/callback_barrier.h"
 #include "io/hiredis_reply.h"
 #include "io/tls_context.h"
+#include "io/tls_probe.h"
 #include "protocol/redis_error.h"
 
 namespace expiry {
@@ -180,20 +182,31 @@ std::string RedisConnection::connect_timeout_text() const {
 std::string RedisConnection::failure_text(const redisAsyncContext* ac, bool* tls_refusal) {
   const std::string why = context_error(ac);
   if (was_ready_) return tls_ ? tls_->explain_failure(ssl_, options_.endpoint.host, why, true) : why;
+  const auto& ep = options_.endpoint;
   bool definite = false;
   std::string explained;
-  bool unanswered = false;
+  // Closed before any answer: a network fault, or a setup the server refuses. Before the first
+  // Ready a short probe tells which (it blocks the loop for at most a few budgets, only then).
+  const auto budget = std::min(options_.connect_timeout, std::chrono::milliseconds(1000));
   if (tls_) {
-    explained = tls_->explain_failure(ssl_, options_.endpoint.host, why, false, &definite);
-    unanswered = !definite && explained != why;
+    explained = tls_->explain_failure(ssl_, ep.host, why, false, &definite);
+    if (!definite && !ever_ready_ && TlsContext::handshake_finished(ssl_)) {
+      if (auto cause = probe_tls_refusal(*tls_, ep.host, ep.port, budget)) {
+        explained = *cause;
+        definite = true;
+      }
+    }
   } else {
-    // A plain-text client that a TLS port drops sees the connection closed before any answer.
-    unanswered = ac->c.err == REDIS_ERR_EOF || why.find("reset by peer") != std::string::npos;
+    const bool unanswered = ac->c.err == REDIS_ERR_EOF || why.find("reset by peer") != std::string::npos;
     explained = unanswered ? why + plain_text_hint(false) : why;
+    if (unanswered && !ever_ready_) {
+      if (auto cause = probe_port_speaks_tls(ep.host, ep.port, budget)) {
+        explained = why + " (" + *cause + ")";
+        definite = true;
+      }
+    }
   }
-  // A network fault can close one connection unanswered too: only a second in a row counts.
-  unanswered_closes_ = unanswered ? unanswered_closes_ + 1 : 0;
-  *tls_refusal = definite || unanswered_closes_ >= 2;
+  *tls_refusal = definite;
   return explained;
 }
 
@@ -267,7 +280,6 @@ void RedisConnection::handshake_refused(const std::string& step, const Reply& re
 
 void RedisConnection::become_ready() {
   handshake_timer_.cancel();
-  unanswered_closes_ = 0;
   state_ = State::Ready;
   was_ready_ = true;
   ready_since_ = Clock::now();

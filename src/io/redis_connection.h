@@ -110,8 +110,9 @@ class RedisConnection {
   std::string connect_timeout_text() const;
   // Why `ac` failed: hiredis's text, with OpenSSL's cause for TLS and a hint for plain text.
   // Before Ready, sets *tls_refusal when the cause is TLS not fitting the server: a definite
-  // cause (a certificate that does not verify, an alert), or the second attempt in a row closed
-  // before any answer (plain text against a TLS port, a missing client certificate).
+  // cause (a certificate that does not verify, an alert), or, before the first Ready, a close
+  // before any answer that a probe (tls_probe.h) pins on the setup (plain text against a TLS
+  // port, a missing client certificate). A close that only a network fault explains is retried.
   std::string failure_text(const redisAsyncContext* ac, bool* tls_refusal);
   // attempt_failed, then on_handshake_error: retrying cannot cure it, the owner decides.
   void attempt_refused_by_tls(const std::string& why);
@@ -141,7 +142,6 @@ class RedisConnection {
   uint64_t attempt_ = 0;              // connection attempts made; tags handshake replies
   Clock::time_point ready_since_;     // when the connection last became Ready
   uint32_t failures_ = 0;             // consecutive failed attempts, for backoff
-  uint32_t unanswered_closes_ = 0;    // consecutive attempts closed before any answer
   uint64_t reconnects_ = 0;           // times Ready was reached again after a loss
   Clock::time_point last_activity_;   // last reply or message received
   std::vector<std::unique_ptr<Subscription>> subscriptions_;  // privdata of the live context

@@ -128,7 +128,7 @@ std::shared_ptr<const TlsContext> TlsContext::get(const TlsSettings& settings) {
   return made;
 }
 
-ssl_st* TlsContext::start(redisContext* c, const std::string& host, std::string* error, bool* definite) const {
+ssl_st* TlsContext::new_session(const std::string& host, std::string* error) const {
   ERR_clear_error();
   SSL* ssl = SSL_new(ctx_);
   if (ssl == nullptr) {
@@ -154,6 +154,12 @@ ssl_st* TlsContext::start(redisContext* c, const std::string& host, std::string*
       return nullptr;
     }
   }
+  return ssl;
+}
+
+ssl_st* TlsContext::start(redisContext* c, const std::string& host, std::string* error, bool* definite) const {
+  SSL* ssl = new_session(host, error);
+  if (ssl == nullptr) return nullptr;
   if (redisInitiateSSL(c, ssl) != REDIS_OK) {
     *error = explain_failure(ssl, host, c->errstr, false, definite);
     SSL_free(ssl);  // hiredis takes the session only when it succeeds

@@ -39,6 +39,9 @@ class TlsContext {
   // session, which hiredis owns and frees with `c`, or nullptr with `*error` set (for a
   // blocking context, explain_failure's text, and *definite as it sets it).
   ssl_st* start(redisContext* c, const std::string& host, std::string* error, bool* definite = nullptr) const;
+  // A session for `host` with SNI and name verification set, not attached to any socket; the
+  // caller frees it with SSL_free. nullptr with `*error` set when OpenSSL refuses.
+  ssl_st* new_session(const std::string& host, std::string* error) const;
 
   // Why a TLS connection (`ssl`, from start(); may be null) to `host` failed, as a sentence
   // naming the cause and what to check ("TLS: certificate verify failed: certificate has

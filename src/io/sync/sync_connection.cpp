@@ -4,6 +4,7 @@
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -11,6 +12,7 @@
 #include "protocol/function_library.h"
 #include "io/hiredis_reply.h"
 #include "io/tls_context.h"
+#include "io/tls_probe.h"
 #include "protocol/redis_error.h"
 
 namespace expiry {
@@ -22,13 +24,6 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
   return tv;
 }
-
-// Closed (or, over TLS, failed without a definite cause) before Redis answered anything; the
-// constructor tries once more before it turns this into a TlsError.
-class UnansweredClose : public IoError {
- public:
-  using IoError::IoError;
-};
 
 struct ReplyDeleter {
   void operator()(void* r) const { freeReplyObject(r); }
@@ -87,24 +82,6 @@ SyncConnection::SyncConnection(const RedisEndpoint& endpoint) : SyncConnection(e
 SyncConnection::SyncConnection(const RedisEndpoint& endpoint, Options options)
     : endpoint_(endpoint), options_(options) {
   if (endpoint_.tls.enabled) tls_ = TlsContext::get(endpoint_.tls);  // throws TlsError
-  // A connection closed before Redis answered anything is what a TLS-only port does to plain
-  // text, and a TLS 1.3 server to a missing client certificate, but a network fault can do it
-  // once too: only a second one in a row blames the setup.
-  for (int attempt = 1;; ++attempt) {
-    try {
-      connect_once();
-      return;
-    } catch (const UnansweredClose& e) {
-      if (attempt == 2) throw TlsError(e.what());
-      ctx_.reset();
-      ssl_ = nullptr;
-      pending_ = 0;
-      broken_reason_.clear();
-    }
-  }
-}
-
-void SyncConnection::connect_once() {
   const timeval connect_timeout = to_timeval(options_.connect_timeout);
   const timeval command_timeout = to_timeval(options_.command_timeout);
   redisOptions opts{};
@@ -180,20 +157,31 @@ void SyncConnection::fail_io() {
     throw IoError(broken_reason_);
   }
   // Before the first answer: TLS that does not fit the server (a TLS 1.3 server refuses a
-  // client certificate only after the handshake), or plain text that a TLS port drops.
+  // client certificate only after the handshake), plain text that a TLS port drops, or a network
+  // fault. A short probe (tls_probe.h) tells the setup from the fault.
+  const auto budget = std::min(options_.connect_timeout, std::chrono::milliseconds(1000));
   if (tls_) {
     bool definite = false;
     broken_reason_ += tls_->explain_failure(ssl_, endpoint_.host, why, false, &definite);
+    if (!definite && TlsContext::handshake_finished(ssl_)) {
+      if (auto cause = probe_tls_refusal(*tls_, endpoint_.host, endpoint_.port, budget)) {
+        broken_reason_ = "Redis connection to " + endpoint_.redacted() + " failed: " + *cause;
+        definite = true;
+      }
+    }
     if (definite) throw TlsError(broken_reason_);
-    throw UnansweredClose(broken_reason_);
+    throw IoError(broken_reason_);
   }
   const bool closed = ctx_->err == REDIS_ERR_EOF || why.find("reset by peer") != std::string::npos;
   if (!closed) {
     broken_reason_ += why;
     throw IoError(broken_reason_);
   }
-  // Plain text closed unanswered: a TLS-only port, or a maxclients refusal whose reply a reset
-  // discarded; only named here (the services' async connections tell them apart by retrying).
+  if (auto cause = probe_port_speaks_tls(endpoint_.host, endpoint_.port, budget)) {
+    broken_reason_ += why + " (" + *cause + ")";
+    throw TlsError(broken_reason_);
+  }
+  // A maxclients refusal whose reply a reset discarded, or a fault: the hint, and retry.
   broken_reason_ += why + plain_text_hint(false);
   throw IoError(broken_reason_);
 }

@@ -83,7 +83,6 @@ class SyncConnection {
     void operator()(redisContext* ctx) const;
   };
 
-  void connect_once();
   void handshake();
   Reply receive();
   [[noreturn]] void fail_io();
