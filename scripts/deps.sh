@@ -3,7 +3,9 @@
 # hiredis >= 1.1 with TLS: the system's libhiredis-dev where it is that new (Debian 13), else
 # (Debian 12, whose hiredis is 0.14) scripts/hiredis.sh builds Debian 13's own source package
 # into a private prefix in the build tree, once. Without root it prints the apt-get command.
-# Env: BUILD_DIR (default build), where that prefix goes: $BUILD_DIR/_deps/hiredis-1.2.0.
+# Then scripts/promtool.sh extracts promtool (Debian's prometheus package, not installed) into
+# $BUILD_DIR/_deps/promtool for the deploy tests, once.
+# Env: BUILD_DIR (default build), where those go: $BUILD_DIR/_deps/hiredis-1.2.0, .../promtool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,3 +54,4 @@ install_missing() {
 }
 [ ${#missing[@]} -eq 0 ] || install_missing
 [ "$BUILD_HIREDIS" = 0 ] || scripts/hiredis.sh
+scripts/promtool.sh
