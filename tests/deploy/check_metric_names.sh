@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Deploy test: every metric name that deploy/grafana/*.json and deploy/prometheus/alerts.yml query
+# is one the programs export. Starts a private redis-server, expiry-relay and order-canceller
+# with --metrics-port, makes the relay forward one task into the cancellers' stream and one into
+# a stream with no consumer group (so that per-stream series exist), and scrapes both /metrics
+# until every name is there or a deadline passes; then fails naming each name nobody exports,
+# with the file that uses it. Exported names are the scraped series names, plus every family's
+# series from its # TYPE line (a histogram's NAME_bucket/_sum/_count), so a family with no series
+# yet still counts. `up` and the other series Prometheus makes itself are not the programs'.
+# No list of names is kept here: both sides are read from the files and the programs.
+# Usage: tests/deploy/check_metric_names.sh BUILD_DIR
+# Env: METRIC_NAMES_DEADLINE_S (30).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD_DIR=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd) || exit 1
+BIN=$BUILD_DIR/src
+DEADLINE_S=${METRIC_NAMES_DEADLINE_S:-30}
+USERS=("$ROOT"/deploy/grafana/*.json "$ROOT"/deploy/prometheus/alerts.yml)
+# Series Prometheus adds itself to every target, and its alert state.
+PROMETHEUS_OWN='^(up|scrape_[a-z_]+|ALERTS|ALERTS_FOR_STATE)$'
+cd "$ROOT" || exit 1
+
+# shellcheck source=tests/deploy/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+
+# python3 with yaml (docker-compose's interpreter has it, as in compose_checks.sh).
+py=
+for candidate in /usr/bin/python3 python3; do
+  "$candidate" -c 'import yaml' 2>/dev/null && { py=$candidate; break; }
+done
+[ -n "$py" ] || { fail "no python3 with yaml (apt-get install python3-yaml)"; finish; }
+for b in relay/expiry-relay orders/order-canceller ctl/expiry-ctl; do
+  [ -x "$BIN/$b" ] || { fail "$BIN/$b not built"; finish; }
+done
+
+if ! used=$("$py" tests/deploy/promql_metric_names.py "${USERS[@]}"); then
+  fail "could not read the metric names of ${USERS[*]}"
+  finish
+fi
+names=$(cut -f1 <<<"$used" | grep -vE "$PROMETHEUS_OWN" | sort -u)
+check "the dashboard and the rules query metrics ($(grep -c . <<<"$names") names)" test -n "$names"
+
+WORK=$(mktemp -d /tmp/expiry-metric-names.XXXXXX)
+cleanup() { stop_started; rm -rf "$WORK"; }
+trap cleanup EXIT
+start_redis "$WORK" || { fail "redis-server did not start"; finish; }
+NS=metricnames
+# expiry-ctl reads the relay's settings.
+export EXPIRY_RELAY_REDIS_URL=$REDIS_URL EXPIRY_RELAY_NAMESPACE=$NS
+export ORDER_CANCELLER_REDIS_URL=$REDIS_URL ORDER_CANCELLER_NAMESPACE=$NS
+CANCELLER_STREAM=orders:timeouts   # order-canceller's default --stream
+relay_port=$(free_port) canceller_port=$(free_port)
+relay_args=(--instance names-relay --metrics-port "$relay_port")
+# A short trim interval, when the relay has one, so that the per-stream series come soon.
+"$BIN/relay/expiry-relay" --help 2>&1 | grep -q -- '--stream-trim-interval-ms' &&
+  relay_args+=(--stream-trim-interval-ms 200)
+"$BIN/relay/expiry-relay" "${relay_args[@]}" >"$WORK/relay.log" 2>&1 &
+STARTED_PIDS+=($!)
+"$BIN/orders/order-canceller" --consumer names-canceller --metrics-port "$canceller_port" \
+  >"$WORK/canceller.log" 2>&1 &
+STARTED_PIDS+=($!)
+
+ready() { [ "$(http_get "$1" /readyz 2>/dev/null)" = ready ]; }
+for _ in $(seq $((DEADLINE_S * 10))); do
+  ready "$relay_port" && ready "$canceller_port" && break
+  sleep 0.1
+done
+check "expiry-relay is ready (metrics on :$relay_port)" ready "$relay_port"
+check "order-canceller is ready (metrics on :$canceller_port)" ready "$canceller_port"
+
+# One task into the cancellers' stream (it has their group), one into a stream with none.
+for stream in "$CANCELLER_STREAM" metric-names:no-group; do
+  check "expiry-ctl schedules a task into $stream" \
+    "$BIN/ctl/expiry-ctl" schedule "order:names-$RANDOM" --delay-ms 100 --stream "$stream" \
+    --payload '{"order_id":"names"}' >/dev/null
+done
+
+# exported: every series name of both endpoints, from samples and # TYPE lines.
+exported() {
+  local port
+  for port in "$relay_port" "$canceller_port"; do http_get "$port" /metrics; done | awk '
+    /^# TYPE / {
+      if ($4 == "histogram") { print $3 "_bucket"; print $3 "_sum"; print $3 "_count" }
+      else if ($4 == "summary") { print $3; print $3 "_sum"; print $3 "_count" }
+      else print $3
+      next
+    }
+    /^[A-Za-z_:]/ { sub(/[{ ].*/, ""); print }
+  ' | sort -u
+}
+missing=$names
+for _ in $(seq $((DEADLINE_S * 2))); do
+  missing=$(comm -23 <(echo "$names") <(exported))
+  [ -z "$missing" ] && break
+  sleep 0.5
+done
+for name in $names; do
+  if grep -qxF "$name" <<<"$missing"; then
+    fail "$name is not exported by expiry-relay or order-canceller (used in $(awk -F'\t' -v n="$name" '$1 == n { print $2 }' <<<"$used" | sed "s|^$ROOT/||" | paste -sd' '))"
+  else
+    pass "$name is exported"
+  fi
+done
+finish

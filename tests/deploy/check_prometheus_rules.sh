@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Deploy test: `promtool check rules` on deploy/prometheus/alerts.yml and `promtool check config`
+# on deploy/prometheus/prometheus.yml (which loads alerts.yml again, as Prometheus will).
+# promtool: $PROMTOOL, else BUILD_DIR/_deps/promtool/bin/promtool (scripts/promtool.sh, run by
+# scripts/deps.sh), else build/_deps/..., else promtool on PATH. Fails, never skips, without it.
+# Usage: tests/deploy/check_prometheus_rules.sh [BUILD_DIR]
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD_DIR=${1:-$ROOT/build}
+cd "$ROOT" || exit 1
+# shellcheck source=tests/deploy/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+
+promtool=
+for candidate in "${PROMTOOL:-}" "$BUILD_DIR/_deps/promtool/bin/promtool" "$ROOT/build/_deps/promtool/bin/promtool" \
+  "$(command -v promtool 2>/dev/null)"; do
+  [ -n "$candidate" ] && [ -x "$candidate" ] && { promtool=$candidate; break; }
+done
+if [ -z "$promtool" ]; then
+  fail "promtool not found: run scripts/promtool.sh (BUILD_DIR=$BUILD_DIR), or set PROMTOOL"
+  finish
+fi
+echo "# $("$promtool" --version 2>&1 | head -n 1)"
+
+check "promtool check rules deploy/prometheus/alerts.yml" "$promtool" check rules deploy/prometheus/alerts.yml
+check "promtool check config deploy/prometheus/prometheus.yml" "$promtool" check config deploy/prometheus/prometheus.yml
+finish
