@@ -91,7 +91,7 @@ for t in $targets; do
 done
 for s in $DEFAULT_SERVICES; do
   flat=$compose_flat
-  [ -n "$(q "services.$s.environment" | grep -E '_METRICS_PORT$')" ] || continue
+  q "services.$s.environment" | grep -qE '_METRICS_PORT$' || continue
   check "prometheus scrapes $s" grep -qE "^$s:" <<<"$targets"
 done
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317  # cleanup is called by the trap
 # Deploy test: every metric name that deploy/grafana/*.json and deploy/prometheus/alerts.yml query
 # is one the programs export. Starts a private redis-server, expiry-relay and order-canceller
 # with --metrics-port, makes the relay forward one task into the cancellers' stream and one into
