@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ctl/ctl_settings.h"
 
@@ -64,6 +65,15 @@ struct TailOptions {
   std::string from = "$";    // "$": only new entries; an entry id ("0": everything) to start after
 };
 
+// list: the pending tasks in due order, one bounded page per call (docs: README, expiry-ctl).
+constexpr long long kMaxListCount = 10000;
+struct ListOptions {
+  long long count = 100;                  // tasks per page, 1..kMaxListCount
+  bool json = false;                      // one JSON document {"tasks": [...], "count": N, "next": cursor|null}
+  std::string cursor;                     // continue after the page that printed it; empty: from the start
+  std::optional<std::string> due_before;  // only tasks due before: epoch ms, or "+MS" from now
+};
+
 // Validates the task locally (nothing is sent when it is invalid), then schedules it.
 int run_schedule(const CtlTarget& target, const ScheduleOptions& options);
 // Validates every line of `path` ("-": stdin) first; writes nothing unless all are valid.
@@ -84,5 +94,38 @@ int run_check(const CtlTarget& target, const CheckOptions& options);
 // Prints one line per entry (entry_format.h) until `count` entries, `timeout_ms` of quiet, or
 // stdout is closed. When the stream does not exist yet, says so once on stderr, then waits.
 int run_tail(const CtlTarget& target, const TailOptions& options);
+
+// dead: the dead-letter streams (NS:{B}:dead per bucket, else --dead-stream, default
+// <stream>:dead). An entry is "<entry-id>", or "<bucket>/<entry-id>" with bucket streams.
+struct DeadListOptions {
+  long long count = 100;  // oldest first, 1..kMaxListCount
+  bool json = false;
+  std::string dead_stream;
+};
+struct DeadPurgeOptions {
+  std::vector<std::string> entries;
+  bool all = false;                        // everything there when the purge starts
+  std::optional<long long> older_than_ms;  // entries whose id time is older than this
+  std::string dead_stream;
+};
+struct DeadReplayOptions {
+  std::vector<std::string> entries;
+  bool all = false;  // everything there when the replay starts
+  long long delay_ms = 0;
+  std::string dead_stream;
+};
+int run_dead_list(const CtlTarget& target, const DeadListOptions& options);
+// kExitNotPending when the entry is not there.
+int run_dead_show(const CtlTarget& target, const std::string& entry, bool json, const std::string& dead_stream);
+// XDEL in batches of at most 500; named entries already gone: kExitNotPending.
+int run_dead_purge(const CtlTarget& target, const DeadPurgeOptions& options);
+// One FCALL expiry_replay_dead per entry: the task scheduled again and the entry deleted
+// atomically; named entries already gone: kExitNotPending.
+int run_dead_replay(const CtlTarget& target, const DeadReplayOptions& options);
+
+// Prints up to options.count pending tasks after the cursor in due order (score, then id bytes),
+// merged across the buckets; when more follow, the cursor to continue with (stderr in text,
+// "next" in JSON). Each bucket is read with bounded ZRANGEs (list_command.cpp).
+int run_list(const CtlTarget& target, const ListOptions& options);
 
 }  // namespace expiry

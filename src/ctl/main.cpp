@@ -60,6 +60,21 @@ struct CtlCommandLine {
   CheckOptions check_options;
   CLI::App* tail = nullptr;
   TailOptions tail_options;
+  CLI::App* list = nullptr;
+  ListOptions list_options;
+  std::string due_before;
+  CLI::App* dead = nullptr;
+  CLI::App* dead_list = nullptr;
+  DeadListOptions dead_list_options;
+  CLI::App* dead_show = nullptr;
+  std::string dead_show_entry;
+  bool dead_show_json = false;
+  CLI::App* dead_purge = nullptr;
+  DeadPurgeOptions dead_purge_options;
+  long long older_than_ms = 0;
+  CLI::App* dead_replay = nullptr;
+  DeadReplayOptions dead_replay_options;
+  std::string dead_stream;
 };
 
 void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
@@ -180,6 +195,98 @@ void add_tail_command(CLI::App& app, CtlCommandLine& cl) {
 
 }
 
+void add_list_command(CLI::App& app, CtlCommandLine& cl) {
+  cl.list = app.add_subcommand(
+      "list",
+      "List pending tasks in due order (ties by id bytes), a page at a time, merged across the buckets.\n"
+      "Text: one line per task: <due_ms> <due, ISO-8601 UTC> <id> stream=<stream> payload_bytes=<n>; when more\n"
+      "tasks follow, the cursor to continue with is printed on stderr. Each call reads bounded ZRANGEs of\n"
+      "each bucket's schedule, so it never blocks Redis for long, whatever the schedule's size. Paging sees\n"
+      "every task pending throughout exactly once; one added meanwhile is seen if it is due after the cursor.");
+  add_global_options(*cl.list, cl.global);
+  cl.list->add_option("--count", cl.list_options.count, "tasks per page (1..10000)")
+      ->capture_default_str()
+      ->check(CLI::Range(1LL, kMaxListCount));
+  cl.list->add_option("--due-before", cl.due_before,
+                      "only tasks due before this time: epoch milliseconds, or +MS for MS milliseconds from now "
+                      "(Redis clock)");
+  cl.list->add_option("--cursor", cl.list_options.cursor, "continue after the page that printed this cursor");
+  cl.list->add_flag("--json", cl.list_options.json,
+                    "print one JSON object: {\"tasks\": [{\"id\", \"due_ms\", \"due\", \"bucket\", \"stream\",\n"
+                    "\"default_stream\", \"payload_bytes\", \"payload\" (or \"payload_b64\" when not UTF-8; the first 1024\n"
+                    "bytes), \"payload_truncated\"}], \"count\": N, \"next\": cursor or null}");
+}
+
+void add_dead_commands(CLI::App& app, CtlCommandLine& cl) {
+  cl.dead = app.add_subcommand(
+      "dead",
+      "Dead letters: the entries consumers gave up on (expiry_dead_letter), in NAMESPACE:{B}:dead per bucket,\n"
+      "else --dead-stream (default <the relay's stream>:dead, as the consumers default). An entry is named by\n"
+      "its stream entry id, or BUCKET/ENTRY-ID with bucket streams, as `dead list` prints it.");
+  cl.dead->require_subcommand(1, 1);
+  auto dead_stream = [&cl](CLI::App* c) {
+    add_global_options(*c, cl.global);
+    c->add_option("--dead-stream", cl.dead_stream,
+                  "the dead-letter stream of a single-bucket namespace (default: <stream>:dead)");
+    add_stream_flag(*c, cl.global, "the relay's stream (default: as for stats), whose STREAM:dead is read");
+  };
+  cl.dead_list = cl.dead->add_subcommand(
+      "list", "List dead letters, oldest first: <entry> <when, ISO-8601 UTC> task=.. reason=.. deliveries=..");
+  dead_stream(cl.dead_list);
+  cl.dead_list->add_option("--count", cl.dead_list_options.count, "entries to list (1..10000)")
+      ->capture_default_str()
+      ->check(CLI::Range(1LL, kMaxListCount));
+  cl.dead_list->add_flag("--json", cl.dead_list_options.json,
+                         "print one JSON object: {\"entries\": [{\"entry\", \"stream\", \"entry_id\", \"when_ms\", \"when\",\n"
+                         "\"task_id\", \"reason\", \"deliveries\", \"original_stream\", \"original_id\"}], \"count\", \"more\"}");
+
+  cl.dead_show = cl.dead->add_subcommand("show", "Show every field of one dead letter (exit 3 when it is not there).");
+  dead_stream(cl.dead_show);
+  cl.dead_show->add_option("entry", cl.dead_show_entry, "the entry, as dead list prints it")->required();
+  cl.dead_show->add_flag("--json", cl.dead_show_json, "print one JSON object (fields as tail --json prints them)");
+
+  cl.dead_purge = cl.dead->add_subcommand(
+      "purge",
+      "Delete dead letters: the ones named (exit 3 if some were already gone), --all (those there when the purge\n"
+      "starts), or --older-than-ms MS (dead-lettered more than MS ago), in XDEL batches of at most 500.");
+  dead_stream(cl.dead_purge);
+  auto* purge_entries = cl.dead_purge->add_option("entry", cl.dead_purge_options.entries, "entries to delete");
+  auto* purge_all = cl.dead_purge->add_flag("--all", cl.dead_purge_options.all, "delete every dead letter");
+  auto* older = cl.dead_purge->add_option("--older-than-ms", cl.older_than_ms,
+                                          "delete those dead-lettered more than this many ms ago (Redis clock)")
+                    ->check(CLI::Range(0LL, 253402300799999LL));
+  purge_all->excludes(purge_entries)->excludes(older);
+  older->excludes(purge_entries);
+
+  cl.dead_replay = cl.dead->add_subcommand(
+      "replay",
+      "Schedule the task of dead letters again (its id, payload and own stream, as schedule would: a pending task\n"
+      "with that id is replaced) and delete the entry, atomically (FCALL expiry_replay_dead): an entry replayed or\n"
+      "purged meanwhile is skipped, so it is scheduled once. ENTRY...: exit 3 if some were gone; --all: those there\n"
+      "when the replay starts.");
+  dead_stream(cl.dead_replay);
+  auto* replay_entries = cl.dead_replay->add_option("entry", cl.dead_replay_options.entries, "entries to replay");
+  cl.dead_replay->add_flag("--all", cl.dead_replay_options.all, "replay every dead letter")->excludes(replay_entries);
+  cl.dead_replay->add_option("--delay-ms", cl.dead_replay_options.delay_ms, "due this many ms from now")
+      ->capture_default_str()
+      ->check(CLI::Range(0LL, 253402300799999LL));
+}
+
+int run_dead_command(const CtlTarget& target, CtlCommandLine& cl) {
+  if (*cl.dead_list) {
+    cl.dead_list_options.dead_stream = cl.dead_stream;
+    return run_dead_list(target, cl.dead_list_options);
+  }
+  if (*cl.dead_show) return run_dead_show(target, cl.dead_show_entry, cl.dead_show_json, cl.dead_stream);
+  if (*cl.dead_purge) {
+    cl.dead_purge_options.dead_stream = cl.dead_stream;
+    if (cl.dead_purge->count("--older-than-ms") > 0) cl.dead_purge_options.older_than_ms = cl.older_than_ms;
+    return run_dead_purge(target, cl.dead_purge_options);
+  }
+  cl.dead_replay_options.dead_stream = cl.dead_stream;
+  return run_dead_replay(target, cl.dead_replay_options);
+}
+
 int run_schedule_command(const CtlTarget& target, ScheduleCommand& s) {
   if (*s.file) return run_bulk_schedule(target, s.bulk_file, s.options.wait);
   if (!*s.id) throw ConfigError("schedule needs a task id, or --file");
@@ -207,6 +314,11 @@ int run_command(CtlCommandLine& cl) {
   if (*cl.load) return run_load_functions(target);
   if (*cl.check) return run_check(target, cl.check_options);
   if (*cl.tail) return run_tail(target, cl.tail_options);
+  if (*cl.dead) return run_dead_command(target, cl);
+  if (*cl.list) {
+    if (!cl.due_before.empty() || cl.list->count("--due-before") > 0) cl.list_options.due_before = cl.due_before;
+    return run_list(target, cl.list_options);
+  }
   return kExitUsage;
 }
 
@@ -239,6 +351,8 @@ int main(int argc, char** argv) {
   add_stats_command(app, cl);
   add_check_command(app, cl);
   add_tail_command(app, cl);
+  add_list_command(app, cl);
+  add_dead_commands(app, cl);
   add_version_flag(app, "expiry-ctl");
   if (auto code = parse_command_line(app, argc, argv, "expiry-ctl")) return *code;
   if (app.get_subcommands().empty()) {

@@ -583,3 +583,41 @@ redis.register_function('expiry_claim', claim)
 redis.register_function('expiry_sweep', sweep)
 redis.register_function('expiry_dead_letter', dead_letter)
 redis.register_function{function_name = 'expiry_version', callback = version, flags = {'no-writes'}}
+
+-- expiry_replay_dead KEYS: dead_stream, schedule, trigger, shadow
+--                    ARGV: entry_id, task_id, delay_ms, default_stream
+-- Schedules the task of one dead-letter entry again, exactly as expiry_schedule with 'delay'
+-- would (its payload, and its stream when original_stream is not `default_stream`), and
+-- deletes the entry, in one step. An entry that is gone (replayed or purged already) fails
+-- and writes nothing, so two concurrent replays of one entry schedule the task once.
+-- task_id must be the entry's `id` field (the caller read it to find the task's bucket); the
+-- dead stream and the task's keys must share one slot on a cluster (Redis refuses otherwise).
+-- Returns {due_ms, replaced (0|1)} as expiry_schedule does.
+local function replay_dead(keys, args)
+  local entry_id, task_id, delay, default_stream = args[1], args[2], args[3], args[4]
+  if entry_id == nil or task_id == nil or delay == nil or default_stream == nil then
+    fail('expiry_replay_dead needs ARGV entry_id, task_id, delay_ms, default_stream')
+  end
+  local found = redis.call('XRANGE', keys[1], entry_id, entry_id)
+  if #found == 0 then
+    fail('dead entry ' .. entry_id .. ' is not in ' .. keys[1] .. ' (already replayed or purged); nothing was scheduled')
+  end
+  local fields = {}
+  local list = found[1][2]
+  for i = 1, #list - 1, 2 do fields[list[i]] = list[i + 1] end
+  if fields['id'] == nil then
+    fail('dead entry ' .. entry_id .. ' holds no task id (its stream entry was gone when it was dead-lettered); ' ..
+         'nothing was scheduled')
+  end
+  if fields['id'] ~= task_id then
+    fail('dead entry ' .. entry_id .. ' holds task ' .. fields['id'] .. ', not ' .. task_id .. '; nothing was scheduled')
+  end
+  local stream = fields['original_stream']
+  if stream == default_stream then stream = nil end
+  require_permission('XDEL', keys[1], entry_id)
+  local result = schedule({keys[2], keys[3], keys[4]}, {task_id, 'delay', delay, fields['payload'] or '', stream})
+  redis.call('XDEL', keys[1], entry_id)
+  return result
+end
+
+redis.register_function('expiry_replay_dead', replay_dead)
