@@ -133,7 +133,8 @@ int run_dead_list(const CtlTarget& target, const DeadListOptions& options) {
   const auto streams = dead_streams(session.layout, options.dead_stream);
   std::vector<ClusterClient::Routed> commands;
   for (const DeadStream& s : streams) {
-    commands.push_back({s.slot, {"XRANGE", s.key, "-", "+", "COUNT", std::to_string(options.count)}});
+    // One more than asked: tells whether more follow.
+    commands.push_back({s.slot, {"XRANGE", s.key, "-", "+", "COUNT", std::to_string(options.count + 1)}});
   }
   const std::vector<Reply> replies = session.redis.batch(commands);
   std::vector<DeadEntry> all;

@@ -106,7 +106,7 @@ TEST_F(CtlDeadTest, PurgeNamedOlderThanAndAll) {
 TEST_F(CtlDeadTest, BadUsageExits2AndTouchesNothing) {
   const std::string id = add_dead("job-1");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"dead"}, "dead"},
+      {{"dead"}, "subcommand is required"},
       {{"dead", "purge"}, "exactly one of"},
       {{"dead", "purge", "--all", id}, "excludes"},
       {{"dead", "purge", "not-an-id"}, "is not a stream entry id"},
