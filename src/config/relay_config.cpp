@@ -12,6 +12,11 @@ std::vector<OptionSpec> relay_option_specs() {
       {"sweep_interval_ms", OptionKind::Integer, "longest time between two sweeps", "1000", 10, 3600000},
       {"sweep_batch", OptionKind::Integer, "tasks claimed per sweep call", "100", 1, 10000},
       {"sweep_pipeline", OptionKind::Integer, "sweep calls kept in flight while a backlog drains", "4", 1, 16},
+      {"stream_retention_ms", OptionKind::Integer,
+       "acknowledged stream entries younger than this are kept (0: trim every entry all groups acknowledged)",
+       "3600000", 0, 31536000000},
+      {"stream_trim_interval_ms", OptionKind::Integer,
+       "time between two trims of each stream (0: never trim; else at least 100)", "10000", 0, 86400000},
   });
   append_specs(specs, watchdog_option_specs("period of PINGs and health probes", "3000"));
   append_specs(specs, reconnect_option_specs());
@@ -46,6 +51,12 @@ RelayConfig relay_config_from(const Settings& s) {
   c.sweep_interval = std::chrono::milliseconds(s.integer("sweep_interval_ms"));
   c.sweep_batch = static_cast<int>(s.integer("sweep_batch"));
   c.sweep_pipeline = static_cast<int>(s.integer("sweep_pipeline"));
+  c.stream_retention = std::chrono::milliseconds(s.integer("stream_retention_ms"));
+  c.stream_trim_interval = std::chrono::milliseconds(s.integer("stream_trim_interval_ms"));
+  if (c.stream_trim_interval.count() != 0 && c.stream_trim_interval.count() < 100) {
+    throw ConfigError(s.source("stream_trim_interval_ms") + ": stream_trim_interval_ms must be 0 (never trim) or at least 100, not " +
+                      std::to_string(c.stream_trim_interval.count()));
+  }
   apply_watchdog_settings(s, c.connect_timeout, c.watchdog_interval, c.watchdog_timeout);
   if (c.watchdog_timeout <= c.watchdog_interval) {
     throw ConfigError("watchdog_timeout_ms (" + std::to_string(c.watchdog_timeout.count()) +

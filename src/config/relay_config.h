@@ -21,6 +21,10 @@ struct RelayConfig {
   std::chrono::milliseconds sweep_interval{1000}; // longest gap between two sweeps
   int sweep_batch = 100;                          // tasks claimed per sweep call
   int sweep_pipeline = 4;                         // sweep calls in flight while a backlog drains
+  // Stream retention: every trim interval, each stream the relay forwards into loses the entries
+  // every consumer group has acknowledged that are older than stream_retention (expiry_trim).
+  std::chrono::milliseconds stream_retention{3600000};   // 0: keep nothing acknowledged
+  std::chrono::milliseconds stream_trim_interval{10000}; // 0: never trim
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds watchdog_interval{1000};  // PING / health probe period
   std::chrono::milliseconds watchdog_timeout{3000};   // silence after which a connection is dropped

@@ -571,6 +571,72 @@ local function dead_letter(keys, args)
   return 1
 end
 
+-- Stream ids as {ms, seq} strings of decimal digits (no leading zeros), compared numerically.
+local function id_parts(id)
+  local ms, seq = string.match(id, '^(%d+)%-(%d+)$')
+  return ms, seq
+end
+
+local function digits_less(a, b)
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+
+local function id_less(a, b)
+  local am, as = id_parts(a)
+  local bm, bs = id_parts(b)
+  if am ~= bm then return digits_less(am, bm) end
+  return digits_less(as, bs)
+end
+
+-- The id right after `id` (the first one a group has not been delivered), or `id` itself when
+-- its sequence is too large to add one exactly (a bound one entry lower is still safe).
+local function next_id(id)
+  local ms, seq = id_parts(id)
+  if #seq > 15 then return id end
+  return ms .. '-' .. ms_string(tonumber(seq) + 1)
+end
+
+-- expiry_trim KEYS: stream  ARGV: retention_ms, limit
+-- Trims the entries every consumer group has acknowledged and that are older than retention_ms
+-- (Redis clock): XTRIM MINID at the lowest of, over every group, its oldest pending entry and
+-- the first id after its last-delivered-id, and of now - retention_ms. An entry some group has
+-- not acknowledged (pending, or not yet delivered to it) is never trimmed. With no group the
+-- stream is left alone. Whole stream nodes go first (MINID ~ LIMIT limit, so one call frees at
+-- most about `limit` entries); once those have caught up, an exact MINID removes the rest, which
+-- lie in one node. Returns {trimmed, length after, groups, bound} (bound '' when nothing could go).
+local function trim(keys, args)
+  local retention = parse_ms(args[1], 'retention')
+  local limit = tonumber(args[2])
+  if limit == nil or limit ~= math.floor(limit) or limit < 2 or limit > 1000000 then
+    fail('trim limit must be 2..1000000')
+  end
+  local kind = key_type(keys[1])
+  if kind == 'none' then return {0, 0, 0, ''} end
+  if kind ~= 'stream' then fail('stream key ' .. keys[1] .. ' holds a ' .. kind .. ', not a stream') end
+  require_permission('XTRIM', keys[1], 'MINID', '0')
+  local groups = redis.call('XINFO', 'GROUPS', keys[1])
+  local length = redis.call('XLEN', keys[1])
+  if #groups == 0 then return {0, length, 0, ''} end
+  local bound = ms_string(math.max(0, now_ms() - retention)) .. '-0'
+  for _, g in ipairs(groups) do
+    local info = {}
+    for i = 1, #g, 2 do info[g[i]] = g[i + 1] end
+    local unseen = next_id(info['last-delivered-id'])
+    if id_less(unseen, bound) then bound = unseen end
+    if tonumber(info['pending']) > 0 then
+      local oldest = redis.call('XPENDING', keys[1], info['name'])[2]
+      if oldest and id_less(oldest, bound) then bound = oldest end
+    end
+  end
+  if bound == '0-0' or bound == '0-1' then return {0, length, #groups, ''} end
+  local trimmed = redis.call('XTRIM', keys[1], 'MINID', '~', bound, 'LIMIT', limit)
+  if trimmed < limit / 2 then
+    trimmed = trimmed + redis.call('XTRIM', keys[1], 'MINID', bound)
+  end
+  return {trimmed, length - trimmed, #groups, bound}
+end
+
 -- expiry_version: the protocol version this library implements.
 local function version()
   return 1
@@ -582,6 +648,7 @@ redis.register_function('expiry_cancel', cancel)
 redis.register_function('expiry_claim', claim)
 redis.register_function('expiry_sweep', sweep)
 redis.register_function('expiry_dead_letter', dead_letter)
+redis.register_function('expiry_trim', trim)
 redis.register_function{function_name = 'expiry_version', callback = version, flags = {'no-writes'}}
 
 -- expiry_replay_dead KEYS: dead_stream, schedule, trigger, shadow

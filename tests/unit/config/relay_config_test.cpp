@@ -109,6 +109,8 @@ TEST(RelayConfig, Defaults) {
   EXPECT_EQ(c.sweep_interval, milliseconds(1000));
   EXPECT_EQ(c.sweep_batch, 100);
   EXPECT_EQ(c.sweep_pipeline, 4);
+  EXPECT_EQ(c.stream_retention, milliseconds(3600000));
+  EXPECT_EQ(c.stream_trim_interval, milliseconds(10000));
   EXPECT_EQ(c.connect_timeout, milliseconds(2000));
   EXPECT_EQ(c.watchdog_interval, milliseconds(1000));
   EXPECT_EQ(c.watchdog_timeout, milliseconds(3000));
@@ -233,6 +235,27 @@ TEST(RelayConfig, OutOfRangeIntegersAreConfigErrors) {
   EXPECT_TRUE(contains(config_error({{"sweep_interval_ms", "9"}}), "flag --sweep-interval-ms"));
   EXPECT_TRUE(contains(config_error({}, {{"EXPIRY_RELAY_MAX_INFLIGHT_CLAIMS", "0"}}),
                        "env EXPIRY_RELAY_MAX_INFLIGHT_CLAIMS"));
+}
+
+TEST(RelayConfig, StreamRetentionOptionsFromFlagsAndEnv) {
+  RelayConfig c = config({{"stream_retention_ms", "0"}, {"stream_trim_interval_ms", "250"}});
+  EXPECT_EQ(c.stream_retention, milliseconds(0));
+  EXPECT_EQ(c.stream_trim_interval, milliseconds(250));
+  c = config({}, {{"EXPIRY_RELAY_STREAM_RETENTION_MS", "86400000"}, {"EXPIRY_RELAY_STREAM_TRIM_INTERVAL_MS", "0"}});
+  EXPECT_EQ(c.stream_retention, milliseconds(86400000));
+  EXPECT_EQ(c.stream_trim_interval, milliseconds(0));  // never trim
+}
+
+TEST(RelayConfig, BadStreamRetentionOptionsAreConfigErrors) {
+  EXPECT_TRUE(contains(config_error({{"stream_retention_ms", "-1"}}), "flag --stream-retention-ms"));
+  EXPECT_TRUE(contains(config_error({{"stream_retention_ms", "1h"}}), "must be an integer"));
+  EXPECT_TRUE(contains(config_error({{"stream_retention_ms", "31536000001"}}), "flag --stream-retention-ms"));
+  EXPECT_TRUE(contains(config_error({{"stream_trim_interval_ms", "-5"}}), "flag --stream-trim-interval-ms"));
+  EXPECT_TRUE(contains(config_error({{"stream_trim_interval_ms", "86400001"}}), "flag --stream-trim-interval-ms"));
+  const std::string msg = config_error({}, {{"EXPIRY_RELAY_STREAM_TRIM_INTERVAL_MS", "99"}});
+  EXPECT_TRUE(contains(msg, "env EXPIRY_RELAY_STREAM_TRIM_INTERVAL_MS")) << msg;
+  EXPECT_TRUE(contains(msg, "at least 100")) << msg;
+  EXPECT_TRUE(config_error({{"stream_trim_interval_ms", "100"}}).empty());
 }
 
 // ---------------------------------------------------------------- logging and instance
