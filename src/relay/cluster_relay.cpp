@@ -24,7 +24,9 @@ ClusterRelay::ClusterRelay(EventLoop& loop, RelayConfig config, int bucket_count
       topology_(loop, ClusterTopology::Options{config_.redis, "expiry-relay-topology-" + config_.instance,
                                                config_.connect_timeout, config_.reconnect}) {
   topology_.set_on_change([this](const SlotMap& map) { on_topology(map); });
-  register_relay_metrics(metrics_, stats_, [this] { return connections(); });
+  BucketScope every_bucket = BucketScope::all(bucket_count_);
+  every_bucket.cluster = true;
+  register_relay_metrics(metrics_, stats_, [this] { return connections(); }, relay_streams(config_, every_bucket));
   register_probe_metrics(metrics_, [this](std::string& why) { return ready(why); },
                          [this](std::string& why) { return healthy(why); });
 }

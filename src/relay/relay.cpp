@@ -24,6 +24,12 @@ std::string handshake_hint(const Reply& reply) {
   }
 }
 
+std::vector<std::string> relay_streams(const RelayConfig& config, const BucketScope& scope) {
+  std::vector<std::string> streams;
+  for (int bucket : scope.buckets) streams.push_back(scope.stream_of(KeyLayout(config.ns, bucket), config.stream));
+  return streams;
+}
+
 Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats* shared_stats)
     : loop_(loop),
       config_(std::move(config)),
@@ -48,6 +54,8 @@ Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats*
     sweeper->set_on_moved([this] { topology_hint("a bucket's slot moved (MOVED)"); });
     sweepers_.emplace(bucket, std::move(sweeper));
   }
+  trimmer_ = std::make_unique<StreamTrimmer>(loop, functions_, config_, relay_streams(config_, scope_), stats_);
+  trimmer_->set_on_moved([this] { topology_hint("a stream's slot moved (MOVED)"); });
   commands_.set_on_ready([this] { prepare_redis(); });
   commands_.set_on_down([this](const std::string&) {
     prepared_ = false;
@@ -86,7 +94,7 @@ Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats*
   });
   claimer_.set_on_moved([this] { topology_hint("a task's slot moved (MOVED)"); });
   if (shared_stats != nullptr) return;  // the ClusterRelay exports the metrics
-  register_relay_metrics(metrics_, stats_, [this] { return connections(); });
+  register_relay_metrics(metrics_, stats_, [this] { return connections(); }, relay_streams(config_, scope_));
   // The same answers as /readyz and /healthz, so dashboards and probes agree.
   register_probe_metrics(metrics_, [this](std::string& why) { return ready(why); },
                          [this](std::string& why) { return healthy(why); });
@@ -367,6 +375,7 @@ void Relay::on_prepared() {
   prepare_failures_ = 0;
   ever_prepared_ = true;
   sweep_all("connected");
+  trimmer_->start();
 }
 
 void Relay::fail(const std::string& why) {
@@ -375,6 +384,7 @@ void Relay::fail(const std::string& why) {
   exit_code_ = 2;
   stopping_ = true;
   for (auto& [bucket, sweeper] : sweepers_) sweeper->stop();
+  trimmer_->stop();
   listener_.close();  // no reconnect attempts (or their log lines) after a fatal error
   commands_.close();
   loop_.stop();
@@ -386,13 +396,14 @@ void Relay::stop(std::function<void()> done, std::chrono::milliseconds drain_lim
   on_stopped_ = std::move(done);
   spdlog::info("stopping: letting in-flight calls finish");
   for (auto& [bucket, sweeper] : sweepers_) sweeper->stop();
+  trimmer_->stop();
   listener_.close();
   drain_deadline_ = Clock::now() + drain_limit;
   drain_tick();
 }
 
 void Relay::drain_tick() {
-  bool drained = claimer_.inflight() == 0;
+  bool drained = claimer_.inflight() == 0 && !trimmer_->busy();
   for (const auto& [bucket, sweeper] : sweepers_) drained = drained && !sweeper->busy();
   if (!drained && Clock::now() < drain_deadline_) {
     drain_timer_.arm(std::chrono::milliseconds(5));

@@ -23,11 +23,16 @@
 #include "relay/event_claimer.h"
 #include "relay/bucket_scope.h"
 #include "relay/relay_metrics.h"
+#include "relay/stream_trimmer.h"
 
 namespace expiry {
 
 // What to tell the user about a handshake refusal ("" if nothing useful): which setting to fix.
 std::string handshake_hint(const Reply& reply);
+
+// The streams a relay serving `scope` forwards into (and trims): the configured one on one
+// Redis with one bucket, else each bucket's NS:{B}:stream.
+std::vector<std::string> relay_streams(const RelayConfig& config, const BucketScope& scope);
 
 class Relay {
  public:
@@ -92,6 +97,7 @@ class Relay {
   FunctionCaller functions_;
   EventClaimer claimer_;
   std::map<int, std::unique_ptr<Sweeper>> sweepers_;  // by bucket
+  std::unique_ptr<StreamTrimmer> trimmer_;             // the streams of sweepers_
   ExpiryListener listener_;
   Timer drain_timer_;
   Timer prepare_retry_;

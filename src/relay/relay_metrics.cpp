@@ -103,10 +103,42 @@ std::vector<Metrics::Family> sweep_and_connection_families(const RelayStats& s,
   };
 }
 
+// The retention metrics, one series per stream (StreamTrimmer).
+std::vector<Metrics::Family> retention_families(const RelayStats& s, const std::vector<std::string>& streams) {
+  const auto per_stream = [&s, &streams](auto read) {
+    std::vector<std::pair<std::string, std::function<double()>>> series;
+    for (const auto& stream : streams) {
+      series.push_back({stream, [&s, stream, read] {
+                          auto it = s.streams.find(stream);
+                          return it == s.streams.end() ? 0.0 : static_cast<double>(read(it->second));
+                        }});
+    }
+    return series;
+  };
+  using Trims = RelayStats::StreamTrims;
+  Metrics::Family skipped{K::Counter, "expiry_relay_stream_trims_skipped_total",
+                          "Trim passes that left a stream alone, by reason (no_group: no consumer group on it).", {}};
+  for (auto& [stream, read] : per_stream([](const Trims& t) { return t.skipped_no_group; })) {
+    skipped.series.push_back({{{"stream", stream}, {"reason", "no_group"}}, std::move(read)});
+  }
+  return {
+      labelled_family(K::Counter, "expiry_relay_stream_trimmed_entries_total",
+                      "Stream entries removed by retention (acknowledged by every group and older than --stream-retention-ms).",
+                      "stream", per_stream([](const Trims& t) { return t.trimmed; })),
+      labelled_family(K::Gauge, "expiry_relay_stream_length", "Entries in the stream (XLEN) after its last trim pass.",
+                      "stream", per_stream([](const Trims& t) { return t.length; })),
+      std::move(skipped),
+      labelled_family(K::Counter, "expiry_relay_stream_trim_errors_total", "Trim calls that failed, by stream.",
+                      "stream", per_stream([](const Trims& t) { return t.trim_errors; })),
+  };
+}
+
 }  // namespace
 
-void register_relay_metrics(Metrics& metrics, RelayStats& stats, std::function<RelayConnections()> connections) {
+void register_relay_metrics(Metrics& metrics, RelayStats& stats, std::function<RelayConnections()> connections,
+                            const std::vector<std::string>& streams) {
   for (const auto& family : claim_families(stats)) metrics.add(family);
+  for (const auto& family : retention_families(stats, streams)) metrics.add(family);
   for (const auto& family : sweep_and_connection_families(stats, std::move(connections))) metrics.add(family);
   stats.lateness = &metrics.histogram("expiry_relay_lateness_seconds",
                                       "Time from a task's due time to its stream entry (Redis clock); only tasks scheduled with a due time in the future.",

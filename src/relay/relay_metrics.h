@@ -23,8 +23,10 @@ struct RelayConnections {
 };
 
 // Registers the relay's counters, gauges and lateness histogram (sets stats.lateness).
-// `connections` is read at every scrape.
-void register_relay_metrics(Metrics& metrics, RelayStats& stats, std::function<RelayConnections()> connections);
+// `connections` is read at every scrape; `streams`: the streams the relay trims, one series each
+// in the retention metrics.
+void register_relay_metrics(Metrics& metrics, RelayStats& stats, std::function<RelayConnections()> connections,
+                            const std::vector<std::string>& streams);
 
 // expiry_relay_ready and expiry_relay_healthy: the same answers as /readyz and /healthz.
 void register_probe_metrics(Metrics& metrics, std::function<bool(std::string&)> ready,

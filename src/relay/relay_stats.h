@@ -38,6 +38,14 @@ struct RelayStats {
     int64_t oldest_overdue_ms = 0;   // age of the earliest overdue task (0 if none)
   };
   std::map<int, ScheduleGauges> schedules;  // by bucket; every bucket this process sweeps
+  // Retention of one stream the relay forwards into (StreamTrimmer).
+  struct StreamTrims {
+    uint64_t trimmed = 0;           // entries removed by expiry_trim
+    uint64_t skipped_no_group = 0;  // trim passes that found no consumer group (nothing trimmed)
+    uint64_t trim_errors = 0;       // expiry_trim calls that failed
+    int64_t length = 0;             // XLEN after the last trim call
+  };
+  std::map<std::string, StreamTrims> streams;  // by stream key
   prometheus::Histogram* lateness = nullptr;  // seconds from due to forwarded; owned by Metrics
 
   // Over every bucket: the sums of pending and overdue, the oldest overdue age.

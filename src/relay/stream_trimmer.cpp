@@ -1,0 +1,99 @@
+// See stream_trimmer.h. A pass walks the streams one call at a time; the next pass is armed one
+// interval after the last reply, so a slow Redis never has two trims of this relay queued.
+#include "relay/stream_trimmer.h"
+
+#include <spdlog/spdlog.h>
+
+#include "protocol/redis_error.h"
+
+namespace expiry {
+
+std::vector<std::string> trim_argv(const std::string& stream, std::chrono::milliseconds retention, int limit) {
+  return {"FCALL", "expiry_trim", "1", stream, std::to_string(retention.count()), std::to_string(limit)};
+}
+
+std::optional<TrimResult> decode_trim(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 4) return std::nullopt;
+  for (size_t i = 0; i < 3; ++i) {
+    if (reply.elements[i].type != Reply::Type::Integer) return std::nullopt;
+  }
+  if (reply.elements[3].type != Reply::Type::String) return std::nullopt;
+  return TrimResult{reply.elements[0].integer, reply.elements[1].integer, reply.elements[2].integer,
+                    reply.elements[3].str};
+}
+
+StreamTrimmer::StreamTrimmer(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config,
+                             std::vector<std::string> streams, RelayStats& stats)
+    : functions_(functions),
+      config_(config),
+      streams_(std::move(streams)),
+      stats_(stats),
+      timer_(loop, [this] {
+        next_ = 0;
+        trim_next();
+      }) {}
+
+void StreamTrimmer::start() {
+  if (stopped_ || config_.stream_trim_interval.count() == 0 || streams_.empty()) return;
+  if (timer_.armed() || in_flight_) return;
+  timer_.arm(config_.stream_trim_interval);
+}
+
+void StreamTrimmer::stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+void StreamTrimmer::trim_next() {
+  if (stopped_) return;
+  if (next_ >= streams_.size()) {
+    timer_.arm(config_.stream_trim_interval);
+    return;
+  }
+  const std::string& stream = streams_[next_++];
+  in_flight_ = true;
+  functions_.fcall(trim_argv(stream, config_.stream_retention, kTrimLimit),
+                   [this, &stream](const Reply& reply) { on_reply(stream, reply); });
+}
+
+void StreamTrimmer::on_reply(const std::string& stream, const Reply& reply) {
+  in_flight_ = false;
+  if (stopped_) return;
+  if (reply.is_io_error()) {
+    start();  // the reconnect calls start() again; this pass ends here
+    return;
+  }
+  auto& gauges = stats_.streams[stream];
+  if (auto result = decode_trim(reply)) {
+    gauges.length = result->length;
+    if (result->groups == 0) {
+      ++gauges.skipped_no_group;
+    } else {
+      gauges.trimmed += static_cast<uint64_t>(result->trimmed);
+    }
+    if (result->trimmed > 0) {
+      spdlog::debug("trimmed {} entries of {} below {} ({} left)", result->trimmed, stream, result->bound,
+                    result->length);
+    }
+  } else {
+    ++gauges.trim_errors;
+    if (classify(reply) == RedisErrorKind::Moved) {
+      spdlog::info("trim of {}: {}; the bucket has moved to another node", stream, reply.str);
+      if (on_moved_) on_moved_();
+    } else if (classify(reply) == RedisErrorKind::NoPermission) {
+      if (!warned_no_permission_) {
+        spdlog::error("trim of {} refused: {}; the stream grows until the relay's Redis user may run FCALL "
+                      "expiry_trim, XINFO GROUPS, XPENDING, XLEN and XTRIM on it (docs/security.md), or "
+                      "--stream-trim-interval-ms=0 turns retention off (logged once)",
+                      stream, reply.str);
+        warned_no_permission_ = true;
+      }
+    } else {
+      spdlog::warn("trim of {} failed: {}; trying again in {} ms", stream, reply.describe(),
+                   config_.stream_trim_interval.count());
+    }
+  }
+  trim_next();
+}
+
+}  // namespace expiry
