@@ -534,6 +534,40 @@ void kill_primary_run(ClusterRelayTest& t, bool wait_replicas) {
   g_cluster->wait_cluster_ok();
 }
 
+// Retention per bucket stream, on the node that owns it: once the group has acknowledged every
+// entry, each bucket's stream is trimmed to nothing; a bucket whose first entry is still pending
+// keeps it and everything after it.
+TEST_F(ClusterRelayTest, EachBucketStreamIsTrimmedOnItsNode) {
+  constexpr int kCount = 500;
+  auto relay = start_relay("r1", {"--stream-retention-ms", "0", "--stream-trim-interval-ms", "100"});
+  wait_ready("r1", *relay);
+  schedule(0, kCount, 50, 200);
+  ASSERT_TRUE(wait_until([&] { return pending() == 0 && forwarded() >= kCount; }, 60s)) << relay->output();
+  ASSERT_EQ(forwarded(), kCount) << "nothing is trimmed before the group has read it";
+  const int held = bucket_of("t0", kBuckets);  // its bucket keeps its first entry pending
+  std::vector<std::string> held_entries;
+  for (int b = 0; b < kBuckets; ++b) {
+    const std::string stream = KeyLayout(ns_, b).bucket_stream();
+    const Reply read = client_->command({"XREADGROUP", "GROUP", "workers", "c1", "COUNT", "100000", "STREAMS", stream, ">"},
+                                        bucket_slot(b));
+    if (read.type != Reply::Type::Array) continue;  // an empty bucket
+    const auto& entries = read.elements.at(0).elements.at(1).elements;
+    if (b == held) {
+      for (const auto& e : entries) held_entries.push_back(e.elements[0].str);
+    }
+    for (size_t i = b == held ? 1 : 0; i < entries.size(); ++i) {
+      client_->command({"XACK", stream, "workers", entries[i].elements[0].str}, bucket_slot(b));
+    }
+  }
+  ASSERT_FALSE(held_entries.empty());
+  const long long kept = static_cast<long long>(held_entries.size());
+  ASSERT_TRUE(wait_until([&] { return forwarded() == kept; }, 60s)) << "left: " << forwarded() << "\n" << relay->output();
+  const Reply left = client_->command({"XRANGE", KeyLayout(ns_, held).bucket_stream(), "-", "+"}, bucket_slot(held));
+  std::vector<std::string> left_ids;
+  for (const auto& e : left.elements) left_ids.push_back(e.elements[0].str);
+  EXPECT_EQ(left_ids, held_entries) << "the pending entry and those after it stay";
+}
+
 TEST_F(ClusterRelayTest, KillingAPrimaryIsMeasuredWithoutWaitReplicas) { kill_primary_run(*this, false); }
 TEST_F(ClusterRelayTest, KillingAPrimaryIsMeasuredWithWaitReplicas) { kill_primary_run(*this, true); }
 
