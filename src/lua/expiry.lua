@@ -614,6 +614,9 @@ local function trim(keys, args)
   local kind = key_type(keys[1])
   if kind == 'none' then return {0, 0, 0, ''} end
   if kind ~= 'stream' then fail('stream key ' .. keys[1] .. ' holds a ' .. kind .. ', not a stream') end
+  require_permission('XINFO', 'GROUPS', keys[1])
+  require_permission('XLEN', keys[1])
+  require_permission('XPENDING', keys[1], 'group')
   require_permission('XTRIM', keys[1], 'MINID', '0')
   local groups = redis.call('XINFO', 'GROUPS', keys[1])
   local length = redis.call('XLEN', keys[1])

@@ -80,7 +80,8 @@ void StreamTrimmer::on_reply(const std::string& stream, const Reply& reply) {
     if (classify(reply) == RedisErrorKind::Moved) {
       spdlog::info("trim of {}: {}; the bucket has moved to another node", stream, reply.str);
       if (on_moved_) on_moved_();
-    } else if (classify(reply) == RedisErrorKind::NoPermission) {
+    } else if (classify(reply) == RedisErrorKind::NoPermission ||
+               reply.str.find("the Redis user may not run") != std::string::npos) {
       if (!warned_no_permission_) {
         spdlog::error("trim of {} refused: {}; the stream grows until the relay's Redis user may run FCALL "
                       "expiry_trim, XINFO GROUPS, XPENDING, XLEN and XTRIM on it (docs/security.md), or "
