@@ -41,8 +41,9 @@ const AclUser kRelay{
     " ~expiry:{0}:* ~expiry:stream %R~expiry:buckets"
     " &__keyevent@*__:expired &expiry:{0}:wake &expiry:health:*"
     " +ping +client|setname +function|load +xgroup|create +publish +psubscribe +subscribe"
-    " +fcall|expiry_claim +fcall|expiry_sweep"
-    " +time +type +zscore +zrangebyscore +zrange +zcount +zcard +zrem +hgetall +xadd +del +get +info"};
+    " +fcall|expiry_claim +fcall|expiry_sweep +fcall|expiry_trim"
+    " +time +type +zscore +zrangebyscore +zrange +zcount +zcard +zrem +hgetall +xadd +del +get +info"
+    " +xinfo|groups +xpending +xlen +xtrim"};
 
 const AclUser kOrderService{
     "order-service",
@@ -62,10 +63,11 @@ const AclUser kOperator{
     "expiry-operator",
     "ACL SETUSER expiry-operator reset resetchannels on >OPERATOR_PASSWORD"
     " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:stream %R~expiry:buckets &expiry:{0}:wake"
-    " +fcall|expiry_schedule +fcall|expiry_cancel +fcall|expiry_version +function|load"
+    " ~expiry:stream:dead"
+    " +fcall|expiry_schedule +fcall|expiry_cancel +fcall|expiry_version +fcall|expiry_replay_dead +function|load"
     " +time +zrange +zadd +zrem +del +hset +set +publish"
     " +zscore +hgetall +pttl +zcard +zcount +xlen +xinfo|groups +xrevrange +xread +scan +exists +multi +exec +eval"
-    " +get +info"};
+    " +eval_ro +zrank +xrange +xdel +get +info"};
 
 const AclUser kCanceller{
     "order-canceller",
@@ -740,8 +742,21 @@ TEST_P(CtlAcl, ProducerSchedulesAndCancels) {
 
 TEST_P(CtlAcl, OperatorRunsEveryCommand) {
   create_user(kOperator);
+  load_expiry_library();
   admin_.command({"XADD", "expiry:stream", "*", "id", "old", "payload", "p"});
   admin_.command({"XGROUP", "CREATE", "expiry:stream", "workers", "0"});
+  // Three dead letters (tasks dead1..dead3) for the dead subcommands.
+  std::vector<std::string> dead_entries;
+  for (const char* id : {"dead1", "dead2", "dead3"}) {
+    const std::string entry = admin_.command({"XADD", "expiry:stream", "*", "id", id, "payload", "d"}).str;
+    admin_.command({"XREADGROUP", "GROUP", "workers", "c", "COUNT", "10", "STREAMS", "expiry:stream", ">"});
+    admin_.command({"FCALL", "expiry_dead_letter", "2", "expiry:stream", "expiry:stream:dead", "workers", entry,
+                    "failed", "1"});
+  }
+  for (const auto& e : admin_.command({"XRANGE", "expiry:stream:dead", "-", "+"}).elements) {
+    dead_entries.push_back(e.elements.at(0).str);
+  }
+  ASSERT_EQ(dead_entries.size(), 3u);
   const auto launch = connection(kOperator.name, GetParam(), "EXPIRY_RELAY_REDIS_URL");
   const std::string file = server_.dir() + "/tasks.jsonl";
   std::ofstream(file) << "{\"id\":\"b1\",\"delay_ms\":60000}\n";
@@ -756,7 +771,14 @@ TEST_P(CtlAcl, OperatorRunsEveryCommand) {
       {{"stats", "--json"}, "\"group_exists\":true"},
       {{"tail", "--from", "0", "--count", "1"}, "id=old"},
       {{"tail", "--count", "1", "--timeout-ms", "200"}, ""},
+      {{"list", "--count", "10"}, "order:2"},
+      {{"list", "--json"}, "\"id\":\"order:1\""},
+      {{"dead", "list"}, "dead2"},
+      {{"dead", "show", dead_entries[0]}, "dead1"},
+      {{"dead", "replay", dead_entries[1], "--delay-ms", "60000"}, "dead2"},
+      {{"dead", "purge", dead_entries[2]}, ""},
       {{"cancel", "order:1"}, "cancelled order:1"},
+      {{"cancel", "dead2"}, "cancelled dead2"},
       {{"check"}, "no orphans"},
   };
   for (const auto& [args, expected] : runs) {
