@@ -319,6 +319,10 @@ local function forward(ctx, id, due)
     entry[#entry + 1] = 'created_ms'
     entry[#entry + 1] = fields['created_ms']
   end
+  if fields['attempt'] then  -- set by expiry_retry: the delivery number the consumer sees
+    entry[#entry + 1] = 'attempt'
+    entry[#entry + 1] = fields['attempt']
+  end
   if fields['payload'] == nil then
     entry[#entry + 1] = 'missing_payload'
     entry[#entry + 1] = ok and 'absent' or 'wrongtype'
@@ -691,3 +695,72 @@ local function replay_dead(keys, args)
 end
 
 redis.register_function('expiry_replay_dead', replay_dead)
+
+-- expiry_retry KEYS: stream, dead_stream, schedule, trigger, shadow
+--              ARGV: group, entry_id, task_id, delay_ms, max_attempts, reason
+-- Settles one delivery its handler failed, in one step (a crash can neither lose the task nor
+-- run it twice): the entry is acknowledged (not deleted: retention trims it) and the task is
+-- scheduled again in `delay_ms` with its payload, for this stream, and attempt = the entry's
+-- attempt + 1 in its shadow hash (the claim copies it into the next entry). The entry's
+-- attempt is its `attempt` field, 1 when absent. When that attempt is max_attempts or more (or
+-- the entry is gone from the stream), the entry is moved to dead_stream instead, with the
+-- fields expiry_dead_letter writes (reason "failed N attempts: <reason>", deliveries = N).
+-- When the task is pending again already (a producer scheduled it meanwhile), that schedule is
+-- kept and the entry is only acknowledged. The schedule keys must be task_id's (on a cluster
+-- in the stream's slot: the bucket stream's own bucket).
+-- Returns {1, due_ms, next_attempt} scheduled again, {2, dead_entry_id, attempts} dead-lettered,
+-- {3} acknowledged only (pending again), {0} the entry was no longer pending (nothing written).
+local function retry(keys, args)
+  local group, entry_id, task_id, delay, max_attempts, reason = args[1], args[2], args[3], args[4], args[5], args[6]
+  if reason == nil then
+    fail('expiry_retry needs ARGV group, entry_id, task_id, delay_ms, max_attempts, reason')
+  end
+  local max_n = tonumber(max_attempts)
+  if max_n == nil or max_n ~= math.floor(max_n) or max_n < 1 then fail('max_attempts must be an integer >= 1') end
+  check_id(task_id)
+  check_task_keys({keys[3], keys[4], keys[5]}, task_id)
+  parse_ms(delay, 'delay')
+  local pending = redis.call('XPENDING', keys[1], group, entry_id, entry_id, 1)
+  if #pending == 0 then return {0} end
+  local found = redis.call('XRANGE', keys[1], entry_id, entry_id)
+  local fields, list = {}, {}
+  if #found == 1 then
+    list = found[1][2]
+    for i = 1, #list - 1, 2 do fields[list[i]] = list[i + 1] end
+    if fields['id'] ~= task_id then
+      fail('entry ' .. entry_id .. ' holds task ' .. tostring(fields['id']) .. ', not ' .. task_id ..
+           '; nothing was written')
+    end
+  end
+  local attempt = tonumber(fields['attempt'] or '1')
+  if attempt == nil or attempt ~= math.floor(attempt) or attempt < 1 then attempt = 1 end
+  require_permission('XACK', keys[1], group, entry_id)
+  if #found == 0 or attempt >= max_n then
+    local dead = {'original_id', entry_id, 'original_stream', keys[1], 'group', group,
+                  'reason', 'failed ' .. ms_string(attempt) .. ' attempts: ' .. reason,
+                  'deliveries', ms_string(attempt), 'dead_ms', ms_string(now_ms())}
+    if #found == 1 then
+      for i = 1, #list do dead[#dead + 1] = list[i] end
+    else
+      dead[#dead + 1] = 'missing_entry'
+      dead[#dead + 1] = '1'
+    end
+    require_permission('XADD', keys[2], '*', 'original_id', entry_id)
+    -- The XADD is the first write: if Redis refuses it, nothing was written.
+    local dead_id = redis.call('XADD', keys[2], '*', unpack(dead))
+    redis.call('XACK', keys[1], group, entry_id)
+    return {2, dead_id, attempt}
+  end
+  if redis.call('ZSCORE', keys[3], task_id) then
+    redis.call('XACK', keys[1], group, entry_id)
+    return {3}
+  end
+  require_permission('HSET', keys[5], 'attempt', '2')
+  -- schedule() checks everything before its first write; HSET and XACK cannot fail after it.
+  local result = schedule({keys[3], keys[4], keys[5]}, {task_id, 'delay', delay, fields['payload'] or '', keys[1]})
+  redis.call('HSET', keys[5], 'attempt', ms_string(attempt + 1))
+  redis.call('XACK', keys[1], group, entry_id)
+  return {1, result[1], attempt + 1}
+end
+
+redis.register_function('expiry_retry', retry)
