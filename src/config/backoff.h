@@ -17,4 +17,9 @@ struct BackoffPolicy {
 // [(1 - jitter) * d, d] where d = min(max, initial * 2^attempt), and never below 1 ms.
 std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, uint32_t attempt, double unit_random);
 
+// Delay before a task whose handler failed delivery number `failed_attempt` (1 = the first) is
+// delivered again: min(max, initial * 2^(failed_attempt - 1)), no jitter (the consumer's retry
+// policy: retry_base_ms, retry_max_ms), never below 1 ms. policy.jitter is ignored.
+std::chrono::milliseconds retry_delay(const BackoffPolicy& policy, uint64_t failed_attempt);
+
 }  // namespace expiry

@@ -21,7 +21,13 @@ std::vector<OptionSpec> consumer_option_specs(const std::string& default_stream)
       {"min_idle_ms", OptionKind::Integer, "unacknowledged time after which an entry is reclaimed", "5000", 1,
        86400000},
       {"reclaim_interval_ms", OptionKind::Integer, "how often pending entries are checked", "1000", 10, 3600000},
-      {"max_deliveries", OptionKind::Integer, "deliveries before an entry is dead-lettered", "5", 1, 1000},
+      {"max_deliveries", OptionKind::Integer,
+       "deliveries (attempts, for handler failures) before an entry is dead-lettered", "5", 1, 1000},
+      {"retry_base_ms", OptionKind::Integer,
+       "after a handler failure, the task is delivered again after this delay, doubled per attempt", "1000", 1,
+       86400000},
+      {"retry_max_ms", OptionKind::Integer, "cap on the retry delay (at least retry_base_ms)", "300000", 1,
+       86400000},
   });
   append_specs(specs, watchdog_option_specs("PING period on idle connections", "5000"));
   append_specs(specs, reconnect_option_specs());
@@ -47,6 +53,13 @@ ConsumerConfig consumer_config_from(const Settings& s) {
   c.min_idle = std::chrono::milliseconds(s.integer("min_idle_ms"));
   c.reclaim_interval = std::chrono::milliseconds(s.integer("reclaim_interval_ms"));
   c.max_deliveries = static_cast<int>(s.integer("max_deliveries"));
+  c.retry.initial = std::chrono::milliseconds(s.integer("retry_base_ms"));
+  c.retry.max = std::chrono::milliseconds(s.integer("retry_max_ms"));
+  c.retry.jitter = 0.0;
+  if (c.retry.max < c.retry.initial) {
+    throw ConfigError(s.source("retry_max_ms") + ": retry_max_ms (" + std::to_string(c.retry.max.count()) +
+                      ") must be at least retry_base_ms (" + std::to_string(c.retry.initial.count()) + ")");
+  }
   apply_watchdog_settings(s, c.connect_timeout, c.watchdog_interval, c.watchdog_timeout);
   if (c.watchdog_timeout <= c.block + c.watchdog_interval) {
     throw ConfigError("watchdog_timeout_ms must exceed block_ms + watchdog_interval_ms, or blocked reads look hung");

@@ -25,7 +25,8 @@ struct ConsumerConfig {
   std::chrono::milliseconds idle{50};          // cluster: wait after a read round found every bucket stream empty
   std::chrono::milliseconds min_idle{5000};    // pending this long (unacked) → reclaimable
   std::chrono::milliseconds reclaim_interval{1000};
-  int max_deliveries = 5;                      // deliveries before an entry is dead-lettered
+  int max_deliveries = 5;                      // deliveries (or failed attempts) before an entry is dead-lettered
+  BackoffPolicy retry{std::chrono::milliseconds(1000), std::chrono::milliseconds(300000), 0.0};  // retry_delay()
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds watchdog_interval{1000};
   std::chrono::milliseconds watchdog_timeout{5000};

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "config/backoff.h"
 #include "protocol/key_layout.h"
 #include "protocol/redis_error.h"
 
@@ -205,9 +206,28 @@ void BucketWorker::settle(size_t index, const StreamEntry& entry, HandleOutcome 
   const Bucket& b = buckets_[index];
   if (outcome == HandleOutcome::Retry) {
     ++shared_.stats.retried;
-    spdlog::warn("entry {} of {} not handled ({}), delivery {}; it stays pending", entry.entry_id, b.names.stream,
-                 reason, entry.deliveries);
-    entry_settled();
+    const std::string& task_id = entry.field(entry_field::kId);
+    if (task_id.empty() || task_id_error(task_id)) {
+      spdlog::warn("entry {} of {} not handled ({}), delivery {}; it stays pending", entry.entry_id, b.names.stream,
+                   reason, entry.deliveries);
+      entry_settled();
+      return;
+    }
+    // The task goes back to the bucket of the stream it came from (its slot on the cluster).
+    const long long attempt = attempt_of(entry);
+    const auto delay = retry_delay(shared_.config.retry, static_cast<uint64_t>(attempt));
+    const KeyLayout task(shared_.config.ns, b.bucket);
+    expiry_.fcall(retry_command(b.names, task, task_id, entry.entry_id, delay, shared_.config.max_deliveries, reason),
+                  [this, index, id = entry.entry_id, task_id, attempt, delay, reason](const Reply& r) {
+                    const RetryResult result = retry_result(r);
+                    if (result == RetryResult::DeadLettered) ++shared_.stats.dead_lettered;
+                    if (result == RetryResult::Error && r.failed()) {
+                      command_failed("expiry_retry", index, r);  // stays pending: reclaimed later
+                    } else {
+                      log_retry(result, buckets_[index].names.stream, id, task_id, attempt, delay, reason, r);
+                    }
+                    entry_settled();
+                  });
     return;
   }
   conn_.command(ack_command(b.names, entry.entry_id), [this, index](const Reply& r) {

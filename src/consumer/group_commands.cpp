@@ -1,6 +1,8 @@
 // See group_commands.h.
 #include "consumer/group_commands.h"
 
+#include <spdlog/spdlog.h>
+
 namespace expiry {
 
 const char* group_start_id(bool had_group) { return had_group ? "$" : "0"; }
@@ -94,6 +96,64 @@ std::vector<std::string> dead_letter_command(const GroupStream& s, const std::st
           s.dead_stream,  s.group,
           entry_id,       "failed " + std::to_string(deliveries) + " deliveries",
           std::to_string(deliveries)};
+}
+
+std::vector<std::string> retry_command(const GroupStream& s, const KeyLayout& task, const std::string& task_id,
+                                       const std::string& entry_id, std::chrono::milliseconds delay,
+                                       int max_attempts, const std::string& reason) {
+  return {"FCALL",
+          "expiry_retry",
+          "5",
+          s.stream,
+          s.dead_stream,
+          task.schedule_key(),
+          task.trigger_key(task_id),
+          task.shadow_key(task_id),
+          s.group,
+          entry_id,
+          task_id,
+          std::to_string(delay.count()),
+          std::to_string(max_attempts),
+          reason};
+}
+
+RetryResult retry_result(const Reply& reply) {
+  if (reply.failed() || reply.type != Reply::Type::Array || reply.elements.empty() ||
+      reply.elements[0].type != Reply::Type::Integer) {
+    return RetryResult::Error;
+  }
+  switch (reply.elements[0].integer) {
+    case 0: return RetryResult::NotPending;
+    case 1: return RetryResult::Scheduled;
+    case 2: return RetryResult::DeadLettered;
+    case 3: return RetryResult::AckedOnly;
+    default: return RetryResult::Error;
+  }
+}
+
+void log_retry(RetryResult result, const std::string& stream, const std::string& entry_id, const std::string& task_id,
+               long long attempt, std::chrono::milliseconds delay, const std::string& reason, const Reply& reply) {
+  switch (result) {
+    case RetryResult::Scheduled:
+      spdlog::warn("task {} (entry {} of {}) failed attempt {} ({}); retrying in {} ms", task_id, entry_id, stream,
+                   attempt, reason, delay.count());
+      break;
+    case RetryResult::DeadLettered:
+      spdlog::warn("task {} (entry {} of {}) failed attempt {} ({}), its last: dead-lettered", task_id, entry_id,
+                   stream, attempt, reason);
+      break;
+    case RetryResult::AckedOnly:
+      spdlog::warn("task {} (entry {} of {}) failed attempt {} ({}); it was scheduled again meanwhile, kept as is",
+                   task_id, entry_id, stream, attempt, reason);
+      break;
+    case RetryResult::NotPending:
+      spdlog::info("entry {} of {} was settled elsewhere before its retry", entry_id, stream);
+      break;
+    case RetryResult::Error:
+      spdlog::error("expiry_retry for task {} (entry {} of {}) failed: {}; the entry stays pending", task_id,
+                    entry_id, stream, reply.describe());
+      break;
+  }
 }
 
 }  // namespace expiry

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/key_layout.h"
 #include "protocol/reply.h"
 #include "protocol/stream_entry.h"
 
@@ -60,5 +61,25 @@ std::vector<StreamEntry> claimed_entries(const Reply& reply, const ReclaimPlan& 
 
 // FCALL expiry_dead_letter 2 <stream> <dead_stream> <group> <id> <reason> <deliveries>.
 std::vector<std::string> dead_letter_command(const GroupStream& s, const std::string& entry_id, uint64_t deliveries);
+
+// FCALL expiry_retry 5 <stream> <dead_stream> <schedule> <trigger> <shadow> <group> <entry_id>
+// <task_id> <delay_ms> <max_attempts> <reason>: `task` is the layout of the task's bucket (on a
+// cluster, the bucket of the stream the entry came from).
+std::vector<std::string> retry_command(const GroupStream& s, const KeyLayout& task, const std::string& task_id,
+                                       const std::string& entry_id, std::chrono::milliseconds delay,
+                                       int max_attempts, const std::string& reason);
+
+// What expiry_retry did with a failed delivery.
+enum class RetryResult {
+  Scheduled,     // acknowledged and scheduled again
+  DeadLettered,  // acknowledged and moved to the dead stream (its last attempt)
+  AckedOnly,     // acknowledged; the task was pending again already (a producer rescheduled it)
+  NotPending,    // the entry was no longer pending: nothing written
+  Error,         // the call failed or answered something else: nothing known, the entry stays pending
+};
+RetryResult retry_result(const Reply& reply);
+// Logs what expiry_retry did with a failed delivery (`reply` for the Error case).
+void log_retry(RetryResult result, const std::string& stream, const std::string& entry_id, const std::string& task_id,
+               long long attempt, std::chrono::milliseconds delay, const std::string& reason, const Reply& reply);
 
 }  // namespace expiry

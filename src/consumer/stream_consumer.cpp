@@ -5,6 +5,9 @@
 
 #include <memory>
 
+#include "config/backoff.h"
+#include "protocol/bucket_plan.h"
+#include "protocol/hash_slot.h"
 #include "protocol/redis_error.h"
 
 namespace expiry {
@@ -36,6 +39,7 @@ StreamConsumer::StreamConsumer(EventLoop& loop, const ConsumerConfig& config, Ha
       reader_(loop, connection_options(config, "reader")),
       functions_(commands_) {
   commands_.set_on_ready([this] {
+    read_task_buckets();
     ensure_group();
     if (on_commands_ready_) on_commands_ready_();
   });
@@ -138,12 +142,13 @@ void StreamConsumer::handle_batch(std::vector<StreamEntry> entries) {
   }
 }
 
-// Acknowledges an entry its handler committed; a retried entry stays pending.
+// Acknowledges an entry its handler committed. A failed one is acknowledged and its task
+// scheduled again after retry_delay (or dead-lettered after its last attempt) by expiry_retry;
+// an entry that names no valid task id stays pending (reclaimed, dead-lettered eventually).
 void StreamConsumer::settle(const StreamEntry& entry, HandleOutcome outcome, const std::string& reason) {
   if (outcome == HandleOutcome::Retry) {
     ++stats_.retried;
-    spdlog::warn("entry {} not handled ({}), delivery {}; it stays pending", entry.entry_id, reason, entry.deliveries);
-    entry_settled();
+    retry_later(entry, reason);
     return;
   }
   commands_.command(ack_command(names_, entry.entry_id), [this, id = entry.entry_id](const Reply& r) {
@@ -155,6 +160,44 @@ void StreamConsumer::settle(const StreamEntry& entry, HandleOutcome outcome, con
     }
     entry_settled();
   });
+}
+
+void StreamConsumer::read_task_buckets() {
+  if (config_.buckets > 0) {
+    task_buckets_ = config_.buckets;
+    return;
+  }
+  commands_.command({"GET", KeyLayout(config_.ns).buckets_key()}, [this](const Reply& r) {
+    if (r.failed()) return;  // unknown: failed entries stay pending until the next connection reads it
+    std::optional<std::string> stored;
+    if (r.type == Reply::Type::String) stored = r.str;
+    std::string error;
+    if (auto plan = plan_buckets(stored, 0, false, config_.ns, &error)) {
+      task_buckets_ = plan->buckets;
+    } else {
+      spdlog::error("{}; failed entries stay pending instead of being retried", error);
+    }
+  });
+}
+
+void StreamConsumer::retry_later(const StreamEntry& entry, const std::string& reason) {
+  const std::string& task_id = entry.field(entry_field::kId);
+  if (task_buckets_ == 0 || task_id.empty() || task_id_error(task_id)) {
+    spdlog::warn("entry {} not handled ({}), delivery {}; it stays pending", entry.entry_id, reason, entry.deliveries);
+    entry_settled();
+    return;
+  }
+  const long long attempt = attempt_of(entry);
+  const auto delay = retry_delay(config_.retry, static_cast<uint64_t>(attempt));
+  const KeyLayout task(config_.ns, bucket_of(task_id, task_buckets_));
+  functions_.fcall(retry_command(names_, task, task_id, entry.entry_id, delay, config_.max_deliveries, reason),
+                   [this, id = entry.entry_id, task_id, attempt, delay, reason](const Reply& r) {
+                     const RetryResult result = retry_result(r);
+                     if (result == RetryResult::DeadLettered) ++stats_.dead_lettered;
+                     if (result == RetryResult::Error) ++stats_.errors;
+                     log_retry(result, config_.stream, id, task_id, attempt, delay, reason, r);
+                     entry_settled();
+                   });
 }
 
 void StreamConsumer::entry_settled() {

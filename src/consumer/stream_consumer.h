@@ -1,6 +1,8 @@
 // A reusable consumer-group worker: XREADGROUP in batches on its own connection, a handler per
 // entry, XACK only after the handler reports its effect committed, XPENDING/XCLAIM of entries
-// idle too long (crashed consumers), and dead-lettering after max_deliveries.
+// idle too long (crashed consumers), and dead-lettering after max_deliveries. An entry its
+// handler failed is acknowledged and its task scheduled again after an exponential delay, with
+// attempt + 1 (expiry_retry), until its attempt max_deliveries, which is dead-lettered.
 // The group is created at 0 when the consumer first starts (everything already in the stream
 // is handled). If it disappears later (XGROUP DESTROY: NOGROUP), it is created again at $, so
 // entries handled or dead-lettered before are not handled again; this is logged as an error
@@ -61,6 +63,8 @@ class StreamConsumer {
   void on_pending(const Reply& reply);
   void dead_letter(const std::string& entry_id, uint64_t deliveries);
   void settle(const StreamEntry& entry, HandleOutcome outcome, const std::string& reason);
+  void read_task_buckets();
+  void retry_later(const StreamEntry& entry, const std::string& reason);
   void maybe_finish_stop();
 
   EventLoop& loop_;
@@ -78,6 +82,7 @@ class StreamConsumer {
   std::function<void()> on_commands_ready_;
   std::function<void(const std::string&)> on_fatal_;
   bool ever_ready_ = false;        // the group existed (or was created) once: a later NOGROUP means it was destroyed
+  int task_buckets_ = 0;           // the namespace's bucket count (NS:buckets); 0 until known
   std::string last_read_id_;       // newest entry id XREADGROUP returned; empty before the first
   int closed_ = 0;
   Timer reclaim_timer_;

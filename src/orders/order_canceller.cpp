@@ -90,7 +90,7 @@ void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, c
                        {"failed", n(stats.failed)}}),
       counter_family("order_canceller_entries_read_total", "Stream entries read with XREADGROUP.", n(c.read)),
       counter_family("order_canceller_entries_acked_total", "Stream entries acknowledged.", n(c.acked)),
-      counter_family("order_canceller_entries_retried_total", "Entries left pending after a failure.", n(c.retried)),
+      counter_family("order_canceller_entries_retried_total", "Entries the handler failed (retried with backoff or dead-lettered).", n(c.retried)),
       counter_family("order_canceller_entries_reclaimed_total", "Entries claimed from idle or crashed consumers.",
                      n(c.reclaimed)),
       counter_family("order_canceller_entries_dead_lettered_total", "Poison entries moved to the dead-letter stream.",

@@ -21,7 +21,7 @@ struct CancellerStats {
   uint64_t skipped_paid = 0;
   uint64_t already_cancelled = 0;
   uint64_t missing = 0;         // no such order
-  uint64_t failed = 0;          // handler errors (entry retried, dead-lettered eventually)
+  uint64_t failed = 0;          // handler errors (task retried with backoff, dead-lettered after max_deliveries)
 };
 
 // The order a task refers to: the payload's "order_id" when the payload is a JSON object with

@@ -53,6 +53,11 @@ bool decode_integers(const StreamEntry& entry, ForwardedTask& task, bool& duplic
     task.created_ms = parse_int64(*created);
     if (!task.created_ms) return false;
   }
+  if (const std::string* attempt = only_value(entry, entry_field::kAttempt, duplicated)) {
+    const auto n = parse_int64(*attempt);
+    if (!n || *n < 1) return false;
+    task.attempt = *n;
+  }
   return true;
 }
 
@@ -88,6 +93,15 @@ std::optional<ForwardedTask> decode_forwarded_task(const StreamEntry& entry) {
     return std::nullopt;
   }
   return task;
+}
+
+long long attempt_of(const StreamEntry& entry) {
+  for (const auto& [k, v] : entry.fields) {
+    if (k != entry_field::kAttempt) continue;
+    const auto n = parse_int64(v);
+    return n && *n >= 1 ? *n : 1;
+  }
+  return 1;
 }
 
 }  // namespace expiry

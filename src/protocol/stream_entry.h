@@ -25,6 +25,7 @@ inline constexpr const char* kCreatedMs = "created_ms";          // when it was 
 inline constexpr const char* kMissingPayload = "missing_payload";  // "absent" or "wrongtype"
 inline constexpr const char* kUndeliverableStream = "undeliverable_stream";  // its own stream refused it
 inline constexpr const char* kUndeliverableReason = "undeliverable_reason";
+inline constexpr const char* kAttempt = "attempt";  // 1 for the first delivery; absent means 1
 
 inline constexpr const char* kViaEvent = "event";
 inline constexpr const char* kViaSweep = "sweep";
@@ -66,11 +67,17 @@ struct ForwardedTask {
   std::optional<std::string> missing_payload;       // "absent" or "wrongtype"
   std::optional<std::string> undeliverable_stream;  // set together with undeliverable_reason
   std::optional<std::string> undeliverable_reason;
+  long long attempt = 1;                   // kAttempt: which delivery this is (expiry_retry counts them)
 };
 
 // Strict: nullopt unless id, payload, due_ms, fired_ms and via are present, due_ms, fired_ms
 // (and created_ms if present) are parse_int64 integers, via is not empty, and no field of the
-// schema occurs twice. Fields outside the schema are ignored.
+// schema occurs twice, and attempt (if present) is an integer >= 1. Fields outside the schema
+// are ignored.
 std::optional<ForwardedTask> decode_forwarded_task(const StreamEntry& entry);
+
+// The attempt number of an entry: its kAttempt field when that is an integer >= 1, else 1
+// (entries written before attempts were counted, or a malformed field).
+long long attempt_of(const StreamEntry& entry);
 
 }  // namespace expiry

@@ -181,21 +181,27 @@ TEST_F(CancellerTest, CancellerKilledMidBatchLosesNothing) {
   EXPECT_EQ(survivor->terminate(), 0);
 }
 
+// A handler failure is retried through the relay's schedule (expiry_retry) and dead-lettered
+// after its last attempt; canceller_retry_test.cpp checks the delays.
 TEST_F(CancellerTest, PoisonEntriesAreDeadLetteredAfterMaxDeliveries) {
+  auto relay = start_relay(server_, "r1");
+  wait_relay_ready(redis_, "r1", *relay);
   redis_.command({"SET", "order:poison", "not a hash"});  // order_cancel fails with WRONGTYPE
   create_order("fine");
-  auto canceller = start_canceller(
-      "c1", {"--max-deliveries", "3", "--min-idle-ms", "200", "--reclaim-interval-ms", "100"});
-  const std::string poison_id = add_task("poison");
+  auto canceller = start_canceller("c1", {"--max-deliveries", "3", "--retry-base-ms", "50", "--min-idle-ms", "200",
+                                          "--reclaim-interval-ms", "100"});
+  add_task("poison");
   add_task("fine");
-  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDeadStream) == 1; }, 10s)) << canceller->output();
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDeadStream) == 1; }, 20s)) << canceller->output();
   ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 5s));
   auto dead = xrange_all(redis_, kDeadStream);
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(dead[0][entry_field::kOriginalId], poison_id);
+  auto entries = xrange_all(redis_, kStream);  // poison, fine, poison attempt 2, poison attempt 3
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(dead[0][entry_field::kOriginalId], entries[3]["_entry_id"]);
   EXPECT_EQ(dead[0][entry_field::kDeliveries], "3");
   EXPECT_EQ(dead[0][entry_field::kId], "order:poison");
-  EXPECT_NE(dead[0][entry_field::kReason].find("3 deliveries"), std::string::npos);
+  EXPECT_NE(dead[0][entry_field::kReason].find("failed 3 attempts"), std::string::npos);
   EXPECT_EQ(dead[0][entry_field::kPayload], R"({"order_id":"poison"})");
   EXPECT_EQ(status_of("fine"), "cancelled");
   EXPECT_EQ(canceller->terminate(), 0);
@@ -247,7 +253,8 @@ TEST_F(CancellerTest, LogLinesCannotBeForgedByEntryIdsOrPayloads) {
 TEST_F(CancellerTest, DestroyedGroupIsRecreatedAtTheEndAndOldEntriesAreNotHandledAgain) {
   const int port = free_port();
   redis_.command({"SET", "order:poison", "not a hash"});  // order_cancel fails with WRONGTYPE
-  auto canceller = start_canceller("c1", {"--max-deliveries", "2", "--min-idle-ms", "200", "--reclaim-interval-ms",
+  // One attempt: the first failure dead-letters the poison entry (no relay runs here).
+  auto canceller = start_canceller("c1", {"--max-deliveries", "1", "--min-idle-ms", "200", "--reclaim-interval-ms",
                                           "100", "--metrics-port", std::to_string(port)});
   for (int i = 0; i < 5; ++i) create_order("old" + std::to_string(i));
   for (int i = 0; i < 5; ++i) add_task("old" + std::to_string(i));

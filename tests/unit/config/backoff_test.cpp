@@ -148,5 +148,28 @@ TEST(Backoff, HugeCapDoesNotOverflow) {
   EXPECT_EQ(got.count(), huge);
 }
 
+TEST(RetryDelay, DoublesFromTheBaseWithoutJitter) {
+  const BackoffPolicy p = policy(1000, 300000, 0.5);  // the jitter is ignored
+  EXPECT_EQ(retry_delay(p, 1), milliseconds(1000));
+  EXPECT_EQ(retry_delay(p, 2), milliseconds(2000));
+  EXPECT_EQ(retry_delay(p, 3), milliseconds(4000));
+  EXPECT_EQ(retry_delay(p, 9), milliseconds(256000));
+}
+
+TEST(RetryDelay, CappedAtTheMaximum) {
+  const BackoffPolicy p = policy(1000, 300000, 0.0);
+  EXPECT_EQ(retry_delay(p, 10), milliseconds(300000));
+  EXPECT_EQ(retry_delay(p, 63), milliseconds(300000));
+  EXPECT_EQ(retry_delay(p, std::numeric_limits<uint64_t>::max()), milliseconds(300000));
+}
+
+TEST(RetryDelay, AttemptZeroIsTreatedAsTheFirst) {
+  EXPECT_EQ(retry_delay(policy(250, 1000, 0.0), 0), milliseconds(250));
+}
+
+TEST(RetryDelay, BaseAboveMaximumGivesTheMaximum) {
+  EXPECT_EQ(retry_delay(policy(5000, 2000, 0.0), 1), milliseconds(2000));
+}
+
 }  // namespace
 }  // namespace expiry

@@ -38,7 +38,28 @@ TEST(ForwardedTask, DecodesTheRequiredFields) {
   EXPECT_FALSE(task->missing_payload);
   EXPECT_FALSE(task->undeliverable_stream);
   EXPECT_FALSE(task->undeliverable_reason);
+  EXPECT_EQ(task->attempt, 1);  // absent: the first delivery
 }
+
+TEST(ForwardedTask, DecodesTheAttempt) {
+  Fields f = forwarded_fields();
+  f.emplace_back("attempt", "3");
+  const auto task = decode_forwarded_task(entry_of(f));
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->attempt, 3);
+  EXPECT_EQ(attempt_of(entry_of(f)), 3);
+}
+
+TEST(ForwardedTask, RejectsAnAttemptBelowOneOrNotAnInteger) {
+  for (const char* bad : {"0", "-1", "", "1.5", "two", " 2"}) {
+    Fields f = forwarded_fields();
+    f.emplace_back("attempt", bad);
+    EXPECT_FALSE(decode_forwarded_task(entry_of(f))) << bad;
+    EXPECT_EQ(attempt_of(entry_of(f)), 1) << bad;  // the lenient reader counts it as the first
+  }
+}
+
+TEST(AttemptOf, AbsentIsTheFirstDelivery) { EXPECT_EQ(attempt_of(entry_of(forwarded_fields())), 1); }
 
 TEST(ForwardedTask, DecodesTheOptionalFieldsAndIgnoresOthers) {
   Fields f = forwarded_fields();
@@ -102,7 +123,7 @@ TEST(ForwardedTask, RejectsAnEmptyVia) {
 }
 
 TEST(ForwardedTask, RejectsASchemaFieldGivenTwice) {
-  for (const char* name : {"id", "payload", "due_ms", "via", "created_ms", "missing_payload"}) {
+  for (const char* name : {"id", "payload", "due_ms", "via", "created_ms", "missing_payload", "attempt"}) {
     Fields f = forwarded_fields();
     f.emplace_back(name, "1");
     f.emplace_back(name, "1");
