@@ -67,15 +67,16 @@ const AclUser kOperator{
     " +fcall|expiry_schedule +fcall|expiry_cancel +fcall|expiry_version +fcall|expiry_replay_dead +function|load"
     " +time +zrange +zadd +zrem +del +hset +set +publish"
     " +zscore +hgetall +pttl +zcard +zcount +xlen +xinfo|groups +xrevrange +xread +scan +exists +multi +exec +eval"
-    " +eval_ro +zrank +xrange +xdel +get +info"};
+    " +eval_ro +zrank +hget +hstrlen +xrange +xdel +get +info"};
 
 const AclUser kCanceller{
     "order-canceller",
     "ACL SETUSER order-canceller reset resetchannels on >CANCELLER_PASSWORD"
     " ~orders:timeouts ~orders:timeouts:dead ~order:*"
+    " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:buckets &expiry:{0}:wake"
     " +ping +client|setname +info +function|load +xgroup|create +xreadgroup +xack +xpending +xclaim"
-    " +fcall|order_cancel +fcall|expiry_dead_letter"
-    " +time +hget +hset +exists +xrange +xadd"};
+    " +fcall|order_cancel +fcall|expiry_dead_letter +fcall|expiry_retry"
+    " +time +hget +hset +exists +xrange +xadd +get +zscore +zrange +zadd +zrem +del +set +publish"};
 
 const AclUser* const kUsers[] = {&kRelay, &kOrderService, &kCtlProducer, &kOperator, &kCanceller};
 
@@ -227,11 +228,13 @@ class AclTest : public ::testing::Test {
   std::unique_ptr<ChildProcess> start_canceller(const std::string& name, Launch launch,
                                                 const std::vector<std::string>& extra = {}) {
     auto args = launch.args;
-    for (const char* a : {"--consumer", name.c_str(), "--max-deliveries", "2", "--min-idle-ms", "100",
-                          "--reclaim-interval-ms", "100", "--block-ms", "200", "--watchdog-interval-ms", "200",
-                          "--watchdog-timeout-ms", "2000", "--reconnect-initial-ms", "20", "--reconnect-max-ms",
-                          "200"}) {
+    for (const char* a : {"--consumer", name.c_str(), "--min-idle-ms", "100", "--reclaim-interval-ms", "100",
+                          "--block-ms", "200", "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000",
+                          "--reconnect-initial-ms", "20", "--reconnect-max-ms", "200"}) {
       args.emplace_back(a);
+    }
+    if (std::find(extra.begin(), extra.end(), "--max-deliveries") == extra.end()) {
+      args.insert(args.end(), {"--max-deliveries", "2"});
     }
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<ChildProcess>(ORDER_CANCELLER_BIN, args, launch.env,
@@ -906,12 +909,15 @@ class CancellerAcl : public CancellerAclBase, public ::testing::WithParamInterfa
 TEST_P(CancellerAcl, CancelsUnderTheDocumentedRules) {
   create_user(kCanceller);
   add_timeouts();  // the canceller creates the group
+  // --max-deliveries 1: the poison entry's first failure dead-letters it through expiry_retry
+  // (no relay runs here to deliver a retry).
   auto canceller = start_canceller("c1", connection(kCanceller.name, GetParam(), "ORDER_CANCELLER_REDIS_URL"),
-                                   {"--log-level", "debug"});
+                                   {"--log-level", "debug", "--max-deliveries", "1"});
   ASSERT_TRUE(wait_until([&] { return status_of("order:1") == "cancelled" && status_of("order:2") == "cancelled" &&
                                       xlen(admin_, "orders:timeouts:dead") == 1; },
                          15s))
       << tail(canceller->output());
+  EXPECT_EQ(zcard(admin_), 0) << "the dead-lettered task was scheduled again";
   ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 10s)) << tail(canceller->output());
   EXPECT_EQ(status_of("order:3"), "paid");
   EXPECT_EQ(canceller->terminate(), 0);
@@ -947,13 +953,18 @@ struct CancellerCase {
   const char* name;
   const char* rule;  // removed from kCanceller
   std::vector<std::string> logged;
+  // Also removed: +fcall|expiry_retry sends the poison entry down the reclaim path (XCLAIM after
+  // --min-idle-ms, then expiry_dead_letter) instead of a retry through the schedule.
+  bool without_retry = false;
 };
 
 class CancellerMissingRule : public CancellerAclBase, public ::testing::WithParamInterface<CancellerCase> {};
 
 TEST_P(CancellerMissingRule, KeepsRunningAndLogsTheProblem) {
   const CancellerCase& c = GetParam();
-  create_user(kCanceller, {c.rule});
+  std::vector<std::string> removed = {c.rule};
+  if (c.without_retry) removed.push_back("+fcall|expiry_retry");
+  create_user(kCanceller, removed);
   add_timeouts();
   admin_.command({"XGROUP", "CREATE", "orders:timeouts", "workers", "0"});
   auto canceller = start_canceller("c1", connection(kCanceller.name, Creds::Url, ""));
@@ -977,9 +988,10 @@ INSTANTIATE_TEST_SUITE_P(
         CancellerCase{"Hget", "+hget", {"order_cancel order:1", kScriptDenied}},
         CancellerCase{"Xack", "+xack", {"XACK", "NOPERM", "'xack'"}},
         CancellerCase{"Xpending", "+xpending", {"XPENDING failed", "NOPERM", "'xpending'"}},
-        CancellerCase{"Xclaim", "+xclaim", {"XCLAIM failed", "NOPERM", "'xclaim'"}},
-        CancellerCase{"FcallDeadLetter", "+fcall|expiry_dead_letter", {"dead-lettering", "NOPERM", "'fcall'"}},
-        CancellerCase{"DeadStreamKey", "~orders:timeouts:dead", {"dead-lettering", "NOPERM", "keys"}}),
+        CancellerCase{"Xclaim", "+xclaim", {"XCLAIM failed", "NOPERM", "'xclaim'"}, true},
+        CancellerCase{"FcallDeadLetter", "+fcall|expiry_dead_letter", {"dead-lettering", "NOPERM", "'fcall'"}, true},
+        CancellerCase{"DeadStreamKey", "~orders:timeouts:dead", {"dead-lettering", "NOPERM", "keys"}, true},
+        CancellerCase{"FcallRetry", "+fcall|expiry_retry", {"expiry_retry for task poison", "NOPERM", "'fcall'"}}),
     [](const ::testing::TestParamInfo<CancellerCase>& info) { return std::string(info.param.name); });
 
 class CancellerAclTest : public CancellerAclBase {};
