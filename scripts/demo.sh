@@ -57,6 +57,8 @@ else
   REDIS_DETACHED=1 start_redis "$WORK"
   RELAYS=(demo-relay)
   echo "redis-server: $REDIS_URL (data in $WORK)"
+  # order-sim's timeouts go to this per-task stream: the relay trims it once cancellers acknowledged.
+  export EXPIRY_RELAY_TRIM_STREAMS=orders:timeouts
 fi
 export EXPIRY_RELAY_REDIS_URL=$REDIS_URL ORDER_CANCELLER_REDIS_URL=$REDIS_URL ORDER_SIM_REDIS_URL=$REDIS_URL
 

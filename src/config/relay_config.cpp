@@ -1,7 +1,10 @@
 // The relay's option table and its validation.
 #include "config/relay_config.h"
 
+#include <algorithm>
+
 #include "protocol/errors.h"
+#include "protocol/key_layout.h"
 
 namespace expiry {
 
@@ -17,6 +20,10 @@ std::vector<OptionSpec> relay_option_specs() {
        "3600000", 0, 31536000000},
       {"stream_trim_interval_ms", OptionKind::Integer,
        "time between two trims of each stream (0: never trim; else at least 100)", "10000", 0, 86400000},
+      {"trim_streams", OptionKind::String,
+       "comma-separated per-task streams to trim too (e.g. orders:timeouts; one Redis only: a cluster relay "
+       "trims its bucket streams)",
+       ""},
   });
   append_specs(specs, watchdog_option_specs("period of PINGs and health probes", "3000"));
   append_specs(specs, reconnect_option_specs());
@@ -43,6 +50,24 @@ std::vector<OptionSpec> relay_option_specs() {
   return specs;
 }
 
+std::vector<std::string> parse_trim_streams(const std::string& text, const std::string& ns,
+                                           const std::string& stream) {
+  std::vector<std::string> streams;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    start = comma + 1;
+    if (name.empty()) {
+      if (text.empty()) break;
+      throw ConfigError("trim_streams: empty stream name in '" + text + "'");
+    }
+    if (auto err = stream_name_error(name, ns)) throw ConfigError("trim_streams: " + *err);
+    if (name != stream && std::find(streams.begin(), streams.end(), name) == streams.end()) streams.push_back(name);
+  }
+  return streams;
+}
+
 RelayConfig relay_config_from(const Settings& s) {
   RelayConfig c;
   apply_connection_settings(s, c.redis, c.ns);
@@ -53,6 +78,11 @@ RelayConfig relay_config_from(const Settings& s) {
   c.sweep_pipeline = static_cast<int>(s.integer("sweep_pipeline"));
   c.stream_retention = std::chrono::milliseconds(s.integer("stream_retention_ms"));
   c.stream_trim_interval = std::chrono::milliseconds(s.integer("stream_trim_interval_ms"));
+  try {
+    c.trim_streams = parse_trim_streams(s.text("trim_streams"), c.ns, c.stream);
+  } catch (const ConfigError& e) {
+    throw ConfigError(s.source("trim_streams") + ": " + e.what());
+  }
   if (c.stream_trim_interval.count() != 0 && c.stream_trim_interval.count() < 100) {
     throw ConfigError(s.source("stream_trim_interval_ms") + ": stream_trim_interval_ms must be 0 (never trim) or at least 100, not " +
                       std::to_string(c.stream_trim_interval.count()));

@@ -25,6 +25,7 @@ struct RelayConfig {
   // every consumer group has acknowledged that are older than stream_retention (expiry_trim).
   std::chrono::milliseconds stream_retention{3600000};   // 0: keep nothing acknowledged
   std::chrono::milliseconds stream_trim_interval{10000}; // 0: never trim
+  std::vector<std::string> trim_streams;                 // per-task streams trimmed too (one Redis only)
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds watchdog_interval{1000};  // PING / health probe period
   std::chrono::milliseconds watchdog_timeout{3000};   // silence after which a connection is dropped
@@ -47,5 +48,10 @@ std::vector<OptionSpec> relay_option_specs();
 // Builds the typed config; throws ConfigError for values that parse but make no sense
 // (a bad URL, an unreadable password file, a bad namespace, timeouts out of order).
 RelayConfig relay_config_from(const Settings& s);
+
+// "a,b" → {"a", "b"}: the trim_streams list, without `stream` (trimmed anyway) and repeats.
+// Throws ConfigError for an empty name or one stream_name_error refuses in namespace `ns`.
+std::vector<std::string> parse_trim_streams(const std::string& text, const std::string& ns,
+                                           const std::string& stream);
 
 }  // namespace expiry

@@ -230,6 +230,16 @@ void BucketWorker::settle(size_t index, const StreamEntry& entry, HandleOutcome 
                   });
     return;
   }
+  if (outcome == HandleOutcome::Reject) {
+    // Stays pending if this fails: reclaimed, rejected again, dead-lettered by the reclaim path.
+    spdlog::warn("entry {} of {} rejected ({}): moving it to {}", entry.entry_id, b.names.stream, reason, b.names.dead_stream);
+    expiry_.fcall(dead_letter_command(b.names, entry.entry_id, entry.deliveries, "rejected: " + reason),
+                  [this, index, id = entry.entry_id](const Reply& r) {
+                    on_dead_lettered(index, id, r);
+                    entry_settled();
+                  });
+    return;
+  }
   conn_.command(ack_command(b.names, entry.entry_id), [this, index](const Reply& r) {
     if (r.failed()) {
       command_failed("XACK", index, r);  // stays pending; reclaimed and handled again (handlers are idempotent)
@@ -238,6 +248,15 @@ void BucketWorker::settle(size_t index, const StreamEntry& entry, HandleOutcome 
     }
     entry_settled();
   });
+}
+
+void BucketWorker::on_dead_lettered(size_t index, const std::string& entry_id, const Reply& r) {
+  if (r.type == Reply::Type::Integer && r.integer == 1) {
+    ++shared_.stats.dead_lettered;
+    spdlog::warn("entry {} moved to {}", entry_id, buckets_[index].names.dead_stream);
+  } else if (r.failed()) {
+    command_failed("expiry_dead_letter", index, r);
+  }
 }
 
 void BucketWorker::entry_settled() {
@@ -277,14 +296,8 @@ void BucketWorker::on_pending(size_t index, const Reply& reply) {
   const Bucket& b = buckets_[index];
   auto plan = std::make_shared<ReclaimPlan>(plan_reclaim(reply, shared_.config.max_deliveries));
   for (const auto& [id, deliveries] : plan->dead) {
-    expiry_.fcall(dead_letter_command(b.names, id, deliveries), [this, index, id = id](const Reply& r) {
-      if (r.type == Reply::Type::Integer && r.integer == 1) {
-        ++shared_.stats.dead_lettered;
-        spdlog::warn("entry {} moved to {}", id, buckets_[index].names.dead_stream);
-      } else if (r.failed()) {
-        command_failed("expiry_dead_letter", index, r);
-      }
-    });
+    expiry_.fcall(dead_letter_command(b.names, id, deliveries),
+                  [this, index, id = id](const Reply& r) { on_dead_lettered(index, id, r); });
   }
   if (plan->claim.empty()) {
     reclaim_done();

@@ -100,6 +100,7 @@ class BucketWorker {
   void round_finished();
   void handle(std::vector<ReadEntry> entries);
   void settle(size_t index, const StreamEntry& entry, HandleOutcome outcome, const std::string& reason);
+  void on_dead_lettered(size_t index, const std::string& entry_id, const Reply& r);
   void entry_settled();
   void reclaim_tick();
   void on_pending(size_t index, const Reply& reply);

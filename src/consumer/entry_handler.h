@@ -10,8 +10,10 @@
 namespace expiry {
 
 enum class HandleOutcome {
-  Done,   // the effect is committed (or there is nothing to do): acknowledge
-  Retry,  // not handled: stays pending, is reclaimed after min_idle, dead-lettered eventually
+  Done,    // the effect is committed (or there is nothing to do): acknowledge
+  Retry,   // not handled this time: scheduled again after the retry backoff (expiry_retry),
+           // dead-lettered after the last attempt
+  Reject,  // can never be handled (a malformed task): dead-lettered at once with the reason
 };
 
 // Called by a handler exactly once per entry, from the loop.

@@ -90,11 +90,16 @@ std::vector<StreamEntry> claimed_entries(const Reply& reply, const ReclaimPlan& 
   return entries;
 }
 
-std::vector<std::string> dead_letter_command(const GroupStream& s, const std::string& entry_id, uint64_t deliveries) {
-  return {"FCALL",        "expiry_dead_letter",
-          "2",            s.stream,
-          s.dead_stream,  s.group,
-          entry_id,       "failed " + std::to_string(deliveries) + " deliveries",
+std::vector<std::string> dead_letter_command(const GroupStream& s, const std::string& entry_id, uint64_t deliveries,
+                                             const std::string& reason) {
+  return {"FCALL",
+          "expiry_dead_letter",
+          "2",
+          s.stream,
+          s.dead_stream,
+          s.group,
+          entry_id,
+          reason.empty() ? "failed " + std::to_string(deliveries) + " deliveries" : reason,
           std::to_string(deliveries)};
 }
 

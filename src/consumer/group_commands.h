@@ -59,8 +59,10 @@ std::vector<std::string> claim_command(const GroupStream& s, std::chrono::millis
 // The entries an XCLAIM returned, with their delivery counts from the plan.
 std::vector<StreamEntry> claimed_entries(const Reply& reply, const ReclaimPlan& plan);
 
-// FCALL expiry_dead_letter 2 <stream> <dead_stream> <group> <id> <reason> <deliveries>.
-std::vector<std::string> dead_letter_command(const GroupStream& s, const std::string& entry_id, uint64_t deliveries);
+// FCALL expiry_dead_letter 2 <stream> <dead_stream> <group> <id> <reason> <deliveries>; the
+// reason is "failed N deliveries" unless given (a handler's rejection).
+std::vector<std::string> dead_letter_command(const GroupStream& s, const std::string& entry_id, uint64_t deliveries,
+                                             const std::string& reason = "");
 
 // FCALL expiry_retry 5 <stream> <dead_stream> <schedule> <trigger> <shadow> <group> <entry_id>
 // <task_id> <delay_ms> <max_attempts> <reason>: `task` is the layout of the task's bucket (on a

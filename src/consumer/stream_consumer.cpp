@@ -151,6 +151,16 @@ void StreamConsumer::settle(const StreamEntry& entry, HandleOutcome outcome, con
     retry_later(entry, reason);
     return;
   }
+  if (outcome == HandleOutcome::Reject) {
+    // Stays pending if this fails: reclaimed, rejected again, dead-lettered by the reclaim path.
+    spdlog::warn("entry {} of {} rejected ({}): moving it to {}", entry.entry_id, config_.stream, reason, config_.dead_stream);
+    functions_.fcall(dead_letter_command(names_, entry.entry_id, entry.deliveries, "rejected: " + reason),
+                     [this, id = entry.entry_id](const Reply& r) {
+                       on_dead_lettered(id, r);
+                       entry_settled();
+                     });
+    return;
+  }
   commands_.command(ack_command(names_, entry.entry_id), [this, id = entry.entry_id](const Reply& r) {
     if (r.failed()) {
       ++stats_.errors;  // stays pending; the reclaim path delivers it again (handlers are idempotent)
@@ -251,15 +261,17 @@ void StreamConsumer::on_pending(const Reply& reply) {
 
 void StreamConsumer::dead_letter(const std::string& entry_id, uint64_t deliveries) {
   functions_.fcall(dead_letter_command(names_, entry_id, deliveries),
-                   [this, entry_id](const Reply& r) {
-                     if (r.type == Reply::Type::Integer && r.integer == 1) {
-                       ++stats_.dead_lettered;
-                       spdlog::warn("entry {} moved to {}", entry_id, config_.dead_stream);
-                     } else if (r.failed()) {
-                       ++stats_.errors;
-                       spdlog::error("dead-lettering {} failed: {}", entry_id, r.describe());
-                     }
-                   });
+                   [this, entry_id](const Reply& r) { on_dead_lettered(entry_id, r); });
+}
+
+void StreamConsumer::on_dead_lettered(const std::string& entry_id, const Reply& r) {
+  if (r.type == Reply::Type::Integer && r.integer == 1) {
+    ++stats_.dead_lettered;
+    spdlog::warn("entry {} moved to {}", entry_id, config_.dead_stream);
+  } else if (r.failed()) {
+    ++stats_.errors;
+    spdlog::error("dead-lettering {} failed: {}", entry_id, r.describe());
+  }
 }
 
 void StreamConsumer::stop(std::function<void()> done) {

@@ -62,6 +62,7 @@ class StreamConsumer {
   void reclaim_tick();
   void on_pending(const Reply& reply);
   void dead_letter(const std::string& entry_id, uint64_t deliveries);
+  void on_dead_lettered(const std::string& entry_id, const Reply& r);
   void settle(const StreamEntry& entry, HandleOutcome outcome, const std::string& reason);
   void read_task_buckets();
   void retry_later(const StreamEntry& entry, const std::string& reason);

@@ -110,7 +110,6 @@ void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
   s.delay->excludes(s.at);
   s.payload->excludes(s.payload_file);
   for (auto* o : {s.id, s.delay, s.at, s.payload, s.payload_file, s.stream}) s.file->excludes(o);
-
 }
 
 void add_reschedule_command(CLI::App& app, CtlCommandLine& cl) {
@@ -122,7 +121,6 @@ void add_reschedule_command(CLI::App& app, CtlCommandLine& cl) {
   r.delay = r.command->add_option("--delay-ms", r.delay_ms, "due this many milliseconds from now");
   r.at = r.command->add_option("--at-ms", r.at_ms, "due at this time, in milliseconds since the Unix epoch");
   r.delay->excludes(r.at);
-
 }
 
 void add_task_commands(CLI::App& app, CtlCommandLine& cl) {
@@ -136,7 +134,6 @@ void add_task_commands(CLI::App& app, CtlCommandLine& cl) {
   add_global_options(*cl.show, cl.global);
   cl.show->add_option("id", cl.show_id, "task id")->required();
   cl.show->add_flag("--json", cl.show_json, "print one JSON object");
-
 }
 
 void add_stats_command(CLI::App& app, CtlCommandLine& cl) {
@@ -149,7 +146,6 @@ void add_stats_command(CLI::App& app, CtlCommandLine& cl) {
   add_group_flag(*cl.stats, cl.global,
                  "consumer group to report on (default: the relay's: EXPIRY_RELAY_GROUP, \"group\" of --config, else "
                  "workers)");
-
 }
 
 void add_check_command(CLI::App& app, CtlCommandLine& cl) {
@@ -170,7 +166,6 @@ void add_check_command(CLI::App& app, CtlCommandLine& cl) {
   cl.check->add_option("--examples", cl.check_options.examples, "orphan keys to list")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
-
 }
 
 void add_tail_command(CLI::App& app, CtlCommandLine& cl) {
@@ -192,7 +187,6 @@ void add_tail_command(CLI::App& app, CtlCommandLine& cl) {
       ->capture_default_str();
   cl.tail->add_option("--from", cl.tail_options.from, "print entries after this id: '$' only new ones, '0' all")
       ->capture_default_str();
-
 }
 
 void add_list_command(CLI::App& app, CtlCommandLine& cl) {

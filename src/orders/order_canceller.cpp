@@ -48,7 +48,7 @@ void OrderCanceller::handle_on(FunctionCaller& orders, const StreamEntry& entry,
   const std::string key = order_key_of(entry, scheme_);
   if (key.empty()) {
     ++stats_.failed;
-    done(HandleOutcome::Retry, "no order id in task " + entry.field(entry_field::kId));
+    done(HandleOutcome::Reject, "no order id in task " + entry.field(entry_field::kId));
     return;
   }
   const std::string& due_ms = entry.field(entry_field::kDueMs);

@@ -1,6 +1,8 @@
 // See relay.h.
 #include "relay/relay.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include <memory>
@@ -27,6 +29,12 @@ std::string handshake_hint(const Reply& reply) {
 std::vector<std::string> relay_streams(const RelayConfig& config, const BucketScope& scope) {
   std::vector<std::string> streams;
   for (int bucket : scope.buckets) streams.push_back(scope.stream_of(KeyLayout(config.ns, bucket), config.stream));
+  // Per-task streams lie in slots of their own: on a cluster no node relay is sure to own them.
+  if (!scope.cluster) {
+    for (const auto& s : config.trim_streams) {
+      if (std::find(streams.begin(), streams.end(), s) == streams.end()) streams.push_back(s);
+    }
+  }
   return streams;
 }
 

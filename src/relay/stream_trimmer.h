@@ -3,7 +3,7 @@
 // one call in flight at a time. The library trims only entries every consumer group has
 // acknowledged and that are older than stream_retention, so a trim never loses a task; a stream
 // without a group is never trimmed (counted as skipped). Per-task streams are the producer's:
-// the relay does not learn their names and does not trim them.
+// the relay does not learn their names, and trims only those trim_streams names (one Redis).
 #pragma once
 
 #include <functional>

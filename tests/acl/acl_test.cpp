@@ -909,15 +909,14 @@ class CancellerAcl : public CancellerAclBase, public ::testing::WithParamInterfa
 TEST_P(CancellerAcl, CancelsUnderTheDocumentedRules) {
   create_user(kCanceller);
   add_timeouts();  // the canceller creates the group
-  // --max-deliveries 1: the poison entry's first failure dead-letters it through expiry_retry
-  // (no relay runs here to deliver a retry).
+  // The poison entry names no order: rejected, it goes to the dead letters at once.
   auto canceller = start_canceller("c1", connection(kCanceller.name, GetParam(), "ORDER_CANCELLER_REDIS_URL"),
-                                   {"--log-level", "debug", "--max-deliveries", "1"});
+                                   {"--log-level", "debug"});
   ASSERT_TRUE(wait_until([&] { return status_of("order:1") == "cancelled" && status_of("order:2") == "cancelled" &&
                                       xlen(admin_, "orders:timeouts:dead") == 1; },
                          15s))
       << tail(canceller->output());
-  EXPECT_EQ(zcard(admin_), 0) << "the dead-lettered task was scheduled again";
+  EXPECT_EQ(zcard(admin_), 0) << "the rejected task was scheduled again";
   ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 10s)) << tail(canceller->output());
   EXPECT_EQ(status_of("order:3"), "paid");
   EXPECT_EQ(canceller->terminate(), 0);
@@ -953,9 +952,9 @@ struct CancellerCase {
   const char* name;
   const char* rule;  // removed from kCanceller
   std::vector<std::string> logged;
-  // Also removed: +fcall|expiry_retry sends the poison entry down the reclaim path (XCLAIM after
-  // --min-idle-ms, then expiry_dead_letter) instead of a retry through the schedule.
-  bool without_retry = false;
+  // Also removed, so that the rule is used: +fcall|expiry_dead_letter keeps the rejected poison
+  // entry pending, for the reclaim path (XCLAIM); ~order:* makes the orders fail, for a retry.
+  const char* also_removed = nullptr;
 };
 
 class CancellerMissingRule : public CancellerAclBase, public ::testing::WithParamInterface<CancellerCase> {};
@@ -963,7 +962,7 @@ class CancellerMissingRule : public CancellerAclBase, public ::testing::WithPara
 TEST_P(CancellerMissingRule, KeepsRunningAndLogsTheProblem) {
   const CancellerCase& c = GetParam();
   std::vector<std::string> removed = {c.rule};
-  if (c.without_retry) removed.push_back("+fcall|expiry_retry");
+  if (c.also_removed != nullptr) removed.push_back(c.also_removed);
   create_user(kCanceller, removed);
   add_timeouts();
   admin_.command({"XGROUP", "CREATE", "orders:timeouts", "workers", "0"});
@@ -988,10 +987,11 @@ INSTANTIATE_TEST_SUITE_P(
         CancellerCase{"Hget", "+hget", {"order_cancel order:1", kScriptDenied}},
         CancellerCase{"Xack", "+xack", {"XACK", "NOPERM", "'xack'"}},
         CancellerCase{"Xpending", "+xpending", {"XPENDING failed", "NOPERM", "'xpending'"}},
-        CancellerCase{"Xclaim", "+xclaim", {"XCLAIM failed", "NOPERM", "'xclaim'"}, true},
-        CancellerCase{"FcallDeadLetter", "+fcall|expiry_dead_letter", {"dead-lettering", "NOPERM", "'fcall'"}, true},
-        CancellerCase{"DeadStreamKey", "~orders:timeouts:dead", {"dead-lettering", "NOPERM", "keys"}, true},
-        CancellerCase{"FcallRetry", "+fcall|expiry_retry", {"expiry_retry for task poison", "NOPERM", "'fcall'"}}),
+        CancellerCase{"Xclaim", "+xclaim", {"XCLAIM failed", "NOPERM", "'xclaim'"}, "+fcall|expiry_dead_letter"},
+        CancellerCase{"FcallDeadLetter", "+fcall|expiry_dead_letter", {"dead-lettering", "NOPERM", "'fcall'"}},
+        CancellerCase{"DeadStreamKey", "~orders:timeouts:dead", {"dead-lettering", "NOPERM", "keys"}},
+        CancellerCase{"FcallRetry", "+fcall|expiry_retry", {"expiry_retry for task order:", "NOPERM", "'fcall'"},
+                      "~order:*"}),
     [](const ::testing::TestParamInfo<CancellerCase>& info) { return std::string(info.param.name); });
 
 class CancellerAclTest : public CancellerAclBase {};

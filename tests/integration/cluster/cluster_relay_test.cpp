@@ -60,8 +60,8 @@ class ClusterRelayTest : public ::testing::Test {
   }
 
   // An order-canceller reading every bucket stream of the namespace (group "workers"). The
-  // tasks are no orders, so it acknowledges each entry as "missing": it proves that two
-  // consumers read every bucket stream on every node to the end.
+  // tasks are no orders, so it rejects each entry into its bucket's dead letters: it proves that
+  // two consumers read every bucket stream on every node to the end.
   std::unique_ptr<ChildProcess> start_consumer(const std::string& name) {
     std::vector<std::string> args = {"--redis-url", g_cluster->seed_url(), "--namespace", ns_, "--consumer", name,
                                      "--reconnect-initial-ms", "20", "--reconnect-max-ms", "200"};

@@ -74,12 +74,9 @@ class ClusterCancellerTest : public ::testing::Test {
   }
   Reply on_bucket(int bucket, const std::vector<std::string>& argv) { return on_slot(bucket_slot(bucket), argv); }
 
-  // max_deliveries 1: a failed entry goes to the dead letters at once (no relay runs here to
-  // deliver a retry).
-  std::unique_ptr<ChildProcess> start_canceller(const std::string& name, int max_deliveries = 2) {
+  std::unique_ptr<ChildProcess> start_canceller(const std::string& name) {
     std::vector<std::string> args = {"--redis-url", cluster_.seed_url(), "--consumer", name, "--namespace", kNs,
-                                     "--min-idle-ms", "500", "--reclaim-interval-ms", "100", "--max-deliveries",
-                                     std::to_string(max_deliveries),
+                                     "--min-idle-ms", "500", "--reclaim-interval-ms", "100", "--max-deliveries", "2",
                                      "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000",
                                      "--block-ms", "200", "--idle-ms", "20"};
     return std::make_unique<ChildProcess>(ORDER_CANCELLER_BIN, args,
@@ -161,7 +158,7 @@ TEST_F(ClusterCancellerTest, HandlesEveryBucketStreamOnEveryPrimaryOnce) {
 }
 
 TEST_F(ClusterCancellerTest, PoisonEntryIsDeadLetteredIntoItsBucketsDeadStream) {
-  auto canceller = start_canceller("c1", /*max_deliveries=*/1);
+  auto canceller = start_canceller("c1");
   const int b = 5;
   const std::string stream = KeyLayout(kNs, b).bucket_stream();
   const std::string dead = KeyLayout(kNs, b).bucket_dead_stream();
@@ -180,7 +177,8 @@ TEST_F(ClusterCancellerTest, PoisonEntryIsDeadLetteredIntoItsBucketsDeadStream) 
   EXPECT_EQ(fields["original_stream"], stream);
   EXPECT_EQ(fields["id"], "not-an-order");
   EXPECT_EQ(fields["deliveries"], "1");
-  // Dead-lettered by expiry_retry in the bucket's slot: nothing scheduled again.
+  EXPECT_EQ(fields["reason"], "rejected: no order id in task not-an-order");
+  // Rejected (it names no order): dead-lettered at once, never scheduled again.
   EXPECT_EQ(on_bucket(b, {"ZSCORE", KeyLayout(kNs, b).schedule_key(), "not-an-order"}).type, Reply::Type::Nil);
   EXPECT_TRUE(wait_until([&] { return all_acked(); }, 30s)) << canceller->output();
   EXPECT_EQ(status_of("good-1"), "cancelled");

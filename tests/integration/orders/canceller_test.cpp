@@ -220,7 +220,7 @@ TEST_F(CancellerTest, LogLinesCannotBeForgedByEntryIdsOrPayloads) {
   // The order id from the payload, with CR LF.
   redis_.command({"XADD", kStream, "*", "id", "order:y", "payload",
                   nlohmann::json{{"order_id", "y\r\n" + forged_line + "-ORDER"}}.dump(), "due_ms", "1"});
-  // No order id at all: retried (logged each delivery), then dead-lettered.
+  // No order id at all: rejected (logged with the reason), dead-lettered at once.
   redis_.command({"XADD", kStream, "*", "id", "refund:1\n" + forged_line + "-POISON", "payload",
                   "\n" + forged_line + "-P2", "due_ms", "1"});
   ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDeadStream) == 1 && group_pending() == 0; }, 20s))

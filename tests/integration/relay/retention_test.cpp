@@ -160,6 +160,21 @@ TEST_F(RetentionTest, EachBucketStreamIsTrimmed) {
   }
 }
 
+// A per-task stream (the demo's orders:timeouts) is the producer's, but --trim-streams names it:
+// the canceller's group holds it back like the relay's own.
+TEST_F(RetentionTest, PerTaskStreamsNamedByTrimStreamsAreTrimmed) {
+  const std::string orders = "orders:timeouts";
+  redis_.command({"XGROUP", "CREATE", orders, "cancellers", "0", "MKSTREAM"});
+  start("0", {"--trim-streams", orders});
+  const auto ids = add(8, orders);
+  read("cancellers", 8, 6, orders);
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, orders) == 2; }, 20s)) << relay_->output();
+  wait_passes(3);
+  EXPECT_EQ(ids_in(orders), slice(ids, 6, 8)) << "entries 7-8 are pending";
+  EXPECT_EQ(metric("expiry_relay_stream_trimmed_entries_total{stream=\"orders:timeouts\"}"), 6);
+  EXPECT_EQ(metric("expiry_relay_stream_length{stream=\"orders:timeouts\"}"), 2);
+}
+
 TEST_F(RetentionTest, ATrimIntervalOfZeroNeverTrims) {
   relay_ = start_relay(server_, "ret",
                        {"--stream-retention-ms", "0", "--stream-trim-interval-ms", "0", "--sweep-interval-ms", "100"});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "integration/tls/redis_cli.h"
+#include "integration/tls/suite_certs.h"
 #include "io/process/child_process.h"
 #include "support/redis_server.h"
 #include "support/tls_certs.h"
@@ -55,20 +56,10 @@ RedisServer::Options tls_options(const TlsCerts& certs, const CertFiles& server,
   return options;
 }
 
-class TlsFixtureTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { certs_ = new TlsCerts(); }
-  static void TearDownTestSuite() {
-    delete certs_;
-    certs_ = nullptr;
-  }
-  static TlsCerts* certs_;
-};
-
-TlsCerts* TlsFixtureTest::certs_ = nullptr;
+class TlsFixtureTest : public SuiteCerts<::testing::Test> {};
 
 TEST_F(TlsFixtureTest, CertificatesHaveThePropertiesTheTestsRelyOn) {
-  const TlsCerts& c = *certs_;
+  const TlsCerts& c = certs();
   auto ok = openssl_verify(c.ca_file(), c.server().cert, {"-purpose", "sslserver", "-verify_ip", "127.0.0.1"});
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
   ok = openssl_verify(c.ca_file(), c.server().cert, {"-purpose", "sslserver", "-verify_hostname", "localhost"});
@@ -103,11 +94,11 @@ TEST_F(TlsFixtureTest, CertificatesLiveInATempDirTheObjectRemoves) {
 }
 
 TEST_F(TlsFixtureTest, ServesTlsOnlyOnItsPort) {
-  RedisServer server(tls_options(*certs_, certs_->server()));
+  RedisServer server(tls_options(certs(), certs().server()));
   EXPECT_TRUE(server.tls());
   EXPECT_EQ(server.url(3), "rediss://127.0.0.1:" + std::to_string(server.port()) + "/3");
 
-  const CliRun tls = redis_cli_tls(server.port(), certs_->ca_file(), {"PING"});
+  const CliRun tls = redis_cli_tls(server.port(), certs().ca_file(), {"PING"});
   EXPECT_EQ(tls.exit_code, 0) << tls.output;
   EXPECT_EQ(tls.output, "PONG\n");
 
@@ -116,56 +107,56 @@ TEST_F(TlsFixtureTest, ServesTlsOnlyOnItsPort) {
 }
 
 TEST_F(TlsFixtureTest, StopStartAndKillHardKeepThePort) {
-  RedisServer server(tls_options(*certs_, certs_->server()));
+  RedisServer server(tls_options(certs(), certs().server()));
   const int port = server.port();
   const pid_t first = server.pid();
   server.stop();
   EXPECT_FALSE(server.running());
-  EXPECT_NE(redis_cli_tls(port, certs_->ca_file(), {"PING"}).output, "PONG\n");
+  EXPECT_NE(redis_cli_tls(port, certs().ca_file(), {"PING"}).output, "PONG\n");
 
   server.start();
   EXPECT_EQ(server.port(), port);
   EXPECT_NE(server.pid(), first);
-  EXPECT_EQ(redis_cli_tls(port, certs_->ca_file(), {"PING"}).output, "PONG\n");
+  EXPECT_EQ(redis_cli_tls(port, certs().ca_file(), {"PING"}).output, "PONG\n");
 
   server.kill_hard();
   EXPECT_FALSE(server.running());
   server.start();
-  EXPECT_EQ(redis_cli_tls(port, certs_->ca_file(), {"PING"}).output, "PONG\n");
+  EXPECT_EQ(redis_cli_tls(port, certs().ca_file(), {"PING"}).output, "PONG\n");
   EXPECT_THROW(server.start(), std::logic_error);
 }
 
 TEST_F(TlsFixtureTest, AuthClientsAsksForTheClientCertificate) {
-  RedisServer server(tls_options(*certs_, certs_->server(), /*auth_clients=*/true));
-  const CliRun without = redis_cli_tls(server.port(), certs_->ca_file(), {"PING"});
+  RedisServer server(tls_options(certs(), certs().server(), /*auth_clients=*/true));
+  const CliRun without = redis_cli_tls(server.port(), certs().ca_file(), {"PING"});
   EXPECT_FALSE(contains(without.output, "PONG")) << without.output;
   const CliRun with =
-      redis_cli_tls(server.port(), certs_->ca_file(), {"PING"}, certs_->client().cert, certs_->client().key);
+      redis_cli_tls(server.port(), certs().ca_file(), {"PING"}, certs().client().cert, certs().client().key);
   EXPECT_EQ(with.output, "PONG\n");
 }
 
 TEST_F(TlsFixtureTest, ReplaceTlsServesAnotherCertificateAfterTheNextStart) {
-  RedisServer server(tls_options(*certs_, certs_->server()));
-  EXPECT_THROW(server.replace_tls(*tls_options(*certs_, certs_->wrong_ca_server()).tls), std::logic_error);
+  RedisServer server(tls_options(certs(), certs().server()));
+  EXPECT_THROW(server.replace_tls(*tls_options(certs(), certs().wrong_ca_server()).tls), std::logic_error);
   server.stop();
-  server.replace_tls(*tls_options(*certs_, certs_->wrong_ca_server()).tls);
+  server.replace_tls(*tls_options(certs(), certs().wrong_ca_server()).tls);
   server.start();  // ready although clients trusting the CA refuse the certificate
 
-  const CliRun refused = redis_cli_tls(server.port(), certs_->ca_file(), {"PING"});
+  const CliRun refused = redis_cli_tls(server.port(), certs().ca_file(), {"PING"});
   EXPECT_TRUE(contains(refused.output, "certificate verify failed")) << refused.output;
-  EXPECT_EQ(redis_cli_tls(server.port(), certs_->wrong_ca_file(), {"PING"}).output, "PONG\n");
+  EXPECT_EQ(redis_cli_tls(server.port(), certs().wrong_ca_file(), {"PING"}).output, "PONG\n");
 
   server.stop();
-  server.replace_tls(*tls_options(*certs_, certs_->server()).tls);
+  server.replace_tls(*tls_options(certs(), certs().server()).tls);
   server.start();
-  EXPECT_EQ(redis_cli_tls(server.port(), certs_->ca_file(), {"PING"}).output, "PONG\n");
+  EXPECT_EQ(redis_cli_tls(server.port(), certs().ca_file(), {"PING"}).output, "PONG\n");
 }
 
 TEST_F(TlsFixtureTest, IncompleteTlsOptionsAreRefusedBeforeAnythingStarts) {
-  auto no_probe = tls_options(*certs_, certs_->server(), /*auth_clients=*/true);
+  auto no_probe = tls_options(certs(), certs().server(), /*auth_clients=*/true);
   no_probe.tls->probe_key_file.clear();
   EXPECT_THROW(RedisServer{no_probe}, std::invalid_argument);
-  auto no_key = tls_options(*certs_, certs_->server());
+  auto no_key = tls_options(certs(), certs().server());
   no_key.tls->key_file.clear();
   EXPECT_THROW(RedisServer{no_key}, std::invalid_argument);
 }
@@ -174,7 +165,7 @@ TEST_F(TlsFixtureTest, ReplaceTlsNeedsTlsMode) {
   RedisServer plain;
   EXPECT_EQ(plain.url(), "redis://127.0.0.1:" + std::to_string(plain.port()) + "/0");
   plain.stop();
-  EXPECT_THROW(plain.replace_tls(*tls_options(*certs_, certs_->server()).tls), std::logic_error);
+  EXPECT_THROW(plain.replace_tls(*tls_options(certs(), certs().server()).tls), std::logic_error);
 }
 
 }  // namespace

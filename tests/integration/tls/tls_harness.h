@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "integration/relay/relay_harness.h"
+#include "integration/tls/suite_certs.h"
 #include "io/process/child_process.h"
 #include "io/sync/sync_connection.h"
 #include "support/redis_client.h"

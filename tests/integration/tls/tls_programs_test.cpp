@@ -21,15 +21,9 @@ namespace {
 
 const std::string kStream = kOrderTimeoutStream;
 
-class TlsProgramsTest : public ::testing::TestWithParam<ClientCert> {
+class TlsProgramsTest : public SuiteCerts<::testing::TestWithParam<ClientCert>> {
  protected:
-  static void SetUpTestSuite() { certs_ = new TlsCerts(); }
-  static void TearDownTestSuite() {
-    delete certs_;
-    certs_ = nullptr;
-  }
 
-  static const TlsCerts& certs() { return *certs_; }
   // Client certificates are required exactly when the programs have one to present.
   static bool mutual() { return GetParam() == ClientCert::Present; }
   static std::vector<std::string> flags() { return tls_flags(certs(), GetParam()); }
@@ -42,10 +36,7 @@ class TlsProgramsTest : public ::testing::TestWithParam<ClientCert> {
     return run_to_exit(EXPIRY_CTL_BIN, args);
   }
 
-  static TlsCerts* certs_;
 };
-
-TlsCerts* TlsProgramsTest::certs_ = nullptr;
 
 // The log lines at level warning, error or critical (none when TLS works as configured).
 std::string problem_lines(const std::string& log) {

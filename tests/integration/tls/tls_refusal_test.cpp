@@ -53,14 +53,8 @@ ProgramRun run_program(Program program, const std::string& url, const std::vecto
   return run_to_exit(binary, args);
 }
 
-class TlsRefusalTest : public ::testing::TestWithParam<Program> {
+class TlsRefusalTest : public SuiteCerts<::testing::TestWithParam<Program>> {
  protected:
-  static void SetUpTestSuite() { certs_ = new TlsCerts(); }
-  static void TearDownTestSuite() {
-    delete certs_;
-    certs_ = nullptr;
-  }
-  static const TlsCerts& certs() { return *certs_; }
 
   // Runs the program under test against `url` with `flags` and expects exit 2 with `phrase` in
   // its output.
@@ -71,10 +65,7 @@ class TlsRefusalTest : public ::testing::TestWithParam<Program> {
     EXPECT_TRUE(contains(run.output, phrase)) << "expected \"" << phrase << "\" in:\n" << run.output;
   }
 
-  static TlsCerts* certs_;
 };
-
-TlsCerts* TlsRefusalTest::certs_ = nullptr;
 
 TEST_P(TlsRefusalTest, AServerThatRequiresAClientCertificateRefusesNone) {
   RedisServer server(tls_server_options(certs(), certs().server(), /*auth_clients=*/true));
@@ -161,23 +152,13 @@ INSTANTIATE_TEST_SUITE_P(Programs, TlsRefusalTest,
 // A proxy that accepts connections and closes them at once (a partition, a balancer without a
 // backend) closes every attempt before any answer, like the refusals above, but the probe finds
 // no TLS refusal behind it: the services keep retrying, and connect once the proxy forwards.
-class DroppedConnectionTest : public ::testing::TestWithParam<bool> {
- protected:
-  static void SetUpTestSuite() { certs_ = new TlsCerts(); }
-  static void TearDownTestSuite() {
-    delete certs_;
-    certs_ = nullptr;
-  }
-  static TlsCerts* certs_;
-};
-
-TlsCerts* DroppedConnectionTest::certs_ = nullptr;
+class DroppedConnectionTest : public SuiteCerts<::testing::TestWithParam<bool>> {};
 
 TEST_P(DroppedConnectionTest, TheServicesRetryUntilTheNetworkForwards) {
   const bool tls = GetParam();
   for (const Program program : {Program::Relay, Program::Canceller}) {
     SCOPED_TRACE(program_name(program));
-    auto server = tls ? std::make_unique<RedisServer>(tls_server_options(*certs_, certs_->server()))
+    auto server = tls ? std::make_unique<RedisServer>(tls_server_options(certs(), certs().server()))
                       : std::make_unique<RedisServer>();
     TcpProxy proxy(server->port());
     proxy.cut(TcpProxy::CutMode::Refuse);
@@ -187,7 +168,7 @@ TEST_P(DroppedConnectionTest, TheServicesRetryUntilTheNetworkForwards) {
                                      "--reconnect-initial-ms", "20", "--reconnect-max-ms", "100",
                                      program == Program::Relay ? "--instance" : "--consumer", "p1"};
     if (tls) {
-      for (const auto& f : tls_flags(*certs_, ClientCert::None)) args.push_back(f);
+      for (const auto& f : tls_flags(certs(), ClientCert::None)) args.push_back(f);
     }
     ChildProcess child(program == Program::Relay ? EXPIRY_RELAY_BIN : ORDER_CANCELLER_BIN, args);
     // Well past the second attempt, which used to count as a refusal.

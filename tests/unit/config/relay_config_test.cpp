@@ -258,6 +258,23 @@ TEST(RelayConfig, BadStreamRetentionOptionsAreConfigErrors) {
   EXPECT_TRUE(config_error({{"stream_trim_interval_ms", "100"}}).empty());
 }
 
+TEST(RelayConfig, TrimStreamsListsPerTaskStreamsOnce) {
+  EXPECT_TRUE(config({}).trim_streams.empty());
+  RelayConfig c = config({{"trim_streams", "orders:timeouts,billing:due,orders:timeouts"}});
+  EXPECT_EQ(c.trim_streams, (std::vector<std::string>{"orders:timeouts", "billing:due"}));
+  c = config({}, {{"EXPIRY_RELAY_TRIM_STREAMS", "expiry:stream,a"}});
+  EXPECT_EQ(c.trim_streams, (std::vector<std::string>{"a"})) << "the relay's own stream is trimmed anyway";
+}
+
+TEST(RelayConfig, BadTrimStreamsAreConfigErrors) {
+  std::string msg = config_error({{"trim_streams", "a,,b"}});
+  EXPECT_TRUE(contains(msg, "flag --trim-streams")) << msg;
+  EXPECT_TRUE(contains(msg, "empty stream name")) << msg;
+  msg = config_error({{"trim_streams", "expiry:{0}:t:x"}});
+  EXPECT_TRUE(contains(msg, "flag --trim-streams")) << msg;
+  EXPECT_TRUE(contains(config_error({{"trim_streams", "a,"}}), "empty stream name"));
+}
+
 // ---------------------------------------------------------------- logging and instance
 
 TEST(RelayConfig, LogLevels) {
