@@ -1,7 +1,7 @@
 // order-canceller on a 3+3 Redis Cluster (ClusterConsumer): it reads every bucket stream
 // NS:{b}:stream on every primary, cancels each order once and acknowledges its entry,
-// dead-letters a poison entry into its bucket's NS:{b}:dead, and loses nothing across a manual
-// failover of a primary.
+// dead-letters a poison entry into its bucket's NS:{b}:dead, retries a failed cancel through the
+// relay in its bucket, and loses nothing across a manual failover of a primary.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -74,11 +74,12 @@ class ClusterCancellerTest : public ::testing::Test {
   }
   Reply on_bucket(int bucket, const std::vector<std::string>& argv) { return on_slot(bucket_slot(bucket), argv); }
 
-  std::unique_ptr<ChildProcess> start_canceller(const std::string& name) {
+  std::unique_ptr<ChildProcess> start_canceller(const std::string& name, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {"--redis-url", cluster_.seed_url(), "--consumer", name, "--namespace", kNs,
                                      "--min-idle-ms", "500", "--reclaim-interval-ms", "100", "--max-deliveries", "2",
                                      "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000",
                                      "--block-ms", "200", "--idle-ms", "20"};
+    args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<ChildProcess>(ORDER_CANCELLER_BIN, args,
                                           std::vector<std::pair<std::string, std::string>>{},
                                           cluster_.dir() + "/canceller-" + name + ".log");
@@ -182,6 +183,44 @@ TEST_F(ClusterCancellerTest, PoisonEntryIsDeadLetteredIntoItsBucketsDeadStream) 
   EXPECT_EQ(on_bucket(b, {"ZSCORE", KeyLayout(kNs, b).schedule_key(), "not-an-order"}).type, Reply::Type::Nil);
   EXPECT_TRUE(wait_until([&] { return all_acked(); }, 30s)) << canceller->output();
   EXPECT_EQ(status_of("good-1"), "cancelled");
+  EXPECT_EQ(canceller->terminate(), 0);
+}
+
+// A failed cancel is retried through the relay in the entry's own bucket (its slot): the task is
+// scheduled again there with attempt 2, the relay forwards it into the same bucket stream, and
+// the second failure (the last of --max-deliveries 2) moves it to that bucket's dead letters.
+TEST_F(ClusterCancellerTest, AFailedCancelIsRetriedInItsBucketThenDeadLettered) {
+  auto canceller = start_canceller("c1", {"--retry-base-ms", "200"});
+  auto relay = std::make_unique<ChildProcess>(
+      EXPIRY_RELAY_BIN,
+      std::vector<std::string>{"--redis-url", cluster_.seed_url(), "--namespace", kNs, "--instance", "r1",
+                               "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000"},
+      std::vector<std::pair<std::string, std::string>>{}, cluster_.dir() + "/relay-r1.log");
+  const std::string id = "r1";
+  const std::string task_id = order_task_id(id);
+  const int b = bucket_of(task_id, kBuckets);
+  const KeyLayout keys(kNs, b);
+  on_bucket(b, {"SET", order_key(id, kScheme), "not a hash"});  // order_cancel fails: WRONGTYPE
+  ASSERT_NE(on_bucket(b, {"XADD", keys.bucket_stream(), "*", "id", task_id, "payload",
+                          nlohmann::json{{"order_id", id}}.dump(), "due_ms", "1000", "fired_ms", "1001", "via", "sweep"})
+                .type,
+            Reply::Type::Error);
+  ASSERT_TRUE(wait_until([&] { return on_bucket(b, {"XLEN", keys.bucket_dead_stream()}).integer == 1; }, 60s))
+      << canceller->output() << relay->output();
+  const auto dead = on_bucket(b, {"XRANGE", keys.bucket_dead_stream(), "-", "+"});
+  std::map<std::string, std::string> fields;
+  const auto& kv = dead.elements.at(0).elements.at(1).elements;
+  for (size_t i = 0; i + 1 < kv.size(); i += 2) fields[kv[i].str] = kv[i + 1].str;
+  EXPECT_EQ(fields["id"], task_id);
+  EXPECT_EQ(fields["attempt"], "2") << "the relay forwarded the retry with its attempt";
+  EXPECT_EQ(fields["original_stream"], keys.bucket_stream());
+  EXPECT_NE(fields["reason"].find("failed 2 attempts"), std::string::npos) << fields["reason"];
+  // The first delivery and the retry, both in the bucket's own stream; nothing left scheduled.
+  const auto entries = on_bucket(b, {"XRANGE", keys.bucket_stream(), "-", "+"});
+  EXPECT_EQ(entries.elements.size(), 2u);
+  EXPECT_EQ(on_bucket(b, {"ZSCORE", keys.schedule_key(), task_id}).type, Reply::Type::Nil);
+  added_[b] = 2;
+  EXPECT_TRUE(wait_until([&] { return all_acked(); }, 30s)) << canceller->output();
   EXPECT_EQ(canceller->terminate(), 0);
 }
 
