@@ -26,9 +26,16 @@ void run_idle_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepor
   const long long pending = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
   progress("idle: relay with " + std::to_string(pending) + " far-future tasks pending, " +
            std::to_string(ctx.sizes.idle_seconds) + " s");
+  const auto trims_before = command_calls(conn)["xinfo|groups"];
   RelayProcess relay(ctx, RelayRole::Relay, "idle");
   relay.wait_ready(conn);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the startup sweep
+  // Past the startup sweep and the first stream trim (XINFO GROUPS, one interval after start):
+  // an idle relay's trims then back off, and the window shows its lasting cost.
+  const auto trim_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (command_calls(conn)["xinfo|groups"] == trims_before && std::chrono::steady_clock::now() < trim_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
 
   const auto calls0 = command_calls(conn);
   const ProcessUsage u0 = relay.usage();

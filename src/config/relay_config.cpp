@@ -12,7 +12,10 @@ std::vector<OptionSpec> relay_option_specs() {
   auto specs = connection_option_specs();
   append_specs(specs, stream_option_specs());
   append_specs(specs, {
-      {"sweep_interval_ms", OptionKind::Integer, "longest time between two sweeps", "1000", 10, 3600000},
+      {"sweep_interval_ms", OptionKind::Integer,
+       "longest time between two sweeps (the safety net: timers, wake messages and the sweep after every "
+       "reconnect take tasks on time)",
+       "10000", 10, 3600000},
       {"sweep_batch", OptionKind::Integer, "tasks claimed per sweep call", "100", 1, 10000},
       {"sweep_pipeline", OptionKind::Integer, "sweep calls kept in flight while a backlog drains", "4", 1, 16},
       {"stream_retention_ms", OptionKind::Integer,
@@ -25,7 +28,11 @@ std::vector<OptionSpec> relay_option_specs() {
        "trims its bucket streams)",
        ""},
   });
-  append_specs(specs, watchdog_option_specs("period of PINGs and health probes", "3000"));
+  append_specs(specs, watchdog_option_specs("period of the watchdog's check for overdue replies", "3000"));
+  specs.push_back({"health_probe_interval_ms", OptionKind::Integer,
+                   "period of the subscription's health probe, which is also the command connection's keepalive "
+                   "(a dead subscription is found within this plus watchdog_timeout_ms)",
+                   "5000", 100, 600000});
   append_specs(specs, reconnect_option_specs());
   append_specs(specs, {
       {"max_inflight_claims", OptionKind::Integer, "event claims in flight before events defer to the sweep",
@@ -93,6 +100,7 @@ RelayConfig relay_config_from(const Settings& s) {
                       ") must be larger than watchdog_interval_ms (" + std::to_string(c.watchdog_interval.count()) +
                       ")");
   }
+  c.health_probe_interval = std::chrono::milliseconds(s.integer("health_probe_interval_ms"));
   apply_reconnect_settings(s, c.reconnect);
   c.max_inflight_claims = static_cast<int>(s.integer("max_inflight_claims"));
   c.require_notifications = s.boolean("require_notifications");

@@ -18,7 +18,7 @@ struct RelayConfig {
   std::string stream;                             // default: NS:stream
   std::string group = "workers";                  // consumer group created on the stream
   int buckets = 0;                                // 0: the count in NS:buckets, else 64 on a cluster, 1 on one Redis
-  std::chrono::milliseconds sweep_interval{1000}; // longest gap between two sweeps
+  std::chrono::milliseconds sweep_interval{10000}; // longest gap between two sweeps
   int sweep_batch = 100;                          // tasks claimed per sweep call
   int sweep_pipeline = 4;                         // sweep calls in flight while a backlog drains
   // Stream retention: every trim interval, each stream the relay forwards into loses the entries
@@ -27,8 +27,11 @@ struct RelayConfig {
   std::chrono::milliseconds stream_trim_interval{10000}; // 0: never trim
   std::vector<std::string> trim_streams;                 // per-task streams trimmed too (one Redis only)
   std::chrono::milliseconds connect_timeout{2000};
-  std::chrono::milliseconds watchdog_interval{1000};  // PING / health probe period
+  std::chrono::milliseconds watchdog_interval{1000};  // how often overdue replies are looked for
   std::chrono::milliseconds watchdog_timeout{3000};   // silence after which a connection is dropped
+  // The health probe (a PUBLISH to the relay's own channel) proves the subscription alive, and
+  // keeps the command connection busy enough that it never needs a PING of its own.
+  std::chrono::milliseconds health_probe_interval{5000};
   BackoffPolicy reconnect;
   int max_inflight_claims = 1000;  // event claims in flight; more events fall back to the sweep
   bool require_notifications = false;

@@ -497,7 +497,8 @@ void RedisConnection::watchdog_tick() {
              " ms");
     return;
   }
-  if (options_.watchdog == Watchdog::Ping && inflight_ == 0 && silent >= options_.watchdog_interval) {
+  const auto ping_after = options_.ping_after.count() > 0 ? options_.ping_after : options_.watchdog_interval;
+  if (options_.watchdog == Watchdog::Ping && inflight_ == 0 && silent >= ping_after) {
     send({"PING"}, [](const Reply&) {});
   }
   watchdog_timer_.arm(options_.watchdog_interval);

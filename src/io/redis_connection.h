@@ -36,13 +36,16 @@ class RedisConnection {
     std::string client_name;  // CLIENT SETNAME value (no spaces); empty: none
     // TCP connect (timed by hiredis), then again the handshake: TLS, AUTH, SELECT, PING.
     std::chrono::milliseconds connect_timeout{2000};
-    std::chrono::milliseconds watchdog_interval{1000};
+    std::chrono::milliseconds watchdog_interval{1000};  // how often overdue replies are looked for
     std::chrono::milliseconds watchdog_timeout{3000};
     BackoffPolicy backoff;
     Watchdog watchdog = Watchdog::Ping;
     // A connection lost sooner than this after becoming Ready does not reset the backoff: a
     // server that accepts and then drops every connection is retried ever more slowly.
     std::chrono::milliseconds stable_after{1000};
+    // Watchdog::Ping: the silence after which an idle connection sends a PING (0: the
+    // watchdog_interval). An owner that sends something periodically anyway sets its period.
+    std::chrono::milliseconds ping_after{0};
   };
 
   using ReplyCallback = std::function<void(const Reply&)>;

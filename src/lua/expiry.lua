@@ -502,12 +502,18 @@ local function sweep(keys, args)
   local via, group = args[2], args[3]
   local prefix, ns = prefix_of(keys[1])
   check_default_stream(keys[2], ns)
+  local started_us = now_us()
+  local now = math.floor(started_us / 1000)
+  local first = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
+  if first[1] == nil or tonumber(first[2]) > now then
+    -- Nothing is due: an idle relay's periodic sweep costs Redis TIME, ZRANGE and ZCARD only.
+    return {0, first[1] ~= nil and clamp_ms(tonumber(first[2])) or -1, started_us, redis.call('ZCARD', keys[1]), 0,
+            {}, 0}
+  end
   local default_type = key_type(keys[2])
   if default_type ~= 'stream' and default_type ~= 'none' then
     fail('stream key ' .. keys[2] .. ' holds a ' .. default_type .. ', not a stream; nothing was claimed')
   end
-  local started_us = now_us()
-  local now = math.floor(started_us / 1000)
   local lateness = {}
   local ctx = nil
   local out_of_time = false

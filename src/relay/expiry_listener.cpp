@@ -34,7 +34,7 @@ ExpiryListener::ExpiryListener(EventLoop& loop, const RelayConfig& config, const
 
 void ExpiryListener::start() {
   connection_.start();
-  probe_timer_.arm(config_.watchdog_interval);
+  probe_timer_.arm(config_.health_probe_interval);
 }
 
 void ExpiryListener::close() {
@@ -122,6 +122,7 @@ void ExpiryListener::on_channel(const Reply& msg) {
   const std::string& channel = msg.elements[1].str;
   if (channel == health_channel_) {
     probe_outstanding_ = false;
+    probe_timer_.arm(config_.health_probe_interval);  // the next probe, a period after this one came back
     return;
   }
   const std::optional<int> bucket = keys_.bucket_from_wake_channel(channel);
@@ -133,22 +134,29 @@ void ExpiryListener::on_channel(const Reply& msg) {
   }
 }
 
+// Runs a health_probe_interval after the last probe came back (or was due), and again
+// watchdog_timeout after sending one: a subscription that dies is found within the sum.
 void ExpiryListener::probe_tick() {
-  probe_timer_.arm(config_.watchdog_interval);
+  probe_timer_.arm(config_.health_probe_interval);
   if (!subscribed_ || !commands_.ready()) return;
   const auto now = Clock::now();
   if (probe_outstanding_) {
-    if (now - probe_sent_at_ > config_.watchdog_timeout) {
+    if (now - probe_sent_at_ >= config_.watchdog_timeout) {
       ++stats_.health_probe_failures;
       probe_outstanding_ = false;
       subscribed_ = false;
       connection_.force_reconnect("health probe not received within " +
                                   std::to_string(config_.watchdog_timeout.count()) + " ms");
+    } else {
+      probe_timer_.arm(std::chrono::duration_cast<std::chrono::milliseconds>(config_.watchdog_timeout -
+                                                                             (now - probe_sent_at_)) +
+                       std::chrono::milliseconds(1));
     }
     return;
   }
   probe_outstanding_ = true;
   probe_sent_at_ = now;
+  probe_timer_.arm(config_.watchdog_timeout);
   commands_.command({"PUBLISH", health_channel_, "1"}, [this](const Reply& r) {
     if (r.failed()) {
       probe_outstanding_ = false;  // the command connection failed, not the subscription

@@ -13,6 +13,20 @@
 
 namespace expiry {
 
+namespace {
+
+// The health probe travels on this connection every health_probe_interval: it needs no PING
+// of its own while idle.
+RedisConnection::Options command_connection_options(const RelayConfig& config) {
+  RedisConnection::Options o{config.redis,           "commands",         "expiry-relay-cmd-" + config.instance,
+                             config.connect_timeout, config.watchdog_interval, config.watchdog_timeout,
+                             config.reconnect,       RedisConnection::Watchdog::Ping};
+  o.ping_after = config.health_probe_interval;
+  return o;
+}
+
+}  // namespace
+
 std::string handshake_hint(const Reply& reply) {
   switch (classify(reply)) {
     case RedisErrorKind::NoAuth:
@@ -44,10 +58,7 @@ Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats*
       scope_(std::move(scope)),
       keys_(config_.ns),
       stats_(shared_stats != nullptr ? *shared_stats : own_stats_),
-      commands_(loop, RedisConnection::Options{config_.redis, "commands", "expiry-relay-cmd-" + config_.instance,
-                                               config_.connect_timeout, config_.watchdog_interval,
-                                               config_.watchdog_timeout, config_.reconnect,
-                                               RedisConnection::Watchdog::Ping}),
+      commands_(loop, command_connection_options(config_)),
       functions_(commands_),
       claimer_(functions_, config_, stats_),
       listener_(loop, config_, keys_, scope_.bucket_count, stats_, commands_),

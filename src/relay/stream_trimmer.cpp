@@ -1,8 +1,13 @@
 // See stream_trimmer.h. A pass walks the streams one call at a time; the next pass is armed one
-// interval after the last reply, so a slow Redis never has two trims of this relay queued.
+// interval after the last reply, so a slow Redis never has two trims of this relay queued. A
+// pass that trimmed nothing and saw no stream change length doubles the wait for the next one,
+// up to 2^kIdleTrimBackoffShift intervals or the retention period, whichever is shorter (but at
+// least one interval): an idle relay costs Redis almost nothing.
 #include "relay/stream_trimmer.h"
 
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "protocol/redis_error.h"
 
@@ -30,6 +35,7 @@ StreamTrimmer::StreamTrimmer(EventLoop& loop, FunctionCaller& functions, const R
       stats_(stats),
       timer_(loop, [this] {
         next_ = 0;
+        pass_changed_ = false;
         trim_next();
       }) {}
 
@@ -47,7 +53,10 @@ void StreamTrimmer::stop() {
 void StreamTrimmer::trim_next() {
   if (stopped_) return;
   if (next_ >= streams_.size()) {
-    timer_.arm(config_.stream_trim_interval);
+    idle_passes_ = pass_changed_ ? 0 : std::min(idle_passes_ + 1, kIdleTrimBackoffShift);
+    // Never later than one retention period (or one interval, if that is longer) after the last.
+    const auto cap = std::max(config_.stream_trim_interval, config_.stream_retention);
+    timer_.arm(std::min(config_.stream_trim_interval * (1 << idle_passes_), cap));
     return;
   }
   const std::string& stream = streams_[next_++];
@@ -65,6 +74,7 @@ void StreamTrimmer::on_reply(const std::string& stream, const Reply& reply) {
   }
   auto& gauges = stats_.streams[stream];
   if (auto result = decode_trim(reply)) {
+    if (result->trimmed > 0 || result->length != gauges.length) pass_changed_ = true;
     gauges.length = result->length;
     if (result->groups == 0) {
       ++gauges.skipped_no_group;
@@ -76,6 +86,7 @@ void StreamTrimmer::on_reply(const std::string& stream, const Reply& reply) {
                     result->length);
     }
   } else {
+    pass_changed_ = true;  // try again at the normal pace
     ++gauges.trim_errors;
     if (classify(reply) == RedisErrorKind::Moved) {
       spdlog::info("trim of {}: {}; the bucket has moved to another node", stream, reply.str);

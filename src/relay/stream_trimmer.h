@@ -1,4 +1,4 @@
-// Stream retention: every stream_trim_interval, one FCALL expiry_trim per stream this relay
+// Stream retention: every stream_trim_interval (up to 32 times that while nothing changes), one FCALL expiry_trim per stream this relay
 // forwards into (its configured stream on one Redis, each bucket's NS:{B}:stream otherwise),
 // one call in flight at a time. The library trims only entries every consumer group has
 // acknowledged and that are older than stream_retention, so a trim never loses a task; a stream
@@ -22,6 +22,8 @@ namespace expiry {
 // Entries one expiry_trim call frees at most while catching up on a long stream (whole stream
 // nodes of 100 entries by default); the rest goes at the next passes.
 constexpr int kTrimLimit = 10000;
+// Passes that change nothing double the wait for the next one, up to 2^this times the interval.
+constexpr int kIdleTrimBackoffShift = 5;
 
 // FCALL expiry_trim 1 <stream> <retention_ms> <limit>.
 std::vector<std::string> trim_argv(const std::string& stream, std::chrono::milliseconds retention, int limit);
@@ -62,6 +64,8 @@ class StreamTrimmer {
   std::function<void()> on_moved_;
   Timer timer_;
   size_t next_ = 0;        // index in streams_ of the next call of the current pass
+  bool pass_changed_ = false;  // this pass trimmed something or saw a stream's length change
+  int idle_passes_ = 0;        // passes in a row that changed nothing (capped at kIdleTrimBackoffShift)
   bool in_flight_ = false;
   bool stopped_ = false;
   bool warned_no_permission_ = false;  // NOPERM is logged once; expiry_relay_stream_trim_errors_total counts the rest

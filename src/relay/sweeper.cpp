@@ -59,6 +59,7 @@ void Sweeper::note_due(long long due_ms) {
 
 void Sweeper::stop() {
   stopped_ = true;
+  draining_ = false;
   timer_.cancel();
 }
 

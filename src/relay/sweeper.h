@@ -36,10 +36,11 @@ class Sweeper {
   // Stops the timer; in-flight sweep calls still complete, but start no other.
   void stop();
   bool busy() const { return in_flight_ > 0; }
-  // True while sweep calls are in flight after a reply that said more tasks were due: every
-  // task due now will be claimed by this drain (or by the sweep after a reconnect), so an
-  // expired event needs no claim of its own.
-  bool draining() const { return in_flight_ > 0 && draining_; }
+  // True from a reply that said more tasks were due until the reply that says none are (or a
+  // failed call), including the moments between a reply and the next call: every task due now
+  // will be claimed by this drain (or by the sweep after a reconnect), so an expired event
+  // needs no claim of its own.
+  bool draining() const { return draining_; }
 
  private:
   void run_batch();

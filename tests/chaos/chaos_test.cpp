@@ -370,7 +370,7 @@ void ChaosRun::start_relay(Slot& slot) {
   std::vector<std::string> args = {"--redis-url",          url,    "--instance",           slot.name,
                                    "--reconnect-initial-ms", "20",  "--reconnect-max-ms",   "500",
                                    "--connect-timeout-ms", "1000", "--watchdog-interval-ms", "200",
-                                   "--watchdog-timeout-ms", "1000"};
+                                   "--watchdog-timeout-ms", "1000", "--health-probe-interval-ms", "200"};
   add_tls_flags(args);
   ++slot.generation;
   slot.process = std::make_unique<ChildProcess>(binary("EXPIRY_CHAOS_RELAY_BIN", EXPIRY_RELAY_BIN), args,

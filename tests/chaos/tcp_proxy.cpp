@@ -127,6 +127,12 @@ void TcpProxy::restore() {
   sync_with_thread(lock);
 }
 
+void TcpProxy::stall() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  requested_mode_ = Mode::Stall;
+  sync_with_thread(lock);
+}
+
 bool TcpProxy::is_cut() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return requested_mode_ != Mode::Open;
@@ -153,7 +159,7 @@ void TcpProxy::wake_thread() {
 
 void TcpProxy::apply_mode(Mode mode) {
   mode_ = mode;
-  if (mode != Mode::Open) close_all_links();
+  if (mode == Mode::Refuse || mode == Mode::Hold) close_all_links();
 }
 
 void TcpProxy::close_all_links() { links_.clear(); }
@@ -215,7 +221,8 @@ void TcpProxy::run() {
   for (;;) {
     fds.clear();
     fds.push_back({wake_read_fd_, POLLIN, 0});
-    fds.push_back({listen_fd_, static_cast<short>(mode_ == Mode::Hold ? 0 : POLLIN), 0});
+    const bool holding = mode_ == Mode::Hold || mode_ == Mode::Stall;
+    fds.push_back({listen_fd_, static_cast<short>(holding ? 0 : POLLIN), 0});
     const size_t polled_links = links_.size();
     for (const auto& link : links_) {
       short client_events = 0;
@@ -224,6 +231,7 @@ void TcpProxy::run() {
       if (!link->to_client.empty()) client_events |= POLLOUT;
       if (!link->upstream_eof && link->to_client.size() < kBufferBytes) upstream_events |= POLLIN;
       if (!link->to_upstream.empty()) upstream_events |= POLLOUT;
+      if (mode_ == Mode::Stall) client_events = upstream_events = 0;  // only a close is still seen
       fds.push_back({link->client_fd, client_events, 0});
       fds.push_back({link->upstream_fd, upstream_events, 0});
     }

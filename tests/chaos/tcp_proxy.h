@@ -26,6 +26,9 @@ namespace expiry::test {
 //   listen backlog: connect succeeds, but nothing is answered until restore() accepts and
 //   forwards them; once the backlog is full, connects hang). cut() and restore() return once
 //   the poll thread has applied them.
+// - stall() keeps every connection open but forwards nothing either way, as a network path
+//   that silently loses everything would (no side sees a close); new connections are held as
+//   by cut(Hold). restore() forwards again.
 // - The destructor stops the thread and closes every socket. Methods are thread-safe.
 class TcpProxy {
  public:
@@ -43,6 +46,7 @@ class TcpProxy {
 
   int port() const { return port_; }
   void cut(CutMode mode);
+  void stall();
   void restore();
   bool is_cut() const;
   // Open client connections (each with its upstream).
@@ -50,7 +54,7 @@ class TcpProxy {
 
  private:
   struct Link;
-  enum class Mode { Open, Refuse, Hold };
+  enum class Mode { Open, Refuse, Hold, Stall };
 
   void run();
   void apply_mode(Mode mode);

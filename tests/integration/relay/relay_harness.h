@@ -34,7 +34,8 @@ inline std::unique_ptr<ChildProcess> start_relay(const RedisServer& server, cons
                                                  std::vector<std::string> extra_args = {}) {
   std::vector<std::string> args = {"--redis-url", server.url(), "--instance", instance,
                                    "--reconnect-initial-ms", "20", "--reconnect-max-ms", "200",
-                                   "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "1000"};
+                                   "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "1000",
+                                   "--health-probe-interval-ms", "200"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   return std::make_unique<ChildProcess>(EXPIRY_RELAY_BIN, args, std::vector<std::pair<std::string, std::string>>{},
                                         server.dir() + "/relay-" + instance + ".log");

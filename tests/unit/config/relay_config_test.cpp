@@ -106,7 +106,7 @@ TEST(RelayConfig, Defaults) {
   EXPECT_EQ(c.ns, "expiry");
   EXPECT_EQ(c.stream, "expiry:stream");
   EXPECT_EQ(c.group, "workers");
-  EXPECT_EQ(c.sweep_interval, milliseconds(1000));
+  EXPECT_EQ(c.sweep_interval, milliseconds(10000));
   EXPECT_EQ(c.sweep_batch, 100);
   EXPECT_EQ(c.sweep_pipeline, 4);
   EXPECT_EQ(c.stream_retention, milliseconds(3600000));
@@ -114,6 +114,7 @@ TEST(RelayConfig, Defaults) {
   EXPECT_EQ(c.connect_timeout, milliseconds(2000));
   EXPECT_EQ(c.watchdog_interval, milliseconds(1000));
   EXPECT_EQ(c.watchdog_timeout, milliseconds(3000));
+  EXPECT_EQ(c.health_probe_interval, milliseconds(5000));
   EXPECT_EQ(c.reconnect.initial, milliseconds(100));
   EXPECT_EQ(c.reconnect.max, milliseconds(5000));
   EXPECT_EQ(c.max_inflight_claims, 1000);
@@ -142,6 +143,7 @@ TEST(RelayConfig, ExplicitValues) {
                                 {"connect_timeout_ms", "500"},
                                 {"watchdog_interval_ms", "200"},
                                 {"watchdog_timeout_ms", "900"},
+                                {"health_probe_interval_ms", "300"},
                                 {"reconnect_initial_ms", "10"},
                                 {"reconnect_max_ms", "10"},
                                 {"max_inflight_claims", "3"},
@@ -164,6 +166,7 @@ TEST(RelayConfig, ExplicitValues) {
   EXPECT_EQ(c.connect_timeout, milliseconds(500));
   EXPECT_EQ(c.watchdog_interval, milliseconds(200));
   EXPECT_EQ(c.watchdog_timeout, milliseconds(900));
+  EXPECT_EQ(c.health_probe_interval, milliseconds(300));
   EXPECT_EQ(c.reconnect.initial, milliseconds(10));
   EXPECT_EQ(c.reconnect.max, milliseconds(10));
   EXPECT_EQ(c.max_inflight_claims, 3);
