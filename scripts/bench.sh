@@ -3,7 +3,7 @@
 # redis-server (repo's redis.conf, --appendonly no), runs every scenario, prints the tables and
 # writes the JSON; stops everything it started, by pid. Exit code: expiry-bench's (non-zero if any
 # run lost or duplicated a task).
-# Usage: scripts/bench.sh [--quick] [--cluster] [--tls] [--json FILE] [--plot] [other expiry-bench flags, e.g. --only steady]
+# Usage: scripts/bench.sh [--quick] [--cluster] [--tls] [--no-bullmq] [--json FILE] [--plot] [other expiry-bench flags, e.g. --only steady]
 #   --plot: also draws docs/bench-lateness-cdf.png from the steady runs (needs gnuplot).
 #   --cluster: also starts a private 3-primary + 3-replica Redis Cluster (scripts/cluster.sh,
 #     --appendonly no like the single Redis) and runs the cluster scenario, which compares the
@@ -12,6 +12,12 @@
 #   --tls: then runs the TLS-cost scenarios again (steady and burst; BENCH_TLS_ONLY to choose)
 #     over rediss:// to a TLS port of the same redis-server (throwaway certificates), and writes
 #     their JSON next to the plain one as *-tls.json: TLS against plain in one run.
+#   BullMQ side by side: after expiry-bench, the same scenarios (those of --only that have a BullMQ
+#     peer: bulk, idle, steady, burst; plus a worker kill -9) run against BullMQ on the same
+#     redis-server (src/bench/bullmq/, npm-installed into $BUILD_DIR/_deps/bullmq-bench when
+#     missing), its JSON goes next to the relay's as *-bullmq.json, and a table puts both side by
+#     side. Without node >= 20 or npm, or if the install fails, it says "BullMQ peer skipped: <why>";
+#     it never changes the exit code. --no-bullmq skips it.
 # Env: BUILD_DIR (default build), BENCH_KEEP=1 keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,12 +25,15 @@ source scripts/lib.sh
 source scripts/cluster.sh
 
 BUILD_DIR=${BUILD_DIR:-build}
-ARGS=() JSON= PLOT=0 CLUSTER=0 ONLY=0 TLS=0
+ARGS=() JSON= PLOT=0 CLUSTER=0 ONLY=0 ONLY_LIST= TLS=0 QUICK=0 BULLMQ=1
 while [ $# -gt 0 ]; do
   case $1 in
     --cluster) CLUSTER=1; shift ;;
     --tls) TLS=1; shift ;;
-    --only|--only=*) ONLY=1; ARGS+=("$1"); shift ;;
+    --quick) QUICK=1; ARGS+=("$1"); shift ;;
+    --no-bullmq) BULLMQ=0; shift ;;
+    --only) ONLY=1; ONLY_LIST=${2:-}; ARGS+=("$1" "${2:-}"); shift; [ $# -eq 0 ] || shift ;;
+    --only=*) ONLY=1; ONLY_LIST=${1#--only=}; ARGS+=("$1"); shift ;;
     --json) JSON=$2; shift 2 ;;
     --json=*) JSON=${1#--json=}; shift ;;
     --plot) PLOT=1; shift ;;
@@ -48,8 +57,56 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 [ -n "$JSON" ] || JSON="$BUILD_DIR/bench-results.json"
+
+# The BullMQ scenarios matching expiry-bench's --only (all without it; none for --cluster alone).
+bullmq_scenarios() {
+  local list=bulk,idle,steady,burst
+  if [ "$ONLY" = 1 ]; then list=$ONLY_LIST; elif [ "$CLUSTER" = 1 ]; then list=; fi
+  local s out=
+  for s in ${list//,/ }; do
+    case $s in bulk|idle|steady|burst) out+=${out:+,}$s ;; esac
+  done
+  [ -z "$out" ] || echo "$out,kill"
+}
+
+# Runs BullMQ's side against $REDIS_URL and prints the side-by-side table. Never fails the run.
+run_bullmq_peer() {
+  local scenarios dir=$BUILD_DIR/_deps/bullmq-bench src=src/bench/bullmq bjson=${JSON%.json}-bullmq.json
+  scenarios=$(bullmq_scenarios)
+  if [ -z "$scenarios" ]; then echo "BullMQ peer skipped: none of its scenarios is in this run" >&2; return 0; fi
+  if ! command -v node >/dev/null 2>&1; then echo "BullMQ peer skipped: node is not installed" >&2; return 0; fi
+  if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
+    echo "BullMQ peer skipped: node $(node --version) is older than 20" >&2; return 0
+  fi
+  if ! cmp -s "$src/package-lock.json" "$dir/package-lock.json" || [ ! -d "$dir/node_modules/bullmq" ]; then
+    if ! command -v npm >/dev/null 2>&1; then echo "BullMQ peer skipped: npm is not installed" >&2; return 0; fi
+    echo "BullMQ peer: npm ci into $dir" >&2
+    rm -rf "$dir" && mkdir -p "$dir" && cp "$src/package.json" "$src/package-lock.json" "$dir/"
+    if ! (cd "$dir" && npm ci --no-audit --no-fund >npm-ci.log 2>&1); then
+      rm -f "$dir/package-lock.json"  # retried next time
+      echo "BullMQ peer skipped: npm ci failed (see $dir/npm-ci.log)" >&2; return 0
+    fi
+  fi
+  local flags=(--redis-url "$REDIS_URL" --json "$bjson" --only "$scenarios") relay_ok=0
+  # expiry-bench's JSON of this run (not one left by an earlier run): its sizes and figures
+  if [ "$JSON" -nt "$WORK/started" ]; then relay_ok=1; flags+=(--relay-json "$JSON"); fi
+  [ "$QUICK" = 0 ] || flags+=(--quick)
+  echo "== BullMQ side by side on $REDIS_URL: $scenarios" >&2
+  NODE_PATH="$dir/node_modules" node "$src/bullmq-bench.js" "${flags[@]}" &
+  local pid=$! code=0
+  STARTED_PIDS+=("$pid")
+  wait "$pid" || code=$?
+  if [ "$code" != 0 ]; then echo "BullMQ peer FAILED (exit $code): no BullMQ figures in this run" >&2; return 0; fi
+  if [ "$relay_ok" = 1 ]; then
+    node "$src/compare.js" "$JSON" "$bjson" || true
+  else
+    echo "BullMQ peer: no relay JSON from this run to compare with" >&2
+  fi
+  echo "BullMQ JSON: $bjson"
+}
 mkdir -p "$(dirname "$JSON")"
 
+touch "$WORK/started"
 start_redis "$WORK" --appendonly no
 echo "redis-server $(redis-server --version | grep -o 'v=[^ ]*') on $REDIS_URL; nproc $(nproc); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 if [ "$CLUSTER" = 1 ]; then
@@ -67,6 +124,8 @@ BENCH_PID=$!
 STARTED_PIDS+=("$BENCH_PID")
 status=0
 wait "$BENCH_PID" || status=$?
+
+[ "$BULLMQ" = 0 ] || run_bullmq_peer
 
 if [ "$TLS" = 1 ]; then
   make_test_certs "$WORK/tls"

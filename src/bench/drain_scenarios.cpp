@@ -48,6 +48,7 @@ struct DrainRun {
   bool schedule_overran = false;  // burst: scheduling ended after the due time
   ProcessUsage usage;
   double foreign_cpu_percent = 0;  // other processes on the machine, % of all cores
+  double redis_cpu_seconds = 0;    // Redis's own, from the due time (backlog: start) to the last task
   BlockingSummary blocking;
   int exit_code = 0;
 };
@@ -94,6 +95,7 @@ DrainRun run_one(const BenchContext& ctx, SyncConnection& conn, DrainKind kind, 
   run.setup_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - setup_start).count();
   BlockingWatch watch(conn);
   const CpuSnapshot cpu0 = cpu_snapshot({ctx.redis_pid, relay ? relay->pid() : 0});
+  const double redis_cpu0 = redis_cpu_seconds(conn);
   if (kind == DrainKind::Backlog) {
     run.start_ms = wall_ms();
     if (system.role) relay = std::make_unique<RelayProcess>(ctx, *system.role, scenario + "-" + system.label);
@@ -103,6 +105,7 @@ DrainRun run_one(const BenchContext& ctx, SyncConnection& conn, DrainKind kind, 
     drive_sweeps(conn, ctx, system.batch, system.depth, "sweep", system.script);
   }
   if (!reader.wait_for(n, kDrainTimeoutMs)) progress(scenario + ": " + system.label + " did not forward everything");
+  run.redis_cpu_seconds = redis_cpu_seconds(conn) - redis_cpu0;
   run.foreign_cpu_percent = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid, relay ? relay->pid() : 0}));
   run.blocking = watch.finish(conn);
   if (relay) {
@@ -230,6 +233,7 @@ nlohmann::json drain_run_json(const DrainRun& r, const std::vector<double>& rate
   rj["schedule_overran_due"] = r.schedule_overran;
   rj["blocking"] = r.blocking.to_json();
   rj["foreign_cpu_percent"] = r.foreign_cpu_percent;
+  rj["redis_cpu_seconds"] = r.redis_cpu_seconds;
   rj["forward_rate_of_each_round"] = rates;
   if (r.system.role) {
     rj["cpu_seconds"] = r.usage.cpu_seconds;

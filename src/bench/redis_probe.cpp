@@ -86,6 +86,17 @@ long long redis_time_us(SyncConnection& conn) {
   return *us;
 }
 
+double redis_cpu_seconds(SyncConnection& conn) {
+  const auto fields = info_fields(conn, "cpu");
+  double sum = 0;
+  for (const char* name : {"used_cpu_sys", "used_cpu_user"}) {
+    const auto it = fields.find(name);
+    if (it == fields.end()) throw ReplyError(std::string("INFO cpu has no ") + name);
+    sum += std::stod(it->second);
+  }
+  return sum;
+}
+
 nlohmann::json BlockingSummary::to_json() const {
   return {{"slow_calls_over_5ms", slow_calls},
           {"max_call_us", max_call_us},

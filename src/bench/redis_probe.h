@@ -32,6 +32,8 @@ struct KeyspaceCounts {
 KeyspaceCounts keyspace_db0(SyncConnection& conn);
 // Redis TIME in microseconds.
 long long redis_time_us(SyncConnection& conn);
+// CPU time Redis has used, INFO cpu used_cpu_sys + used_cpu_user, in seconds.
+double redis_cpu_seconds(SyncConnection& conn);
 
 // Calls slower than the threshold (SLOWLOG) and latency events (LATENCY LATEST) in a window.
 struct BlockingSummary {

@@ -52,6 +52,7 @@ struct SteadyRun {
   double cpu_percent = 0;     // during the scheduling + forwarding window
   double peak_rss_mb = 0;
   double foreign_cpu_percent = 0;  // other processes on the machine, % of all cores
+  double redis_cpu_seconds = 0;    // Redis's own, over the scheduling and forwarding window
   BlockingSummary blocking;
   RedisPinger::Result ping;  // Redis's own responsiveness meanwhile
   int exit_code = 0;
@@ -81,6 +82,7 @@ SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role)
   BlockingWatch watch(conn);
   const ProcessUsage u0 = relay.usage();
   const CpuSnapshot cpu0 = cpu_snapshot({ctx.redis_pid, relay.pid()});
+  const double redis_cpu0 = redis_cpu_seconds(conn);
   const auto t0 = std::chrono::steady_clock::now();
   const auto period = std::chrono::duration<double>(1.0 / ctx.sizes.steady_rate);
   long long max_due = 0;
@@ -96,6 +98,7 @@ SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role)
   run.schedule_rate = static_cast<double>(n) / schedule_seconds;
   const long long deadline = max_due + ctx.sizes.steady_grace_ms;
   reader.wait_for(n, std::max(0LL, deadline - wall_ms()));
+  run.redis_cpu_seconds = redis_cpu_seconds(conn) - redis_cpu0;
   const ProcessUsage u1 = relay.usage();
   run.foreign_cpu_percent = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid, relay.pid()}));
   run.window_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -182,6 +185,7 @@ void run_steady_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRep
     rj["redis_ping_ms"] = r.ping.rtt.to_json();
     rj["redis_pings_over_5ms"] = r.ping.over_5ms;
     rj["foreign_cpu_percent"] = r.foreign_cpu_percent;
+    rj["redis_cpu_seconds"] = r.redis_cpu_seconds;
     rj["exit_code"] = r.exit_code;
     j["runs"][name] = rj;
     report.check_integrity("steady/" + name, r.tally.lost, r.tally.duplicated, r.tally.foreign);

@@ -8,7 +8,7 @@
 //     this process; otherwise it reports each job to the parent over IPC.
 // IPC to the parent: {type: 'ready'} once the worker is connected; {type: 'seen', rows: [[order_id,
 // due_ms, seen_ms], ...]} every 50 ms while jobs arrive; {type: 'closed'} after a {type: 'stop'}.
-// due_ms is BullMQ's own due time: the job's timestamp plus its delay.
+// due_ms is BullMQ's own due time: the job's timestamp plus the delay it was added with.
 'use strict';
 
 const { Worker } = require('bullmq');
@@ -20,7 +20,7 @@ const effects = opts.effects ? new IORedis(opts.redis) : null;
 
 async function processor(job) {
   const seen = Date.now();
-  const due = job.timestamp + (job.delay || 0);
+  const due = job.timestamp + (job.opts.delay || 0);  // job.delay is 0 once promoted
   if (effects) {
     await effects.rpush(opts.effects, `${job.data.order_id} ${due} ${seen}`);
   } else {
