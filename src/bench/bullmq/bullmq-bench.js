@@ -251,7 +251,8 @@ async function ensureBackdrop(ctx, n) {
 // Counts the commands clients send Redis (MONITOR; those run inside scripts apart) until the
 // returned stop() is called. Connected before it resolves, so its own HELLO is not counted.
 async function startMonitor(redis) {
-  const monitor = await new IORedis(redis).monitor();
+  const base = new IORedis(redis);
+  const monitor = await base.monitor();
   const sent = {};
   const inside = {};
   monitor.on('monitor', (time, args, source) => {
@@ -262,6 +263,7 @@ async function startMonitor(redis) {
   });
   return () => {
     monitor.disconnect();
+    base.disconnect();
     return { sent, inside };
   };
 }
@@ -493,6 +495,7 @@ async function main() {
   r.disconnect();
   fs.writeFileSync(opts.json, JSON.stringify(out, null, 2) + '\n');
   progress(`${out.seconds.toFixed(0)} s; JSON: ${opts.json}`);
+  process.exit(0);  // whatever connection a library left open
 }
 
 main().catch((err) => {
