@@ -1,5 +1,7 @@
-// The producer-side scenarios: (d) bulk scheduling with expiry-ctl against the bare pipelined
-// script, with Redis memory per pending task, and (e) cancel throughput and latency.
+// The producer-side scenarios: (d) bulk scheduling with expiry-ctl against the bare schedule
+// script (the ceiling), the library one task per call (the pipelined single-task producer) and
+// expiry_schedule_many from the bench, with Redis memory per pending task, and (e) cancel
+// throughput and latency.
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -85,11 +87,20 @@ long long ctl_reported_ms(const std::string& log_path) {
   return ms;
 }
 
-// One ceiling run: the bare script pipelined from the bench.
+// How a run of the bench itself writes the tasks.
+enum class Writer {
+  Bare,     // FCALL expiry_bench_bare_schedule, one task per call: the ceiling
+  Single,   // FCALL expiry_schedule, one task per call: the pipelined single-task producer
+  Batched,  // FCALL expiry_schedule_many, `batch` tasks per call
+};
+
+// One run of the bench writing the bulk tasks itself, pipelined.
 struct CeilingRun {
   std::string label;
-  size_t depth;
-  int windows;
+  size_t depth;       // commands per window
+  int windows;        // windows in flight
+  Writer writer = Writer::Single;
+  size_t batch = 1;   // tasks per call
   double seconds = 0;
   double rate = 0;
   double foreign = 0;
@@ -120,33 +131,73 @@ size_t lost_of(size_t n, long long pending) {
   return n - static_cast<size_t>(std::min<long long>(pending, static_cast<long long>(n)));
 }
 
-// The ceiling: the bare script pipelined from the bench, once as the issue states it (128 per
-// round trip) and once with expiry-ctl's transport (512-command windows, two in flight); the
-// faster is the reference. Memory is measured on the first.
+// The integrity check's name of a run: bulk/ceiling-<depth>x<windows> for the single-task
+// producer (its name before the bare ceiling existed), bulk/bare-..., bulk/batched-<batch>-....
+std::string run_key(const CeilingRun& run) {
+  const std::string shape = std::to_string(run.depth) + "x" + std::to_string(run.windows);
+  switch (run.writer) {
+    case Writer::Bare: return "bulk/bare-" + shape;
+    case Writer::Single: return "bulk/ceiling-" + shape;
+    case Writer::Batched: return "bulk/batched-" + std::to_string(run.batch) + "-" + shape;
+  }
+  return "bulk/" + shape;
+}
+
+// The bench's own runs: the library's expiry_schedule one task per call (as the issue states
+// it, 128 per round trip, and with expiry-ctl's old transport, 512-command windows two in
+// flight), the bare schedule script the same two ways (the faster is the ceiling), and
+// expiry_schedule_many at several batch sizes (about 1000 tasks per window, two in flight).
+// Memory is measured on the first.
 std::vector<CeilingRun> run_ceilings(const BenchContext& ctx, SyncConnection& conn, long long base, BulkMemory& memory,
                                      BenchReport& report) {
   const size_t n = ctx.sizes.bulk_tasks;
   auto due_of = [base](size_t i) { return TaskDue{ScheduleMode::At, base + static_cast<long long>(i)}; };
-  std::vector<CeilingRun> ceilings = {
-      {"ceiling: FCALL expiry_schedule pipelined " + std::to_string(ctx.pipeline_depth) + " deep", ctx.pipeline_depth, 1},
-      {"ceiling: FCALL expiry_schedule, windows of 512, two in flight", 512, 2}};
-  for (size_t c = 0; c < ceilings.size(); ++c) {
-    CeilingRun& run = ceilings[c];
+  const std::string deep = std::to_string(ctx.pipeline_depth) + " deep";
+  std::vector<CeilingRun> runs = {
+      {"single-task producer: FCALL expiry_schedule pipelined " + deep, ctx.pipeline_depth, 1, Writer::Single, 1},
+      {"single-task producer: FCALL expiry_schedule, windows of 512, two in flight", 512, 2, Writer::Single, 1},
+      {"bare ceiling: ZADD + HSET + SET PX script pipelined " + deep, ctx.pipeline_depth, 1, Writer::Bare, 1},
+      {"bare ceiling: ZADD + HSET + SET PX script, windows of 512, two in flight", 512, 2, Writer::Bare, 1}};
+  for (size_t batch : {100, 200, 500, 1000}) {
+    const size_t depth = std::max<size_t>(1, 1000 / batch);
+    runs.push_back({"batched: FCALL expiry_schedule_many, " + std::to_string(batch) + " tasks per call, " +
+                        std::to_string(depth) + " calls per window, two in flight",
+                    depth, 2, Writer::Batched, batch});
+  }
+  load_bare_schedule_script(conn);
+  for (size_t c = 0; c < runs.size(); ++c) {
+    CeilingRun& run = runs[c];
     progress("bulk: " + run.label + ", " + std::to_string(n) + " tasks");
     if (c == 0) memory.ceiling_before = info_integer(conn, "memory", "used_memory");
     const CpuSnapshot cpu0 = cpu_snapshot({ctx.redis_pid});
-    run.seconds = schedule_tasks(conn, ctx, "far-", n, run.depth, due_of, run.windows).seconds;
+    switch (run.writer) {
+      case Writer::Bare: run.seconds = bare_schedule_tasks(conn, ctx, "far-", n, run.depth, due_of, run.windows).seconds; break;
+      case Writer::Single: run.seconds = schedule_tasks(conn, ctx, "far-", n, run.depth, due_of, run.windows).seconds; break;
+      case Writer::Batched:
+        run.seconds = schedule_tasks_batched(conn, ctx, "far-", n, run.batch, run.depth, due_of, run.windows).seconds;
+        break;
+    }
     run.foreign = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid}));
     run.rate = static_cast<double>(n) / run.seconds;
     run.lost = lost_of(n, conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer);
-    report.check_integrity("bulk/ceiling-" + std::to_string(run.depth) + "x" + std::to_string(run.windows), run.lost, 0);
+    report.check_integrity(run_key(run), run.lost, 0);
     if (c == 0) {
       memory.ceiling_after = info_integer(conn, "memory", "used_memory");
       memory.keys = sample_key_memory(ctx, conn, "far-", n);
     }
     conn.checked({"FLUSHALL"});
   }
-  return ceilings;
+  return runs;
+}
+
+// The fastest of `runs` written by `writer`.
+const CeilingRun& best_of(const std::vector<CeilingRun>& runs, Writer writer) {
+  const CeilingRun* best = nullptr;
+  for (const auto& r : runs) {
+    if (r.writer == writer && (best == nullptr || r.rate > best->rate)) best = &r;
+  }
+  if (best == nullptr) throw Error("bulk: no run of the bench's own writer");
+  return *best;
 }
 
 CtlBulkRun run_ctl_bulk(const BenchContext& ctx, SyncConnection& conn, long long base, BulkMemory& memory,
@@ -182,15 +233,27 @@ double per_task(long long before, long long after, size_t n) {
   return static_cast<double>(after - before) / static_cast<double>(n);
 }
 
-void record_bulk_json(nlohmann::json& j, const BenchContext& ctx, const std::vector<CeilingRun>& ceilings,
-                      const CeilingRun& best, const CtlBulkRun& ctl, const BulkMemory& memory) {
+nlohmann::json run_json(const CeilingRun& c) {
+  return {{"system", c.label}, {"depth", c.depth}, {"windows_in_flight", c.windows}, {"tasks_per_call", c.batch},
+          {"seconds", c.seconds}, {"tasks_per_s", c.rate}, {"lost", c.lost}, {"foreign_cpu_percent", c.foreign}};
+}
+
+// "ceiling" and "ceilings" keep their meaning from before the bare ceiling: the library's
+// expiry_schedule pipelined from the bench (now also "single_task_producer").
+void record_bulk_json(nlohmann::json& j, const BenchContext& ctx, const std::vector<CeilingRun>& runs,
+                      const CtlBulkRun& ctl, const BulkMemory& memory) {
   const size_t n = ctx.sizes.bulk_tasks;
-  j["ceiling"] = {{"system", best.label}, {"depth", best.depth}, {"windows_in_flight", best.windows},
-                  {"seconds", best.seconds}, {"tasks_per_s", best.rate}};
-  for (const auto& c : ceilings) {
-    j["ceilings"].push_back({{"system", c.label}, {"depth", c.depth}, {"windows_in_flight", c.windows},
-                             {"seconds", c.seconds}, {"tasks_per_s", c.rate}, {"lost", c.lost},
-                             {"foreign_cpu_percent", c.foreign}});
+  const CeilingRun& single = best_of(runs, Writer::Single);
+  const CeilingRun& bare = best_of(runs, Writer::Bare);
+  const CeilingRun& batched = best_of(runs, Writer::Batched);
+  j["ceiling"] = {{"system", single.label}, {"depth", single.depth}, {"windows_in_flight", single.windows},
+                  {"seconds", single.seconds}, {"tasks_per_s", single.rate}};
+  j["single_task_producer"] = run_json(single);
+  j["bare_ceiling"] = run_json(bare);
+  j["best_batched"] = run_json(batched);
+  for (const auto& c : runs) {
+    const char* list = c.writer == Writer::Single ? "ceilings" : c.writer == Writer::Bare ? "bare_ceilings" : "batched";
+    j[list].push_back(run_json(c));
   }
   j["expiry_ctl"] = {{"seconds_end_to_end", ctl.seconds},
                      {"tasks_per_s_end_to_end", ctl.rate},
@@ -198,7 +261,9 @@ void record_bulk_json(nlohmann::json& j, const BenchContext& ctx, const std::vec
                      {"tasks_per_s_write_phase", ctl.write_rate},
                      {"pending_after", ctl.pending_after},
                      {"foreign_cpu_percent", ctl.foreign},
-                     {"ratio_to_ceiling", ctl.rate / best.rate}};
+                     {"ratio_to_ceiling", ctl.rate / single.rate},
+                     {"ratio_to_bare_ceiling", ctl.rate / bare.rate},
+                     {"write_phase_ratio_to_bare_ceiling", ctl.write_rate / bare.rate}};
   const KeyMemory& keys = memory.keys;
   j["memory"] = {{"payload_bytes", ctx.payload_bytes},
                  {"used_memory_per_task_ceiling_run", per_task(memory.ceiling_before, memory.ceiling_after, n)},
@@ -210,18 +275,23 @@ void record_bulk_json(nlohmann::json& j, const BenchContext& ctx, const std::vec
                  {"hash_max_listpack_value", keys.listpack_value}};
 }
 
-Table bulk_rate_table(const BenchContext& ctx, const std::vector<CeilingRun>& ceilings, double ceiling_rate,
-                      const CtlBulkRun& ctl) {
+Table bulk_rate_table(const BenchContext& ctx, const std::vector<CeilingRun>& runs, const CtlBulkRun& ctl) {
   const size_t n = ctx.sizes.bulk_tasks;
+  const double ceiling_rate = best_of(runs, Writer::Bare).rate;
   Table t{"(d) bulk schedule: " + std::to_string(n) + " far-future tasks, " + std::to_string(ctx.payload_bytes) +
               "-byte payloads",
           {"producer", "tasks", "seconds", "tasks/s", "% of ceiling", "lost", "other CPU %"},
           {},
-          {"% of ceiling: of the faster ceiling row. Other CPU %: processes other than the bench, its Redis and "
-           "expiry-ctl, % of all cores."}};
-  for (const auto& c : ceilings) {
-    t.rows.push_back({c.label, std::to_string(n), fixed(c.seconds, 2), fixed(c.rate), fixed(100 * c.rate / ceiling_rate),
-                      std::to_string(c.lost), fixed(c.foreign)});
+          {"% of ceiling: of the faster bare ceiling row (a minimal ZADD + HSET + SET PX script, one task per call, "
+           "none of the library's checks). Single-task producer: what a producer that schedules one task per "
+           "FCALL gets, pipelined. Other CPU %: processes other than the bench, its Redis and expiry-ctl, % of all "
+           "cores."}};
+  for (Writer w : {Writer::Bare, Writer::Single, Writer::Batched}) {
+    for (const auto& c : runs) {
+      if (c.writer != w) continue;
+      t.rows.push_back({c.label, std::to_string(n), fixed(c.seconds, 2), fixed(c.rate),
+                        fixed(100 * c.rate / ceiling_rate), std::to_string(c.lost), fixed(c.foreign)});
+    }
   }
   t.rows.push_back({"expiry-ctl schedule --file (process start to exit)", std::to_string(n), fixed(ctl.seconds, 2),
                     fixed(ctl.rate), fixed(100 * ctl.rate / ceiling_rate), std::to_string(ctl.lost),
@@ -261,12 +331,10 @@ void run_bulk_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepor
   conn.checked({"FLUSHALL"});
   const long long base = wall_ms() + 86400000LL;  // due in a day: nothing fires during the bench
   BulkMemory memory;
-  const auto ceilings = run_ceilings(ctx, conn, base, memory, report);
-  const CeilingRun& best = *std::max_element(ceilings.begin(), ceilings.end(),
-                                             [](const CeilingRun& a, const CeilingRun& b) { return a.rate < b.rate; });
+  const auto runs = run_ceilings(ctx, conn, base, memory, report);
   const CtlBulkRun ctl = run_ctl_bulk(ctx, conn, base, memory, report);
-  record_bulk_json(j, ctx, ceilings, best, ctl, memory);
-  report.add_table(bulk_rate_table(ctx, ceilings, best.rate, ctl));
+  record_bulk_json(j, ctx, runs, ctl, memory);
+  report.add_table(bulk_rate_table(ctx, runs, ctl));
   report.add_table(bulk_memory_table(ctx, memory));
 }
 

@@ -1,6 +1,7 @@
 // Pipelined writes from the bench itself: N commands sent `depth` per round trip, and on top of
-// that the bench's way of scheduling many tasks with FCALL expiry_schedule (the bare-script
-// ceiling of bulk scheduling, and the setup of every scenario).
+// that the bench's ways of scheduling many tasks: FCALL expiry_schedule one task per call (the
+// pipelined single-task producer, and the setup of every scenario), FCALL expiry_schedule_many
+// (batched), and the bare schedule script (src/lua/bench_bare_schedule.lua, the ceiling).
 #pragma once
 
 #include <functional>
@@ -36,5 +37,20 @@ struct ScheduleOutcome {
 // windows of `depth` (windows_in_flight as for run_pipelined). Throws Error if Redis rejects any.
 ScheduleOutcome schedule_tasks(SyncConnection& conn, const BenchContext& ctx, const std::string& prefix, size_t n,
                                size_t depth, const std::function<TaskDue(size_t)>& due_of, int windows_in_flight = 1);
+
+// As schedule_tasks, with FCALL expiry_schedule_many of `batch` tasks per call, `depth` calls
+// per window.
+ScheduleOutcome schedule_tasks_batched(SyncConnection& conn, const BenchContext& ctx, const std::string& prefix,
+                                       size_t n, size_t batch, size_t depth,
+                                       const std::function<TaskDue(size_t)>& due_of, int windows_in_flight = 1);
+
+// Loads expiry_bench_bare_schedule (FUNCTION LOAD REPLACE). Throws Error if Redis refuses.
+void load_bare_schedule_script(SyncConnection& conn);
+
+// As schedule_tasks, with FCALL expiry_bench_bare_schedule (load_bare_schedule_script first):
+// the same keys and hash fields, none of the library's checks. due_of must say ScheduleMode::At.
+ScheduleOutcome bare_schedule_tasks(SyncConnection& conn, const BenchContext& ctx, const std::string& prefix,
+                                    size_t n, size_t depth, const std::function<TaskDue(size_t)>& due_of,
+                                    int windows_in_flight = 1);
 
 }  // namespace expiry::bench

@@ -1,8 +1,12 @@
-// schedule --file: validate the whole input, then send it in pipelined windows. SIGINT and
-// SIGTERM stop it between windows: the replies of what was sent are read and counted first.
+// schedule --file: validate the whole input, then send it in pipelined windows of
+// expiry_schedule_many calls, one bucket per call (or of expiry_schedule calls, one task each,
+// for a Redis user who may not call expiry_schedule_many). SIGINT and SIGTERM stop it between
+// windows: the tasks already read are sent, and the replies of what was sent are read and
+// counted first, so what was written is exactly the first lines of the input.
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <csignal>
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include "ctl/bulk_file.h"
+#include "ctl/task_batcher.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "ctl/stop_signals.h"
@@ -24,13 +29,21 @@
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_error.h"
+#include "protocol/schedule_batch.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {
 namespace {
 
-constexpr size_t kWindow = 512;  // commands in flight per round trip
+constexpr size_t kWindow = 512;  // commands in flight per round trip (one task per command)
 constexpr size_t kClusterChunk = 4096;  // tasks per ClusterClient::batch (a stop signal is seen between them)
+// expiry_schedule_many calls: tasks per call (chosen by measurement: docs/benchmarks.md), and
+// payload bytes per call (so that a file of 64 KiB payloads still makes calls of a few ms).
+constexpr size_t kBatchTasks = 200;
+constexpr size_t kBatchPayloadBytes = 1024 * 1024;
+constexpr size_t kBatchWindow = 4;  // calls per round trip, two windows in flight
+constexpr size_t kBatchClusterChunk = 16384;  // tasks per ClusterClient::batch of calls
 constexpr auto kProgressEvery = std::chrono::seconds(1);
 
 // Copies `in` into an unlinked temporary file and returns it opened for reading.
@@ -127,6 +140,34 @@ struct BulkTally {
       }
     }
   }
+
+  // Counts the reply to one expiry_schedule_many call: every task of `batch` was written, or
+  // none was (the task Redis names is the one reported).
+  void count(const TaskBatch& batch, const Reply& reply) {
+    const auto results = decode_schedule_many(reply, batch.tasks.size());
+    if (results) {
+      written += results->size();
+      for (const auto& r : *results) replaced += r.replaced ? 1 : 0;
+      last_written_line = std::max(last_written_line, batch.last_line());
+      return;
+    }
+    rejected += batch.tasks.size();
+    if (first_rejected) return;
+    const size_t named = schedule_many_failed_task(reply).value_or(0);
+    const BatchedTask& task = batch.tasks[named < batch.tasks.size() ? named : 0];
+    first_rejected = SentTask{task.line, task.request.id};
+    if (reply.is_io_error()) {
+      rejection = "no reply, so it and the " + std::to_string(batch.tasks.size() - 1) +
+                  " other tasks of its call may or may not have been written: " + reply.str;
+    } else if (reply.type == Reply::Type::Error) {
+      rejection = reply.str;
+      if (batch.tasks.size() > 1) {
+        rejection += " (the " + std::to_string(batch.tasks.size() - 1) + " other tasks of its call were not written)";
+      }
+    } else {
+      rejection = "unexpected reply " + reply.describe();
+    }
+  }
 };
 
 // The next task of `reader`; nullopt at the end. Throws ConfigError when a line no longer
@@ -210,6 +251,128 @@ void send_tasks_to_cluster(RoutedClient& redis, const CtlLayout& layout, BulkRea
   }
 }
 
+// The tasks of `reader` as expiry_schedule_many calls: per bucket, in file order. After a stop
+// signal no more lines are read, but the tasks already read are still handed out (close_all),
+// so the calls sent always cover a prefix of the input. After a rejection nothing more is.
+class BatchSource {
+ public:
+  BatchSource(const CtlLayout& layout, BulkReader& reader, const std::string& name, StopSignals& stop,
+              const BulkTally& tally)
+      : layout_(layout), reader_(reader), name_(name), stop_(stop), tally_(tally),
+        batcher_(kBatchTasks, kBatchPayloadBytes) {}
+
+  // The next call, or nullopt when nothing more is to be sent.
+  std::optional<TaskBatch> next() {
+    if (tally_.first_rejected) return std::nullopt;
+    while (ready_.empty()) {
+      if (!reading()) {
+        for (auto& b : batcher_.close_all()) ready_.push_back(std::move(b));
+        if (ready_.empty()) return std::nullopt;
+        break;
+      }
+      auto task = next_task(reader_, name_, tally_);
+      if (!task) {
+        at_end_ = true;
+        continue;
+      }
+      const int bucket = layout_.bucket_of_task(task->id);
+      for (auto& b : batcher_.add(bucket, {reader_.line_number(), std::move(*task)})) ready_.push_back(std::move(b));
+    }
+    TaskBatch batch = std::move(ready_.front());
+    ready_.pop_front();
+    return batch;
+  }
+
+  // Something read is still to be sent, or more may be read.
+  bool more() { return !tally_.first_rejected && (!ready_.empty() || !batcher_.empty() || reading()); }
+
+ private:
+  bool reading() { return !at_end_ && !tally_.first_rejected && stop_.poll() == 0; }
+
+  const CtlLayout& layout_;
+  BulkReader& reader_;
+  const std::string& name_;
+  StopSignals& stop_;
+  const BulkTally& tally_;
+  TaskBatcher batcher_;
+  std::deque<TaskBatch> ready_;
+  bool at_end_ = false;
+};
+
+// One Redis: sends the tasks of `reader` as expiry_schedule_many calls in windows of
+// kBatchWindow calls, two in flight, until the input ends, a call is rejected or a stop signal
+// arrives (the tasks read by then are sent); every reply of what was sent is read and counted.
+void send_batches(SyncConnection& conn, const CtlLayout& layout, BulkReader& reader, const std::string& name,
+                  StopSignals& stop, BulkTally& tally) {
+  BatchSource source(layout, reader, name, stop, tally);
+  std::deque<TaskBatch> in_flight;  // sent, reply not read yet, in order
+  auto last_progress = std::chrono::steady_clock::now();
+  PipelineSteps steps;
+  steps.next_command = [&](std::vector<std::string>& argv) {
+    auto batch = source.next();
+    if (!batch) return false;
+    argv = batch->argv(layout.ns);
+    in_flight.push_back(std::move(*batch));
+    return true;
+  };
+  steps.on_reply = [&](size_t, const Reply& reply) {
+    tally.count(in_flight.front(), reply);
+    in_flight.pop_front();
+  };
+  steps.may_send = [&] { return source.more(); };
+  steps.after_window = [&] { print_progress(tally, last_progress); };
+  try {
+    run_pipeline(conn, PipelineOptions{kBatchWindow, 2}, steps);
+  } catch (const IoError& e) {
+    throw with_counts(e, tally);
+  }
+}
+
+// A cluster: sends the tasks as expiry_schedule_many calls, kBatchClusterChunk tasks at a time
+// pipelined per node (ClusterClient::batch, which loads the library where it is missing), until
+// the input ends, a call is rejected or a stop signal arrives. The calls after a rejected one in
+// its chunk were sent too: their replies are counted.
+void send_batches_to_cluster(RoutedClient& redis, const CtlLayout& layout, BulkReader& reader,
+                             const std::string& name, StopSignals& stop, BulkTally& tally) {
+  BatchSource source(layout, reader, name, stop, tally);
+  auto last_progress = std::chrono::steady_clock::now();
+  while (source.more()) {
+    std::vector<ClusterClient::Routed> chunk;
+    std::vector<TaskBatch> sent;
+    size_t tasks = 0;
+    while (tasks < kBatchClusterChunk) {
+      auto batch = source.next();
+      if (!batch) break;
+      tasks += batch->tasks.size();
+      chunk.push_back({CtlLayout::slot_of_bucket(batch->bucket), batch->argv(layout.ns)});
+      sent.push_back(std::move(*batch));
+    }
+    if (chunk.empty()) return;
+    std::vector<Reply> replies;
+    try {
+      replies = redis.batch(chunk, &SyncConnection::expiry_library());
+    } catch (const IoError& e) {
+      throw with_counts(e, tally);
+    }
+    for (size_t i = 0; i < replies.size(); ++i) tally.count(sent[i], replies[i]);
+    print_progress(tally, last_progress);
+  }
+}
+
+// Whether the Redis user may call expiry_schedule_many: an empty call on bucket 0 (which loads
+// the library where it is missing). NOPERM means the user's ACL names expiry_schedule only
+// (docs/security.md before expiry_schedule_many): such a user schedules one task per call.
+bool may_schedule_many(RoutedClient& redis, const CtlLayout& layout) {
+  const KeyLayout keys(layout.ns, 0);
+  const std::vector<std::string> probe = schedule_many_argv(keys, {});
+  const Reply reply = redis.cluster() ? redis.fcall(probe, CtlLayout::slot_of_bucket(0))
+                                      : redis.single().fcall(probe);
+  if (classify(reply) == RedisErrorKind::NoPermission) return false;
+  expect_ok(reply, "FCALL expiry_schedule_many");
+  if (!decode_schedule_many(reply, 0)) throw ReplyError("FCALL expiry_schedule_many: unexpected reply " + reply.describe());
+  return true;
+}
+
 // Prints how the run ended and returns the exit code.
 int report_outcome(const BulkTally& tally, const std::string& name, StopSignals& stop,
                    std::chrono::steady_clock::time_point start) {
@@ -261,12 +424,20 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path, const Re
   BulkTally tally;
   tally.total = validation.tasks;
   BulkReader reader(*input);
+  if (!session.redis.cluster()) {  // loads the library if missing
+    expect_ok(session.redis.single().fcall({"FCALL", "expiry_version", "0"}), "FCALL expiry_version");
+  }
+  const bool batched = may_schedule_many(session.redis, session.layout);
   if (session.redis.cluster()) {
-    send_tasks_to_cluster(session.redis, session.layout, reader, name, stop, tally);
+    if (batched) {
+      send_batches_to_cluster(session.redis, session.layout, reader, name, stop, tally);
+    } else {
+      send_tasks_to_cluster(session.redis, session.layout, reader, name, stop, tally);
+    }
+  } else if (batched) {
+    send_batches(session.redis.single(), session.layout, reader, name, stop, tally);
   } else {
-    SyncConnection& conn = session.redis.single();
-    expect_ok(conn.fcall({"FCALL", "expiry_version", "0"}), "FCALL expiry_version");  // loads the library if missing
-    send_tasks(conn, session.layout, reader, name, stop, tally);
+    send_tasks(session.redis.single(), session.layout, reader, name, stop, tally);
   }
   const int code = report_outcome(tally, name, stop, start);
   if (code != kExitOk || tally.written == 0) return code;

@@ -26,6 +26,13 @@ local MAX_ID_BYTES = 256
 -- arithmetic can overflow.
 local MAX_DUE_MS = 253402300799999
 local MAX_PAYLOAD_BYTES = 65536
+-- One expiry_schedule_many call takes at most this many tasks. A task costs Redis about 3-6 us
+-- inside the call (validation, ZADD, DEL, HSET, SET PX; measured with 100-byte payloads), so a
+-- full call blocks Redis for a few ms at most; a caller with more tasks makes more calls.
+local MAX_SCHEDULE_BATCH = 1000
+-- ... and at most this many payload bytes in all (1000 payloads of 65536 bytes would be 64 MB
+-- copied while Redis is blocked).
+local MAX_SCHEDULE_BATCH_BYTES = 4 * 1024 * 1024
 -- The trigger key outlives the due time by this much. The relays' timers claim a task at its
 -- due time and delete the trigger before it expires, which emits no `expired` event (a DEL of an
 -- already-expired key would emit one, and cost every relay a useless claim). The event is the
@@ -369,54 +376,163 @@ local function trigger_ttl(due, now)
   return ms_string(ttl + TRIGGER_GRACE_MS)
 end
 
--- expiry_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
--- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1)}.
-local function schedule(keys, args)
-  local id, mode, value, payload, stream = args[1], args[2], args[3], args[4], args[5]
+-- What the schedule functions check once per call: the bucket's key prefix, namespace and
+-- hash tag, the Redis clock, and the streams whose slot was checked already.
+local function schedule_context(schedule_key)
+  local prefix, ns, tag = prefix_of(schedule_key)
+  return {schedule_key = schedule_key, prefix = prefix, ns = ns, tag = tag, streams = {}}
+end
+
+-- Fails unless a task's stream can be checked now: on a cluster a stream outside the task's
+-- slot could never take its entry, so it is refused rather than marked undeliverable when the
+-- task fires. (A producer whose ACL user may not read the stream skips this check; the claim
+-- then marks such a task undeliverable.) Each stream is checked once per call.
+local function check_task_stream_slot(ctx, stream, id)
+  if ctx.streams[stream] or not redis.acl_check_cmd('TYPE', stream) then return end
+  local ok, err = pcall(redis.call, 'TYPE', stream)
+  local text = tostring(err)
+  if not ok and (is_elsewhere(err) or string.find(text, 'same slot', 1, true)) then
+    if hash_tag(stream) == ctx.tag and is_elsewhere(err) then
+      fail('migrating: the slot of ' .. stream .. ' is moving to another node; retry (nothing was written)')
+    end
+    fail('stream ' .. stream .. ' is not in the hash slot of task ' .. id .. ' (on Redis Cluster a per-task ' ..
+         'stream must carry the task\'s hash tag ' .. ctx.tag .. ', e.g. orders:' .. ctx.tag .. ':timeouts); ' ..
+         'nothing was written')
+  end
+  ctx.streams[stream] = true
+end
+
+-- Checks one task to schedule without writing: its id, its keys (the bucket's trigger and
+-- shadow keys of the id), its payload and stream, and its due time from `now`. Returns the
+-- task as schedule_tasks writes it. `stream` nil or '' means the relay's default stream.
+local function task_to_schedule(ctx, trigger_key, shadow_key, id, mode, value, payload, stream, now)
   check_id(id)
-  local prefix, ns = check_task_keys(keys, id)
+  if trigger_key ~= ctx.prefix .. 't:' .. id or shadow_key ~= ctx.prefix .. 'task:' .. id then
+    fail('keys do not match the layout NS:{B}:schedule NS:{B}:t:<id> NS:{B}:task:<id>')
+  end
   if payload == nil then fail('missing payload argument') end
-  if stream ~= nil and in_task_key_space(stream, ns) then
-    fail('stream ' .. stream .. ' lies inside the task key space ' .. ns ..
+  if stream ~= nil and in_task_key_space(stream, ctx.ns) then
+    fail('stream ' .. stream .. ' lies inside the task key space ' .. ctx.ns ..
          ':{B}: (a later schedule would delete it); choose another name')
   end
   if #payload > MAX_PAYLOAD_BYTES then fail('payload larger than 65536 bytes') end
-  if stream ~= nil and stream ~= '' and redis.acl_check_cmd('TYPE', stream) then
-    -- On a cluster a stream outside the task's slot could never take its entry: refuse now
-    -- rather than mark the task undeliverable when it fires. (A producer whose ACL user may not
-    -- read the stream skips this check; the claim then marks such a task undeliverable.)
-    local ok, err = pcall(redis.call, 'TYPE', stream)
-    local text = tostring(err)
-    if not ok and (is_elsewhere(err) or string.find(text, 'same slot', 1, true)) then
-      local _, _, tag = prefix_of(keys[1])
-      if hash_tag(stream) == tag and is_elsewhere(err) then
-        fail('migrating: the slot of ' .. stream .. ' is moving to another node; retry (nothing was written)')
-      end
-      fail('stream ' .. stream .. ' is not in the hash slot of task ' .. id .. ' (on Redis Cluster a per-task ' ..
-           'stream must carry the task\'s hash tag ' .. tag .. ', e.g. orders:' .. tag .. ':timeouts); nothing was written')
+  if stream == '' then stream = nil end
+  if stream ~= nil then check_task_stream_slot(ctx, stream, id) end
+  return {id = id, trigger = trigger_key, shadow = shadow_key, payload = payload, stream = stream,
+          due = due_from(mode, value, now)}
+end
+
+-- Creates or atomically replaces each checked task, in order (a later task with the same id
+-- replaces an earlier one): its schedule member, a fresh shadow hash and the trigger's PX; then
+-- publishes the earliest new due time on the bucket's wake channel once, when it moves the
+-- schedule's head earlier. Fails before the first write unless the user may run those commands
+-- (on the first task's keys: Redis checked every declared key against the user's key patterns
+-- before the call). After the checks nothing can fail: the schedule's type was read by ZRANGE.
+-- Returns the replaced flags (1 when the id was pending), one per task.
+local function schedule_tasks(ctx, tasks, now)
+  local head = redis.call('ZRANGE', ctx.schedule_key, 0, 0, 'WITHSCORES')
+  local wake = ctx.prefix .. 'wake'
+  local first = tasks[1]
+  require_permission('ZADD', ctx.schedule_key, '0', first.id)
+  require_permission('DEL', first.shadow)
+  require_permission('HSET', first.shadow, 'payload', '')
+  require_permission('SET', first.trigger, '1')
+  require_permission('PUBLISH', wake, '0')
+  local created = ms_string(now)
+  local replaced = {}
+  local earliest = nil
+  for i = 1, #tasks do
+    local t = tasks[i]
+    local added = redis.call('ZADD', ctx.schedule_key, t.due, t.id)
+    redis.call('DEL', t.shadow)
+    if t.stream ~= nil then
+      redis.call('HSET', t.shadow, 'payload', t.payload, 'due_ms', ms_string(t.due), 'created_ms', created,
+                 'stream', t.stream)
+    else
+      redis.call('HSET', t.shadow, 'payload', t.payload, 'due_ms', ms_string(t.due), 'created_ms', created)
     end
+    redis.call('SET', t.trigger, '1', 'PX', trigger_ttl(t.due, now))
+    replaced[i] = added == 0 and 1 or 0
+    if earliest == nil or t.due < earliest then earliest = t.due end
   end
+  if head[1] == nil or earliest < tonumber(head[2]) then
+    redis.call('PUBLISH', wake, ms_string(earliest))
+  end
+  return replaced
+end
+
+-- expiry_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
+-- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1)}.
+local function schedule(keys, args)
+  local id = args[1]
+  check_id(id)
+  local ctx = schedule_context(keys[1])
   local now = now_ms()
-  local due = due_from(mode, value, now)
-  local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
-  require_permission('ZADD', keys[1], '0', id)
-  require_permission('DEL', keys[3])
-  require_permission('HSET', keys[3], 'payload', '')
-  require_permission('SET', keys[2], '1')
-  require_permission('PUBLISH', prefix .. 'wake', '0')
-  local added = redis.call('ZADD', keys[1], due, id)
-  redis.call('DEL', keys[3])
-  if stream ~= nil and stream ~= '' then
-    redis.call('HSET', keys[3], 'payload', payload, 'due_ms', ms_string(due), 'created_ms', ms_string(now),
-               'stream', stream)
-  else
-    redis.call('HSET', keys[3], 'payload', payload, 'due_ms', ms_string(due), 'created_ms', ms_string(now))
+  local task = task_to_schedule(ctx, keys[2], keys[3], id, args[2], args[3], args[4], args[5], now)
+  local replaced = schedule_tasks(ctx, {task}, now)
+  return {task.due, replaced[1]}
+end
+
+-- A task id as an error message names it: control characters as \xHH, at most 64 bytes.
+local function id_for_message(id)
+  local shown = string.gsub(string.sub(tostring(id), 1, 64), '%c', function(c)
+    return string.format('\\x%02X', string.byte(c))
+  end)
+  if #tostring(id) > 64 then shown = shown .. '...' end
+  return shown
+end
+
+-- expiry_schedule_many KEYS: schedule, then per task: trigger, shadow
+--                      ARGV: n, then per task: id, 'delay'|'at', ms, payload, stream ('' for none)
+-- Schedules n (0..MAX_SCHEDULE_BATCH) tasks of one bucket, each exactly as expiry_schedule
+-- would, in one call. Every task is checked before the first write, so an invalid task
+-- writes nothing at all; the error names it: "ERR expiry: task #<i> (id <id>): <reason>"
+-- (i 1-based), or "ERR expiry: migrating: task #<i> ..." when its stream's slot is moving.
+-- Returns {due_1, replaced_1, ..., due_n, replaced_n} (replaced 1 when the id was pending,
+-- or appeared earlier in the same call).
+local function schedule_many(keys, args)
+  local n = tonumber(args[1])
+  if n == nil or n ~= math.floor(n) or n < 0 or n > MAX_SCHEDULE_BATCH then
+    fail('the task count (first argument) must be an integer 0..' .. MAX_SCHEDULE_BATCH)
   end
-  redis.call('SET', keys[2], '1', 'PX', trigger_ttl(due, now))
-  if head[1] == nil or due < tonumber(head[2]) then
-    redis.call('PUBLISH', prefix .. 'wake', ms_string(due))
+  if #keys ~= 1 + 2 * n or #args ~= 1 + 5 * n then
+    fail('expiry_schedule_many needs 1 + 2n keys (schedule, then trigger and shadow per task) and 1 + 5n ' ..
+         'arguments (n, then id, mode, ms, payload, stream per task) for n = ' .. n .. '; got ' .. #keys ..
+         ' keys and ' .. #args .. ' arguments; nothing was written')
   end
-  return {due, added == 0 and 1 or 0}
+  local ctx = schedule_context(keys[1])
+  if n == 0 then return {} end
+  local now = now_ms()
+  local tasks = {}
+  local bytes = 0
+  for i = 1, n do
+    local a = 1 + 5 * (i - 1)
+    local id, payload = args[a + 1], args[a + 4]
+    bytes = bytes + #payload
+    local ok, task = pcall(task_to_schedule, ctx, keys[2 * i], keys[2 * i + 1], id, args[a + 2], args[a + 3],
+                           payload, args[a + 5], now)
+    if not ok then
+      local reason = type(task) == 'table' and task.err or tostring(task)
+      reason = string.gsub(reason, '^ERR expiry: ', '')
+      local where = 'task #' .. i .. ' (id ' .. id_for_message(id) .. '): '
+      if string.sub(reason, 1, 11) == 'migrating: ' then
+        fail('migrating: ' .. where .. string.sub(reason, 12))
+      end
+      fail(where .. reason .. '; nothing was written')
+    end
+    tasks[i] = task
+  end
+  if bytes > MAX_SCHEDULE_BATCH_BYTES then
+    fail('the payloads add up to ' .. bytes .. ' bytes, more than ' .. MAX_SCHEDULE_BATCH_BYTES ..
+         ' in one call; send fewer tasks per call (nothing was written)')
+  end
+  local replaced = schedule_tasks(ctx, tasks, now)
+  local reply = {}
+  for i = 1, n do
+    reply[2 * i - 1] = tasks[i].due
+    reply[2 * i] = replaced[i]
+  end
+  return reply
 end
 
 -- expiry_reschedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms
@@ -656,6 +772,7 @@ local function version()
 end
 
 redis.register_function('expiry_schedule', schedule)
+redis.register_function('expiry_schedule_many', schedule_many)
 redis.register_function('expiry_reschedule', reschedule)
 redis.register_function('expiry_cancel', cancel)
 redis.register_function('expiry_claim', claim)

@@ -26,6 +26,8 @@
 
 #include "io/process/child_process.h"
 #include "integration/ctl/ctl_run.h"
+#include "protocol/hash_slot.h"
+#include "protocol/key_layout.h"
 #include "support/redis_server.h"
 #include "support/redis_client.h"
 #include "support/wait.h"
@@ -256,6 +258,58 @@ TEST_F(CtlTest, BulkFileSchedulesEveryLine) {
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_TRUE(contains(again.output, "scheduled 2000 tasks (2000 replaced)")) << again.output;
   EXPECT_EQ(zcard(), 2000);
+}
+
+// Several thousand tasks over eight buckets of one Redis (expiry_schedule_many calls, one bucket
+// each), some ids twice: every task ends up in its bucket exactly as its last line says.
+TEST_F(CtlTest, BulkFileOverSeveralBucketsIsScheduledExactly) {
+  constexpr int kBuckets = 8;
+  constexpr int kTasks = 6000;
+  constexpr int kAgain = 700;  // ids 0..kAgain-1 come again at the end of the file
+  ASSERT_FALSE(redis_.command({"SET", "expiry:buckets", std::to_string(kBuckets)}).failed());
+  std::string text;
+  for (int i = 0; i < kTasks + kAgain; ++i) {
+    const int n = i % kTasks;
+    nlohmann::json line{{"id", "mb-" + std::to_string(n)},
+                        {"at_ms", 4102444800000LL + i},
+                        {"payload", (i < kTasks ? "first " : "again ") + std::to_string(n)}};
+    if (n % 7 == 0) line["stream"] = "orders:timeouts";
+    text += line.dump() + "\n";
+    if (i % 1000 == 999) text += "\n";  // blank lines are skipped
+  }
+  const CtlRun run = ctl({"schedule", "--file", write_file("buckets.jsonl", text)});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "scheduled 6700 tasks (700 replaced)")) << run.output;
+
+  long long pending = 0;
+  for (int b = 0; b < kBuckets; ++b) pending += integer(redis_, {"ZCARD", KeyLayout("expiry", b).schedule_key()});
+  EXPECT_EQ(pending, kTasks);
+  std::vector<std::vector<std::string>> reads;
+  for (int n = 0; n < kTasks; ++n) {
+    const std::string id = "mb-" + std::to_string(n);
+    const KeyLayout keys("expiry", bucket_of(id, kBuckets));
+    reads.push_back({"ZSCORE", keys.schedule_key(), id});
+    reads.push_back({"HMGET", keys.shadow_key(id), "payload", "due_ms", "stream"});
+    reads.push_back({"PTTL", keys.trigger_key(id)});
+  }
+  std::vector<Reply> replies;
+  pipeline(redis_, reads, &replies);
+  int wrong = 0;
+  for (int n = 0; n < kTasks; ++n) {
+    const long long due = 4102444800000LL + (n < kAgain ? kTasks + n : n);
+    const Reply& score = replies[3 * n];
+    const Reply& fields = replies[3 * n + 1];
+    const Reply& ttl = replies[3 * n + 2];
+    const bool ok = score.str == std::to_string(due) && fields.elements.size() == 3 &&
+                    fields.elements[0].str == (n < kAgain ? "again " : "first ") + std::to_string(n) &&
+                    fields.elements[1].str == std::to_string(due) &&
+                    (n % 7 == 0 ? fields.elements[2].str == "orders:timeouts"
+                                : fields.elements[2].type == Reply::Type::Nil) &&
+                    ttl.type == Reply::Type::Integer && ttl.integer > 0;
+    if (!ok && ++wrong <= 5) ADD_FAILURE() << "mb-" << n << ": " << score.describe() << " " << fields.describe();
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(integer(redis_, {"DBSIZE"}), 1 + kBuckets + 2 * kTasks) << "expiry:buckets, the schedules, two keys a task";
 }
 
 TEST_F(CtlTest, BulkFileWithABadLineWritesNothing) {

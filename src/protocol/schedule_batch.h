@@ -1,0 +1,42 @@
+// expiry_schedule_many (src/lua/expiry.lua, docs/protocol.md): many tasks of one bucket
+// scheduled in one FCALL, its argument list and its reply. Pure, no I/O.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/function_library.h"
+#include "protocol/key_layout.h"
+#include "protocol/reply.h"
+
+namespace expiry {
+
+// The library's limits on one call (MAX_SCHEDULE_BATCH, MAX_SCHEDULE_BATCH_BYTES in expiry.lua).
+constexpr size_t kMaxScheduleBatchTasks = 1000;
+constexpr size_t kMaxScheduleBatchPayloadBytes = 4 * 1024 * 1024;
+
+struct ScheduleBatchTask {
+  std::string_view id;
+  ScheduleMode mode = ScheduleMode::Delay;
+  long long ms = 0;
+  std::string_view payload;
+  std::string_view stream;  // empty: the relay's default stream
+};
+
+// FCALL expiry_schedule_many for `tasks`, all of which must belong to the bucket of `keys`
+// (at most kMaxScheduleBatchTasks; an empty list makes the call that only checks the layout,
+// which a client can use to learn whether it may call the function).
+std::vector<std::string> schedule_many_argv(const KeyLayout& keys, const std::vector<ScheduleBatchTask>& tasks);
+
+// The per-task results of a reply to a call of `tasks` tasks, in order; nullopt for errors and
+// replies of another shape.
+std::optional<std::vector<ScheduleResult>> decode_schedule_many(const Reply& reply, size_t tasks);
+
+// The 0-based index of the task an error reply of expiry_schedule_many names ("task #<i>",
+// 1-based in the message), or nullopt when it names none (the whole call was refused).
+std::optional<size_t> schedule_many_failed_task(const Reply& reply);
+
+}  // namespace expiry
