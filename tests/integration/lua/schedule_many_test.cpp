@@ -49,18 +49,19 @@ class ScheduleMany : public ::testing::Test {
   }
 
   // Every message published on the bucket's wake channel while `action` ran: a subscriber reads
-  // up to a marker the test publishes after it.
+  // up to a marker the test publishes after it. (The blocking client reads one reply per command
+  // it sent, so each read is preceded by a PING, whose "pong" comes after the messages before it.)
   std::vector<std::string> wake_messages(const std::function<void()>& action) {
     TestConnection sub(server_.host(), server_.port());
     sub.append({"SUBSCRIBE", kKeys.wake_channel()});
-    sub.flush();
     EXPECT_EQ(sub.read_reply().elements.size(), 3u);
     action();
     redis_.command({"PUBLISH", kKeys.wake_channel(), "marker"});
     std::vector<std::string> out;
     for (;;) {
+      sub.append({"PING"});
       const Reply m = sub.read_reply();
-      if (m.elements.size() != 3) continue;
+      if (m.elements.size() != 3 || m.elements[0].str != "message") continue;  // a pong
       if (m.elements[2].str == "marker") return out;
       out.push_back(m.elements[2].str);
     }
