@@ -15,7 +15,7 @@
 namespace expiry {
 
 // The library's limits on one call (MAX_SCHEDULE_BATCH, MAX_SCHEDULE_BATCH_BYTES in expiry.lua).
-constexpr size_t kMaxScheduleBatchTasks = 1000;
+constexpr size_t kMaxScheduleBatchTasks = 250;
 constexpr size_t kMaxScheduleBatchPayloadBytes = 4 * 1024 * 1024;
 
 struct ScheduleBatchTask {

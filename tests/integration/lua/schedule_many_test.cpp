@@ -197,16 +197,16 @@ TEST_F(ScheduleMany, TheCallsShapeAndSizeAreChecked) {
   EXPECT_TRUE(contains(r.str, "needs 1 + 2n keys")) << r.str;
   r = redis_.command({"FCALL", "expiry_schedule_many", "1", "not-a-schedule", "0"});
   EXPECT_TRUE(contains(r.str, "first key must be the schedule key")) << r.str;
-  // More than 1000 tasks, or more than 4 MiB of payloads, in one call.
+  // More than 250 tasks, or more than 4 MiB of payloads, in one call.
   std::vector<std::string> ids;
   for (size_t i = 0; i < kMaxScheduleBatchTasks + 1; ++i) ids.push_back("t" + std::to_string(i));
   std::vector<ScheduleBatchTask> tasks;
   for (const auto& id : ids) tasks.push_back({id, ScheduleMode::Delay, 60000, "p", {}});
   r = many(tasks);
-  EXPECT_TRUE(contains(r.str, "the task count (first argument) must be an integer 0..1000")) << r.str;
+  EXPECT_TRUE(contains(r.str, "the task count (first argument) must be an integer 0..250")) << r.str;
   tasks.pop_back();
   ASSERT_TRUE(decode_schedule_many(many(tasks), kMaxScheduleBatchTasks).has_value());
-  EXPECT_EQ(integer(redis_, {"ZCARD", kKeys.schedule_key()}), 1000);
+  EXPECT_EQ(integer(redis_, {"ZCARD", kKeys.schedule_key()}), static_cast<long long>(kMaxScheduleBatchTasks));
   const std::string payload(60000, 'y');
   std::vector<ScheduleBatchTask> heavy;
   for (size_t i = 0; i < 70; ++i) heavy.push_back({ids[i], ScheduleMode::Delay, 1, payload, {}});
