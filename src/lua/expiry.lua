@@ -27,10 +27,10 @@ local MAX_ID_BYTES = 256
 local MAX_DUE_MS = 253402300799999
 local MAX_PAYLOAD_BYTES = 65536
 -- One expiry_schedule_many call takes at most this many tasks. A task costs Redis 10-20 us all
--- told (validation, ZADD, DEL, HSET, SET PX; 100-byte payloads: 53-58k tasks/s with Redis
--- saturated on a busy 2-core VM, about twice that on a quiet one), so a full call blocks Redis
--- for 2.5-5 ms; a caller with more tasks makes more calls. Larger calls save nothing measurable
--- (200 tasks per call: 107 % of the bare one-task script's rate; 500: 115 %; 1000: 77 %).
+-- told (validation, ZADD, DEL, HSET, SET PX; 100-byte payloads: 51-58k tasks/s in expiry-bench's
+-- bulk scenario on a busy 2-core VM), so a full call blocks Redis for 2.5-5 ms; a caller with
+-- more tasks makes more calls. Larger calls saved nothing beyond the noise there (100 to 1000
+-- tasks per call all within 38-58k tasks/s).
 local MAX_SCHEDULE_BATCH = 250
 -- ... and at most this many payload bytes in all (1000 payloads of 65536 bytes would be 64 MB
 -- copied while Redis is blocked).
