@@ -56,7 +56,7 @@ const AclUser kCtlProducer{
     "expiry-ctl-producer",
     "ACL SETUSER expiry-ctl-producer reset resetchannels on >PRODUCER_PASSWORD"
     " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:buckets &expiry:{0}:wake"
-    " +fcall|expiry_schedule +fcall|expiry_cancel +fcall|expiry_version"
+    " +fcall|expiry_schedule +fcall|expiry_schedule_many +fcall|expiry_cancel +fcall|expiry_version"
     " +time +zrange +zadd +zrem +del +hset +set +publish +get +info"};
 
 const AclUser kOperator{
@@ -64,7 +64,8 @@ const AclUser kOperator{
     "ACL SETUSER expiry-operator reset resetchannels on >OPERATOR_PASSWORD"
     " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:stream %R~expiry:buckets &expiry:{0}:wake"
     " ~expiry:stream:dead"
-    " +fcall|expiry_schedule +fcall|expiry_cancel +fcall|expiry_version +fcall|expiry_replay_dead +function|load"
+    " +fcall|expiry_schedule +fcall|expiry_schedule_many +fcall|expiry_cancel +fcall|expiry_version"
+    " +fcall|expiry_replay_dead +function|load"
     " +time +zrange +zadd +zrem +del +hset +set +publish"
     " +zscore +hgetall +pttl +zcard +zcount +xlen +xinfo|groups +xrevrange +xread +scan +exists +multi +exec +eval"
     " +eval_ro +zrank +hget +hstrlen +xrange +xdel +get +info"};
