@@ -13,7 +13,7 @@
 #     over rediss:// to a TLS port of the same redis-server (throwaway certificates), and writes
 #     their JSON next to the plain one as *-tls.json: TLS against plain in one run.
 #   BullMQ side by side: after expiry-bench, the same scenarios (those of --only that have a BullMQ
-#     peer: bulk, idle, steady, burst; plus a worker kill -9) run against BullMQ on the same
+#     peer: bulk, idle, steady, burst, kill) run against BullMQ on the same
 #     redis-server (src/bench/bullmq/, npm-installed into $BUILD_DIR/_deps/bullmq-bench when
 #     missing), its JSON goes next to the relay's as *-bullmq.json, and a table puts both side by
 #     side. Without node >= 20 or npm, or if the install fails, it says "BullMQ peer skipped: <why>";
@@ -60,13 +60,13 @@ trap 'exit 130' INT TERM
 
 # The BullMQ scenarios matching expiry-bench's --only (all without it; none for --cluster alone).
 bullmq_scenarios() {
-  local list=bulk,idle,steady,burst
+  local list=bulk,idle,steady,burst,kill
   if [ "$ONLY" = 1 ]; then list=$ONLY_LIST; elif [ "$CLUSTER" = 1 ]; then list=; fi
   local s out=
   for s in ${list//,/ }; do
-    case $s in bulk|idle|steady|burst) out+=${out:+,}$s ;; esac
+    case $s in bulk|idle|steady|burst|kill) out+=${out:+,}$s ;; esac
   done
-  [ -z "$out" ] || echo "$out,kill"
+  echo "$out"
 }
 
 # Runs BullMQ's side against $REDIS_URL and prints the side-by-side table. Never fails the run.

@@ -19,6 +19,8 @@ BenchSizes quick_sizes() {
   s.bulk_tasks = 100000;
   s.cancel_tasks = 20000;
   s.idle_seconds = 10;
+  s.kill_tasks = 2000;
+  s.kill_seconds = 4;
   s.cluster_rate = 500;
   s.cluster_seconds = 10;
   s.cluster_backdrop = 20000;

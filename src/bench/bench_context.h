@@ -27,6 +27,8 @@ struct BenchSizes {
   size_t bulk_tasks = 1000000;        // expiry-ctl schedule --file, and the pipelined ceiling
   size_t cancel_tasks = 100000;       // per mode (unpipelined, pipelined)
   int idle_seconds = 10;
+  size_t kill_tasks = 10000;          // due evenly over kill_seconds; the relay killed -9 half-way
+  int kill_seconds = 10;
   std::vector<int> ceiling_depths = {1, 4, 16};  // sweep calls per round trip, ceiling runs
   // {tasks per call, calls per round trip} of the bare-script ceiling runs: the relay's batch
   // and pipeline, and 1000 per call, which blocks Redis for several ms per call.

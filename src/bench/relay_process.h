@@ -14,7 +14,7 @@
 namespace expiry::bench {
 
 enum class RelayRole {
-  Relay,       // defaults: next-due timer, event claims, 1 s sweep cap
+  Relay,       // defaults: next-due timer, event claims, 10 s sweep cap
   EventsOnly,  // --next-due-timer=false --sweep-interval-ms 3600000: expired events (+ startup sweep)
   FixedPoll,   // --next-due-timer=false --event-claims=false --sweep-interval-ms 1000
 };

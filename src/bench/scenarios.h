@@ -27,6 +27,8 @@ void run_burst_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
 void run_backlog_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
 // (e) FCALL expiry_cancel, unpipelined and pipelined.
 void run_cancel_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
+// (f) tasks due over a few seconds; the relay killed -9 half-way and a new one started.
+void run_kill_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
 // cluster: the steady load and a burst drain, with the relay, on the single Redis (ctx.redis)
 // and on the Redis Cluster (ctx.cluster_url) in one run: lateness, claims/s and Redis CPU per
 // claim, side by side. Flushes both.

@@ -108,8 +108,14 @@ function main() {
     const k = b.kill;
     const sl = k.straggler_lateness_ms;
     const late = k.stragglers_over_1s > 0 ? `; ${k.stragglers_over_1s} more than 1 s late, the latest ${fmt(sl.max)} ms` : '';
-    rows.push([`(f) worker kill -9 while ${fmt(k.tasks)} come due: lost / duplicated`, 'not measured by expiry-bench',
-               `${k.lost} lost, ${k.duplicated} duplicated${late}${k.queue_empty_at_end ? '' : '; queue not empty at the end'}`, '-']);
+    const rk = relay.kill;
+    const relayText = rk
+      ? `${rk.lost} lost, ${rk.duplicated} duplicated; ${rk.late_over_1s} more than 1 s late, the latest ` +
+        `${fmt(at(rk, 'lateness', 'max'))} ms`
+      : 'not run';
+    rows.push([`(f) kill -9 (relay / BullMQ worker) while ${fmt(k.tasks)} come due: lost / duplicated; ratio of the max lateness`, relayText,
+               `${k.lost} lost, ${k.duplicated} duplicated${late}${k.queue_empty_at_end ? '' : '; queue not empty at the end'}`,
+               rk ? ratio(at(rk, 'lateness', 'max'), at(k, 'lateness_ms', 'max'), true, 1) : '-']);
     if (k.lost > 0 || k.duplicated > 0) notes.push(`kill -9: BullMQ lost ${k.lost}, duplicated ${k.duplicated} (BullMQ's figure, not a failure of this bench).`);
   }
 

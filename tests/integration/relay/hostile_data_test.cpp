@@ -214,7 +214,7 @@ TEST_F(HostileDataTest, AMemberScoredPlusInfDoesNotMakeTheRelaySpin) {
 
 TEST_F(HostileDataTest, AMemberScoredMinusInfIsDueAndForwardedOnce) {
   ASSERT_EQ(integer(redis_, {"ZADD", kSchedule, "-inf", "gone"}), 1);
-  start();
+  start({"--sweep-interval-ms", "500"});  // the periodic sweeps below come sooner than the default 10 s
   ASSERT_NO_FATAL_FAILURE(wait_ready());
   ASSERT_TRUE(wait_until([&] { return xlen(redis_) == 1; }, 10s)) << relay_->output();
   EXPECT_EQ(zcard(redis_), 0);
