@@ -1,7 +1,9 @@
 // Bulk schedule file parsing; see bulk_file.h.
 #include "ctl/bulk_file.h"
 
-#include <set>
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +14,21 @@ namespace expiry {
 namespace {
 
 using nlohmann::json;
+
+// Whether every byte is below 0x80 (ASCII is valid UTF-8: no sequence walk needed).
+bool is_ascii(std::string_view s) {
+  const char* p = s.data();
+  size_t n = s.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    if ((word & 0x8080808080808080ULL) != 0) return false;
+  }
+  for (; n > 0; ++p, --n) {
+    if ((static_cast<unsigned char>(*p) & 0x80) != 0) return false;
+  }
+  return true;
+}
 
 bool is_blank(std::string_view line) {
   return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
@@ -62,18 +79,24 @@ BulkLine parse_bulk_line(std::string_view line) {
   if (line.size() > kMaxBulkLineBytes) {
     return invalid("line longer than " + std::to_string(kMaxBulkLineBytes) + " bytes");
   }
-  if (auto bad = first_invalid_utf8(line); bad != std::string_view::npos) {
-    return invalid("not valid UTF-8 (byte " + std::to_string(bad + 1) + ")");
+  if (!is_ascii(line)) {
+    if (auto bad = first_invalid_utf8(line); bad != std::string_view::npos) {
+      return invalid("not valid UTF-8 (byte " + std::to_string(bad + 1) + ")");
+    }
   }
 
-  std::set<std::string> seen;
+  std::vector<std::string> seen;  // the top-level keys so far (a handful: a linear search)
   std::string duplicate;
   json doc;
   try {
     doc = json::parse(line.begin(), line.end(), [&](int depth, json::parse_event_t event, json& parsed) {
-      if (event == json::parse_event_t::key && depth == 1 && !seen.insert(parsed.get<std::string>()).second &&
-          duplicate.empty()) {
-        duplicate = parsed.get<std::string>();
+      if (event == json::parse_event_t::key && depth == 1) {
+        const auto& key = parsed.get_ref<const std::string&>();
+        if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
+          seen.push_back(key);
+        } else if (duplicate.empty()) {
+          duplicate = key;
+        }
       }
       return true;
     });
@@ -88,10 +111,10 @@ BulkLine parse_bulk_line(std::string_view line) {
   ScheduleRequest& req = out.request;
   bool has_id = false, has_delay = false, has_at = false, has_payload = false, has_payload_b64 = false;
   std::string error;
-  for (const auto& [key, value] : doc.items()) {
+  for (auto& [key, value] : doc.items()) {
     if (key == "id") {
       if (!value.is_string()) return invalid("id must be a string, got " + std::string(value.type_name()));
-      req.id = value.get<std::string>();
+      req.id = std::move(value.get_ref<std::string&>());
       has_id = true;
     } else if (key == "delay_ms") {
       auto ms = read_ms(value, "delay_ms", 0, error);
@@ -110,7 +133,7 @@ BulkLine parse_bulk_line(std::string_view line) {
         return invalid("payload must be a string, got " + std::string(value.type_name()) +
                        " (send JSON as a string, \"payload\": \"{\\\"n\\\": 1}\", or bytes as payload_b64)");
       }
-      req.payload = value.get<std::string>();
+      req.payload = std::move(value.get_ref<std::string&>());
       has_payload = true;
     } else if (key == "payload_b64") {
       if (!value.is_string()) {
@@ -127,7 +150,7 @@ BulkLine parse_bulk_line(std::string_view line) {
       has_payload_b64 = true;
     } else if (key == "stream") {
       if (!value.is_string()) return invalid("stream must be a string, got " + std::string(value.type_name()));
-      req.stream = value.get<std::string>();
+      req.stream = std::move(value.get_ref<std::string&>());
       if (req.stream.empty()) return invalid("stream must not be empty (omit it for the default stream)");
     } else {
       return invalid("unknown key '" + escape_text(key) +
@@ -142,39 +165,72 @@ BulkLine parse_bulk_line(std::string_view line) {
   return out;
 }
 
-std::optional<BulkLine> BulkReader::next() {
-  std::streambuf* buf = in_.rdbuf();
-  while (!at_end_) {
-    line_.clear();
-    bool overflow = false;
-    bool got_any = false;
-    for (;;) {
-      const int c = buf->sbumpc();
-      if (c == std::char_traits<char>::eof()) {
-        at_end_ = true;
-        in_.setstate(std::ios::eofbit);
-        break;
-      }
-      got_any = true;
-      if (c == '\n') break;
-      if (line_.size() <= kMaxBulkLineBytes) {  // keeps one byte more: a '\r' or the overflow
-        line_.push_back(static_cast<char>(c));
-      } else {
-        overflow = true;
-      }
+BulkReader::BulkReader(std::istream& in) : in_(in), block_(kReadBlockBytes, '\0') {}
+
+bool BulkReader::fill() {
+  const std::streamsize n = in_.rdbuf()->sgetn(block_.data(), static_cast<std::streamsize>(block_.size()));
+  pos_ = 0;
+  end_ = n > 0 ? static_cast<size_t>(n) : 0;
+  return end_ > 0;
+}
+
+std::optional<std::string_view> BulkReader::next_raw(bool& overflow) {
+  overflow = false;
+  if (at_end_) return std::nullopt;
+  constexpr size_t kKeep = kMaxBulkLineBytes + 1;  // one byte more: a '\r' or the overflow
+  line_.clear();
+  bool got_any = false;
+  for (;;) {
+    if (pos_ == end_ && !fill()) {
+      at_end_ = true;
+      in_.setstate(std::ios::eofbit);
+      if (!got_any) return std::nullopt;
+      return std::string_view(line_);
     }
-    if (!got_any && at_end_) return std::nullopt;
+    got_any = true;
+    const char* start = block_.data() + pos_;
+    const size_t avail = end_ - pos_;
+    const auto* newline = static_cast<const char*>(std::memchr(start, '\n', avail));
+    const size_t length = newline != nullptr ? static_cast<size_t>(newline - start) : avail;
+    pos_ += length + (newline != nullptr ? 1 : 0);
+    if (newline != nullptr && line_.empty() && !overflow) {  // the whole line is in the block
+      if (length <= kKeep) return std::string_view(start, length);
+      overflow = true;
+      return std::string_view(start, kKeep);
+    }
+    const size_t room = kKeep - std::min(line_.size(), kKeep);
+    if (length > room) overflow = true;
+    line_.append(start, std::min(length, room));
+    if (newline != nullptr) return std::string_view(line_);
+  }
+}
+
+std::optional<BulkLine> BulkReader::next() {
+  bool overflow = false;
+  while (auto line = next_raw(overflow)) {
     ++line_number_;
     if (overflow) return invalid("line longer than " + std::to_string(kMaxBulkLineBytes) + " bytes");
-    BulkLine parsed = parse_bulk_line(line_);
+    BulkLine parsed = parse_bulk_line(*line);
     if (parsed.kind != BulkLine::Kind::Blank) return parsed;
   }
   return std::nullopt;
 }
 
-BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors, std::string_view ns) {
+void BulkReader::skip_lines(size_t count) {
+  bool overflow = false;
+  for (size_t i = 0; i < count && next_raw(overflow); ++i) ++line_number_;
+}
+
+size_t kept_bytes_of(const BulkTask& task) {
+  const ScheduleRequest& r = task.request;
+  return sizeof(BulkTask) + r.id.capacity() + r.payload.capacity() + r.stream.capacity();
+}
+
+BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors, std::string_view ns, size_t keep_bytes) {
   BulkValidation result;
   BulkReader reader(in);
+  bool keeping = keep_bytes > 0;
+  size_t kept_bytes = 0;
   while (auto line = reader.next()) {
     if (line->kind == BulkLine::Kind::Task && !ns.empty() && !line->request.stream.empty()) {
       if (auto err = stream_name_error(line->request.stream, ns)) {
@@ -184,13 +240,26 @@ BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors, std::st
     }
     if (line->kind == BulkLine::Kind::Task) {
       ++result.tasks;
+      if (keeping) {
+        BulkTask task{reader.line_number(), std::move(line->request)};
+        kept_bytes += kept_bytes_of(task);
+        if (kept_bytes <= keep_bytes) {
+          result.kept.push_back(std::move(task));
+        } else {
+          keeping = false;
+        }
+      }
     } else {
       ++result.invalid;
+      keeping = false;
+      result.kept.clear();  // nothing will be sent
+      result.kept.shrink_to_fit();
       if (result.errors.size() < max_errors) {
         result.errors.push_back("line " + std::to_string(reader.line_number()) + ": " + line->error);
       }
     }
   }
+  result.kept_all = keeping;
   return result;
 }
 

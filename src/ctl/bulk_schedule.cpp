@@ -1,4 +1,5 @@
-// schedule --file: validate the whole input, then send it in pipelined windows of
+// schedule --file: validate the whole input (keeping the parsed tasks, up to kKeptTaskBytes, so
+// that most files are parsed once), then send it in pipelined windows of
 // expiry_schedule_many calls, one bucket per call (or of expiry_schedule calls, one task each,
 // for a Redis user who may not call expiry_schedule_many). SIGINT and SIGTERM stop it between
 // windows: the tasks already read are sent, and the replies of what was sent are read and
@@ -47,6 +48,9 @@ constexpr size_t kBatchPayloadBytes = 1024 * 1024;
 constexpr size_t kBatchWindow = 4;  // calls per round trip, two windows in flight
 constexpr size_t kBatchClusterChunk = 16384;  // tasks per ClusterClient::batch of calls
 constexpr auto kProgressEvery = std::chrono::seconds(1);
+// The parsed tasks the validation keeps for sending (about 350 bytes per task of 100-byte
+// payloads: 300k such tasks); the lines after them are parsed a second time when sent.
+constexpr size_t kKeptTaskBytes = 128 * 1024 * 1024;
 
 // Copies `in` into an unlinked temporary file and returns it opened for reading.
 std::unique_ptr<std::ifstream> spool(std::istream& in, const std::string& name) {
@@ -172,17 +176,43 @@ struct BulkTally {
   }
 };
 
-// The next task of `reader`; nullopt at the end. Throws ConfigError when a line no longer
-// validates (the file changed after validation).
-std::optional<ScheduleRequest> next_task(BulkReader& reader, const std::string& name, const BulkTally& tally) {
-  auto line = reader.next();
-  if (!line) return std::nullopt;
-  if (line->kind != BulkLine::Kind::Task) {
-    throw ConfigError(name + " changed while it was read: line " + std::to_string(reader.line_number()) + ": " +
-                      line->error + "; " + std::to_string(tally.written) + " tasks were confirmed written before");
+// The valid tasks of the input in file order: first those kept by the validation, then the
+// rest parsed again from the input (rewound) after skipping the kept lines.
+class TaskSource {
+ public:
+  TaskSource(std::vector<BulkTask> kept, bool kept_all, BulkReader& reader, const std::string& name,
+             const BulkTally& tally)
+      : kept_(std::move(kept)), kept_all_(kept_all), reader_(reader), name_(name), tally_(tally) {}
+
+  // The next task; nullopt at the end. Throws ConfigError when a line read again no longer
+  // validates (the file changed after validation).
+  std::optional<BulkTask> next() {
+    if (next_kept_ < kept_.size()) return std::move(kept_[next_kept_++]);
+    if (kept_all_) return std::nullopt;
+    if (!skipped_) {
+      skipped_ = true;
+      reader_.skip_lines(kept_.empty() ? 0 : kept_.back().line);
+      kept_ = {};
+      next_kept_ = 0;
+    }
+    auto line = reader_.next();
+    if (!line) return std::nullopt;
+    if (line->kind != BulkLine::Kind::Task) {
+      throw ConfigError(name_ + " changed while it was read: line " + std::to_string(reader_.line_number()) + ": " +
+                        line->error + "; " + std::to_string(tally_.written) + " tasks were confirmed written before");
+    }
+    return BulkTask{reader_.line_number(), std::move(line->request)};
   }
-  return line->request;
-}
+
+ private:
+  std::vector<BulkTask> kept_;
+  size_t next_kept_ = 0;
+  bool kept_all_;
+  bool skipped_ = false;
+  BulkReader& reader_;
+  const std::string& name_;
+  const BulkTally& tally_;
+};
 
 void print_progress(const BulkTally& tally, std::chrono::steady_clock::time_point& last_progress) {
   if (std::chrono::steady_clock::now() - last_progress < kProgressEvery) return;
@@ -196,19 +226,19 @@ IoError with_counts(const IoError& e, const BulkTally& tally) {
                  " tasks were confirmed written (those in flight may or may not have been)");
 }
 
-// One Redis: sends every task of `reader`, each to its bucket's keys, in windows of kWindow,
+// One Redis: sends every task of `source`, each to its bucket's keys, in windows of kWindow,
 // two in flight, until the input ends, a task is rejected or a stop signal arrives; every reply
 // of what was sent is read and counted.
-void send_tasks(SyncConnection& conn, const CtlLayout& layout, BulkReader& reader, const std::string& name,
-                StopSignals& stop, BulkTally& tally) {
+void send_tasks(SyncConnection& conn, const CtlLayout& layout, TaskSource& source, StopSignals& stop,
+                BulkTally& tally) {
   std::deque<SentTask> in_flight;  // sent, reply not read yet, in order
   auto last_progress = std::chrono::steady_clock::now();
   PipelineSteps steps;
   steps.next_command = [&](std::vector<std::string>& argv) {
-    auto task = next_task(reader, name, tally);
+    auto task = source.next();
     if (!task) return false;
-    argv = schedule_request_argv(layout.keys_of_task(task->id), *task);
-    in_flight.push_back({reader.line_number(), task->id});
+    argv = schedule_request_argv(layout.keys_of_task(task->request.id), task->request);
+    in_flight.push_back({task->line, std::move(task->request.id)});
     return true;
   };
   steps.on_reply = [&](size_t, const Reply& reply) {
@@ -228,18 +258,18 @@ void send_tasks(SyncConnection& conn, const CtlLayout& layout, BulkReader& reade
 // (ClusterClient::batch, which loads the library where it is missing), until the input ends, a
 // task is rejected or a stop signal arrives. The tasks after a rejected one in its chunk were
 // sent too: their replies are counted.
-void send_tasks_to_cluster(RoutedClient& redis, const CtlLayout& layout, BulkReader& reader, const std::string& name,
-                           StopSignals& stop, BulkTally& tally) {
+void send_tasks_to_cluster(RoutedClient& redis, const CtlLayout& layout, TaskSource& source, StopSignals& stop,
+                           BulkTally& tally) {
   auto last_progress = std::chrono::steady_clock::now();
   while (!tally.first_rejected && stop.poll() == 0) {
     std::vector<ClusterClient::Routed> chunk;
     std::vector<SentTask> sent;
     while (chunk.size() < kClusterChunk) {
-      auto task = next_task(reader, name, tally);
+      auto task = source.next();
       if (!task) break;
-      const KeyLayout keys = layout.keys_of_task(task->id);
-      chunk.push_back({CtlLayout::slot_of_bucket(keys.bucket()), schedule_request_argv(keys, *task)});
-      sent.push_back({reader.line_number(), task->id});
+      const KeyLayout keys = layout.keys_of_task(task->request.id);
+      chunk.push_back({CtlLayout::slot_of_bucket(keys.bucket()), schedule_request_argv(keys, task->request)});
+      sent.push_back({task->line, std::move(task->request.id)});
     }
     if (chunk.empty()) return;
     std::vector<Reply> replies;
@@ -253,15 +283,13 @@ void send_tasks_to_cluster(RoutedClient& redis, const CtlLayout& layout, BulkRea
   }
 }
 
-// The tasks of `reader` as expiry_schedule_many calls: per bucket, in file order. After a stop
+// The tasks of `tasks` as expiry_schedule_many calls: per bucket, in file order. After a stop
 // signal no more lines are read, but the tasks already read are still handed out (close_all),
 // so the calls sent always cover a prefix of the input. After a rejection nothing more is.
 class BatchSource {
  public:
-  BatchSource(const CtlLayout& layout, BulkReader& reader, const std::string& name, StopSignals& stop,
-              const BulkTally& tally)
-      : layout_(layout), reader_(reader), name_(name), stop_(stop), tally_(tally),
-        batcher_(kBatchTasks, kBatchPayloadBytes) {}
+  BatchSource(const CtlLayout& layout, TaskSource& tasks, StopSignals& stop, const BulkTally& tally)
+      : layout_(layout), tasks_(tasks), stop_(stop), tally_(tally), batcher_(kBatchTasks, kBatchPayloadBytes) {}
 
   // The next call, or nullopt when nothing more is to be sent.
   std::optional<TaskBatch> next() {
@@ -272,13 +300,13 @@ class BatchSource {
         if (ready_.empty()) return std::nullopt;
         break;
       }
-      auto task = next_task(reader_, name_, tally_);
+      auto task = tasks_.next();
       if (!task) {
         at_end_ = true;
         continue;
       }
-      const int bucket = layout_.bucket_of_task(task->id);
-      for (auto& b : batcher_.add(bucket, {reader_.line_number(), std::move(*task)})) ready_.push_back(std::move(b));
+      const int bucket = layout_.bucket_of_task(task->request.id);
+      for (auto& b : batcher_.add(bucket, {task->line, std::move(task->request)})) ready_.push_back(std::move(b));
     }
     TaskBatch batch = std::move(ready_.front());
     ready_.pop_front();
@@ -292,8 +320,7 @@ class BatchSource {
   bool reading() { return !at_end_ && !tally_.first_rejected && stop_.poll() == 0; }
 
   const CtlLayout& layout_;
-  BulkReader& reader_;
-  const std::string& name_;
+  TaskSource& tasks_;
   StopSignals& stop_;
   const BulkTally& tally_;
   TaskBatcher batcher_;
@@ -301,12 +328,12 @@ class BatchSource {
   bool at_end_ = false;
 };
 
-// One Redis: sends the tasks of `reader` as expiry_schedule_many calls in windows of
+// One Redis: sends the tasks of `tasks` as expiry_schedule_many calls in windows of
 // kBatchWindow calls, two in flight, until the input ends, a call is rejected or a stop signal
 // arrives (the tasks read by then are sent); every reply of what was sent is read and counted.
-void send_batches(SyncConnection& conn, const CtlLayout& layout, BulkReader& reader, const std::string& name,
-                  StopSignals& stop, BulkTally& tally) {
-  BatchSource source(layout, reader, name, stop, tally);
+void send_batches(SyncConnection& conn, const CtlLayout& layout, TaskSource& tasks, StopSignals& stop,
+                  BulkTally& tally) {
+  BatchSource source(layout, tasks, stop, tally);
   std::deque<TaskBatch> in_flight;  // sent, reply not read yet, in order
   auto last_progress = std::chrono::steady_clock::now();
   PipelineSteps steps;
@@ -334,9 +361,9 @@ void send_batches(SyncConnection& conn, const CtlLayout& layout, BulkReader& rea
 // pipelined per node (ClusterClient::batch, which loads the library where it is missing), until
 // the input ends, a call is rejected or a stop signal arrives. The calls after a rejected one in
 // its chunk were sent too: their replies are counted.
-void send_batches_to_cluster(RoutedClient& redis, const CtlLayout& layout, BulkReader& reader,
-                             const std::string& name, StopSignals& stop, BulkTally& tally) {
-  BatchSource source(layout, reader, name, stop, tally);
+void send_batches_to_cluster(RoutedClient& redis, const CtlLayout& layout, TaskSource& tasks, StopSignals& stop,
+                             BulkTally& tally) {
+  BatchSource source(layout, tasks, stop, tally);
   auto last_progress = std::chrono::steady_clock::now();
   while (source.more()) {
     std::vector<ClusterClient::Routed> chunk;
@@ -412,7 +439,7 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path, const Re
   if (wait.replicas < 0) throw ConfigError("--wait-replicas must not be negative");
   const std::string name = path == "-" ? "stdin" : path;
   auto input = open_input(path);
-  const BulkValidation validation = validate_bulk_stream(*input, kMaxBulkErrors, target.ns);
+  BulkValidation validation = validate_bulk_stream(*input, kMaxBulkErrors, target.ns, kKeptTaskBytes);
   if (input->bad()) throw ConfigError("cannot read " + name);
   if (!validation.ok()) {
     report_invalid(validation, name);
@@ -426,20 +453,21 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path, const Re
   BulkTally tally;
   tally.total = validation.tasks;
   BulkReader reader(*input);
+  TaskSource tasks(std::move(validation.kept), validation.kept_all, reader, name, tally);
   if (!session.redis.cluster()) {  // loads the library if missing
     expect_ok(session.redis.single().fcall({"FCALL", "expiry_version", "0"}), "FCALL expiry_version");
   }
   const bool batched = may_schedule_many(session.redis, session.layout);
   if (session.redis.cluster()) {
     if (batched) {
-      send_batches_to_cluster(session.redis, session.layout, reader, name, stop, tally);
+      send_batches_to_cluster(session.redis, session.layout, tasks, stop, tally);
     } else {
-      send_tasks_to_cluster(session.redis, session.layout, reader, name, stop, tally);
+      send_tasks_to_cluster(session.redis, session.layout, tasks, stop, tally);
     }
   } else if (batched) {
-    send_batches(session.redis.single(), session.layout, reader, name, stop, tally);
+    send_batches(session.redis.single(), session.layout, tasks, stop, tally);
   } else {
-    send_tasks(session.redis.single(), session.layout, reader, name, stop, tally);
+    send_tasks(session.redis.single(), session.layout, tasks, stop, tally);
   }
   const int code = report_outcome(tally, name, stop, start);
   if (code != kExitOk || tally.written == 0) return code;

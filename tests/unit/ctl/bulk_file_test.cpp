@@ -368,6 +368,80 @@ TEST(BulkReader, ReadsTasksInOrderWithLineNumbers) {
   EXPECT_FALSE(reader.next().has_value());
 }
 
+TEST(BulkReader, LinesAcrossReadBlocksAndSkippedLines) {
+  // Lines of varied lengths, so that many of them straddle the reader's block boundaries.
+  std::string text;
+  size_t count = 0;
+  for (size_t i = 0; text.size() < 3 * BulkReader::kReadBlockBytes; ++i, ++count) {
+    text += "{\"id\":\"t" + std::to_string(i) + "\",\"delay_ms\":1,\"payload\":\"" + std::string(i % 997, 'p') +
+            "\"}" + (i % 3 == 0 ? "\r\n" : "\n");
+    if (i % 50 == 0) text += "\n";  // a blank line
+  }
+  std::istringstream in(text);
+  BulkReader reader(in);
+  size_t seen = 0;
+  while (auto line = reader.next()) {
+    ASSERT_EQ(line->kind, BulkLine::Kind::Task) << line->error;
+    ASSERT_EQ(line->request.id, "t" + std::to_string(seen));
+    ASSERT_EQ(line->request.payload, std::string(seen % 997, 'p'));
+    ++seen;
+  }
+  EXPECT_EQ(seen, count);
+  EXPECT_TRUE(in.eof());
+
+  std::istringstream again(text);
+  BulkReader skipping(again);
+  skipping.skip_lines(3);  // t0, the blank line after it, t1
+  EXPECT_EQ(skipping.line_number(), 3u);
+  auto next = skipping.next();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->request.id, "t2");
+  EXPECT_EQ(skipping.line_number(), 4u);
+  skipping.skip_lines(1u << 30);  // past the end
+  EXPECT_FALSE(skipping.next().has_value());
+}
+
+TEST(BulkValidation, KeepsTheParsedTasksWithinTheBudget) {
+  const std::string text = "{\"id\":\"a\",\"delay_ms\":1}\n\n{\"id\":\"b\",\"at_ms\":2,\"payload\":\"x\"}\n"
+                           "{\"id\":\"c\",\"delay_ms\":3}\n";
+  std::istringstream all_in(text);
+  const auto all = validate_bulk_stream(all_in, kMaxBulkErrors, {}, 1 << 20);
+  EXPECT_TRUE(all.kept_all);
+  ASSERT_EQ(all.kept.size(), 3u);
+  EXPECT_EQ(all.kept[1].line, 3u);
+  EXPECT_EQ(all.kept[1].request.id, "b");
+  EXPECT_EQ(all.kept[1].request.payload, "x");
+  EXPECT_EQ(all.kept[2].line, 4u);
+
+  std::istringstream some_in(text);
+  const auto some = validate_bulk_stream(some_in, kMaxBulkErrors, {}, 2 * kept_bytes_of(all.kept[0]));
+  EXPECT_FALSE(some.kept_all);
+  EXPECT_EQ(some.tasks, 3u);
+  ASSERT_EQ(some.kept.size(), 2u);  // a and b: all three would pass the budget
+  EXPECT_EQ(some.kept[1].request.id, "b");
+
+  std::istringstream none_in(text);
+  const auto none = validate_bulk_stream(none_in);
+  EXPECT_FALSE(none.kept_all);
+  EXPECT_TRUE(none.kept.empty());
+
+  std::istringstream bad_in(text + "{}\n");
+  const auto bad = validate_bulk_stream(bad_in, kMaxBulkErrors, {}, 1 << 20);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_FALSE(bad.kept_all);
+  EXPECT_TRUE(bad.kept.empty());
+}
+
+TEST(BulkLine, NonAsciiBytesAfterLongAsciiRunsAreChecked) {
+  // The ASCII fast path checks 8 bytes at a time: a bad byte at every offset of a word.
+  for (size_t pad = 0; pad < 16; ++pad) {
+    const std::string line = "{\"id\":\"a" + std::string(pad, 'x') + "\xFE\",\"delay_ms\":1}";
+    EXPECT_EQ(error_of(line), "not valid UTF-8 (byte " + std::to_string(9 + pad) + ")") << pad;
+    EXPECT_EQ(task("{\"id\":\"a" + std::string(pad, 'x') + "\xC3\xA9\",\"delay_ms\":1}").request.id,
+              "a" + std::string(pad, 'x') + "\xC3\xA9");
+  }
+}
+
 // ---------------------------------------------------------------- schedule requests
 
 TEST(ScheduleRequest, ValidationMatchesTheLuaLimits) {
