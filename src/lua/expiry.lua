@@ -12,7 +12,8 @@
 -- On Redis Cluster a function may touch one slot only, and the keys it does not declare (the
 -- shadow hash, the trigger, a per-task stream) may have moved away while their slot migrates.
 -- forward() therefore reads every undeclared key under pcall before its first write; a key
--- that is elsewhere makes the call report "migrating" and write nothing for that task.
+-- that is elsewhere makes the call report "migrating" and write nothing for that task. (A sweep
+-- that claims asks INFO cluster once, and on a single Redis skips the read of the trigger.)
 -- Key layout, for a namespace NS and bucket B (0 <= B < the count in NS:buckets, 1 if absent):
 --   NS:{B}:schedule   ZSET   member = task id, score = due time (ms, Redis clock)
 --   NS:{B}:t:<id>     STRING trigger key, PX = due - now + 100; its `expired` event is a hint
@@ -159,9 +160,9 @@ end
 local function check_id(id)
   if id == nil or #id == 0 then fail('empty task id') end
   if #id > MAX_ID_BYTES then fail('task id longer than 256 bytes') end
+  -- One scan settles the common case, printable ASCII.
+  if not string.find(id, '[%c\128-\255]') then return end
   if string.find(id, '%c') then fail('task id contains a control character') end
-  -- Printable ASCII needs no UTF-8 walk (a Lua loop per byte: most of a batched task's checks).
-  if not string.find(id, '[\128-\255]') then return end
   local problem = utf8_problem(id)
   if problem then fail('task id ' .. problem) end
 end
@@ -214,17 +215,26 @@ local function clamp_ms(x)
   return math.floor(x)
 end
 
--- What one claiming call checks once rather than per task: the clock, and each stream's type
--- and permissions (the keys a call touches only change through its own writes, which keep the
--- cache up to date). Built by claim_context, used by forward.
--- `types` may hold stream types the caller has already read.
-local function claim_context(schedule_key, prefix, ns, now, via, default_stream, group, types)
+-- True unless this Redis says it is not a cluster node. Only on a cluster can a key the call
+-- did not declare be elsewhere (its slot migrating); a user without +info is treated as on one.
+local function on_cluster()
+  local ok, info = pcall(redis.call, 'INFO', 'cluster')
+  return not (ok and string.find(info, 'cluster_enabled:0', 1, true))
+end
+
+-- What one claiming call checks once rather than per task: the clock, whether keys can be
+-- elsewhere (a cluster), and each stream's type and permissions (the keys a call touches only
+-- change through its own writes, which keep the cache up to date). Built by claim_context, used
+-- by forward. `types` may hold stream types the caller has already read. `cluster` false says
+-- no key can be elsewhere (a call claiming many tasks asks on_cluster once; one claim skips it).
+local function claim_context(schedule_key, prefix, ns, now, via, default_stream, group, types, cluster)
   require_permission('ZREM', schedule_key, 'id')
   local _, _, tag = prefix_of(schedule_key)
   return {schedule_key = schedule_key, prefix = prefix, ns = ns, tag = tag, now = now, fired = ms_string(now), via = via,
-          default_stream = default_stream, group = group,
+          default_stream = default_stream, group = group, cluster = cluster ~= false,
           types = types or {},  -- stream key -> TYPE as of now in this call
-          writable = {}}  -- stream key -> true once XADD (and XGROUP CREATE if new) are permitted
+          writable = {},  -- stream key -> true once XADD (and XGROUP CREATE if new) are permitted
+          ready = {}}  -- stream key -> true once an XADD to it succeeded in this call: no checks left
 end
 
 -- The type of `stream` (cached), or nil and Redis's error when the key cannot be read here: on
@@ -287,11 +297,14 @@ end
 -- Appends task `id`'s entry to `stream` if it can take it: the entry id, or nil and why not
 -- (MIGRATING, writing nothing, when the stream's slot is being migrated).
 local function try_append(ctx, stream, id, entry)
-  local problem = stream_problem(ctx, stream, id)
-  if problem == MIGRATING then return MIGRATING end
-  if problem ~= nil then return nil, problem end
+  if not ctx.ready[stream] then
+    local problem = stream_problem(ctx, stream, id)
+    if problem == MIGRATING then return MIGRATING end
+    if problem ~= nil then return nil, problem end
+  end
   local entry_id, refused = append(ctx, stream, entry)
   if entry_id == nil then return nil, 'Redis refused XADD (' .. refused .. ')' end
+  ctx.ready[stream] = true
   return entry_id
 end
 
@@ -316,19 +329,24 @@ local function forward(ctx, id, due)
   elseif not string.find(tostring(h), 'WRONGTYPE', 1, true) then
     fail('cannot read ' .. shadow .. ': ' .. tostring(h) .. '; task ' .. id .. ' stays pending')
   end
-  -- The DEL below must not fail after the XADD: reach the trigger first (TYPE: a command the
-  -- relay's ACL user has already, docs/security.md).
-  local reached, refused = pcall(redis.call, 'TYPE', trigger)
-  if not reached then
-    if is_elsewhere(refused) then return MIGRATING end
-    fail('cannot read ' .. trigger .. ': ' .. tostring(refused) .. '; task ' .. id .. ' stays pending')
+  -- The DEL below must not fail after the XADD: on a cluster, reach the trigger first (TYPE: a
+  -- command the relay's ACL user has already, docs/security.md).
+  if ctx.cluster then
+    local reached, refused = pcall(redis.call, 'TYPE', trigger)
+    if not reached then
+      if is_elsewhere(refused) then return MIGRATING end
+      fail('cannot read ' .. trigger .. ': ' .. tostring(refused) .. '; task ' .. id .. ' stays pending')
+    end
   end
   require_permission('DEL', shadow, trigger)
-  local entry = {'id', id, 'payload', fields['payload'] or '',
-                 'due_ms', fields['due_ms'] or ms_string(due), 'fired_ms', ctx.fired, 'via', ctx.via}
-  if fields['created_ms'] then
-    entry[#entry + 1] = 'created_ms'
-    entry[#entry + 1] = fields['created_ms']
+  local created = fields['created_ms']
+  local entry
+  if created then  -- the usual case, built at its final size
+    entry = {'id', id, 'payload', fields['payload'] or '', 'due_ms', fields['due_ms'] or ms_string(due),
+             'fired_ms', ctx.fired, 'via', ctx.via, 'created_ms', created}
+  else
+    entry = {'id', id, 'payload', fields['payload'] or '', 'due_ms', fields['due_ms'] or ms_string(due),
+             'fired_ms', ctx.fired, 'via', ctx.via}
   end
   if fields['attempt'] then  -- set by expiry_retry: the delivery number the consumer sees
     entry[#entry + 1] = 'attempt'
@@ -361,7 +379,7 @@ local function forward(ctx, id, due)
   -- The entry is in; these writes cannot fail (the schedule's type was read by the caller).
   redis.call('ZREM', ctx.schedule_key, id)
   redis.call('DEL', shadow, trigger)
-  local created = tonumber(fields['created_ms'] or '')
+  created = tonumber(created or '')
   if created == nil or created >= due then return entry_id, -1 end
   return entry_id, clamp_ms(ctx.now - due)
 end
@@ -645,7 +663,7 @@ local function sweep(keys, args)
     local want = math.min(SWEEP_CHUNK, limit - #lateness)
     local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, want)
     if #due == 0 then break end
-    ctx = ctx or claim_context(keys[1], prefix, ns, now, via, keys[2], group, {[keys[2]] = default_type})
+    ctx = ctx or claim_context(keys[1], prefix, ns, now, via, keys[2], group, {[keys[2]] = default_type}, on_cluster())
     for i = 1, #due, 2 do
       local entry_id, late = forward(ctx, due[i], tonumber(due[i + 1]))
       if entry_id == MIGRATING then
