@@ -18,7 +18,8 @@
 --   NS:{B}:schedule   ZSET   member = task id, score = due time (ms, Redis clock)
 --   NS:{B}:t:<id>     STRING trigger key, PX = due - now + 100; its `expired` event is a hint
 --   NS:{B}:task:<id>  HASH   payload, due_ms, created_ms[, stream]
---   NS:{B}:wake       channel; the new earliest due time is published when it moves earlier
+--   NS:{B}:wake       channel; the new earliest due time is published when it moves earlier,
+--                     as "<due_ms>@<db>" when the caller named its database, else "<due_ms>"
 --   NS:{B}:stream, NS:{B}:dead  the bucket's streams (with more than one bucket, or on a cluster)
 
 local MAX_ID_BYTES = 256
@@ -444,14 +445,35 @@ local function task_to_schedule(ctx, trigger_key, shadow_key, id, mode, value, p
           due = due_from(mode, value, now)}
 end
 
+-- The largest database number a caller may name (Redis is configured with far fewer).
+local MAX_DB = 1000000
+
+-- The caller's database from an optional argument: nil when absent or '', else an integer
+-- 0..MAX_DB (a function cannot see the selected database, so the caller names it).
+local function parse_db(s)
+  if s == nil or s == '' then return nil end
+  if not string.match(s, '^%d+$') or #s > 7 or tonumber(s) > MAX_DB then
+    fail('database must be an integer 0..' .. MAX_DB .. ' (got ' .. string.sub(s, 1, 32) .. '); nothing was written')
+  end
+  return tonumber(s)
+end
+
+-- The message published on NS:{B}:wake: "<due_ms>@<db>" naming the caller's database, so that
+-- a relay serving another database of the namespace ignores it, or "<due_ms>" when db is nil.
+local function wake_message(due, db)
+  if db == nil then return ms_string(due) end
+  return ms_string(due) .. '@' .. ms_string(db)
+end
+
 -- Creates or atomically replaces each checked task, in order (a later task with the same id
 -- replaces an earlier one): its schedule member, a fresh shadow hash and the trigger's PX; then
 -- publishes the earliest new due time on the bucket's wake channel once, when it moves the
 -- schedule's head earlier. Fails before the first write unless the user may run those commands
 -- (on the first task's keys: Redis checked every declared key against the user's key patterns
 -- before the call). After the checks nothing can fail: the schedule's type was read by ZRANGE.
+-- `db` (nil or parse_db's) names the caller's database in the wake message.
 -- Returns the replaced flags (1 when the id was pending), one per task.
-local function schedule_tasks(ctx, tasks, now)
+local function schedule_tasks(ctx, tasks, now, db)
   local head = redis.call('ZRANGE', ctx.schedule_key, 0, 0, 'WITHSCORES')
   local wake = ctx.prefix .. 'wake'
   local first = tasks[1]
@@ -478,20 +500,23 @@ local function schedule_tasks(ctx, tasks, now)
     if earliest == nil or t.due < earliest then earliest = t.due end
   end
   if head[1] == nil or earliest < tonumber(head[2]) then
-    redis.call('PUBLISH', wake, ms_string(earliest))
+    redis.call('PUBLISH', wake, wake_message(earliest, db))
   end
   return replaced
 end
 
--- expiry_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
--- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1)}.
+-- expiry_schedule KEYS: schedule, trigger, shadow
+--                 ARGV: id, 'delay'|'at', ms, payload[, stream ('' for none)[, db]]
+-- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1)}. `db`, the caller's
+-- database, is named in the wake message.
 local function schedule(keys, args)
   local id = args[1]
   check_id(id)
+  local db = parse_db(args[6])
   local ctx = schedule_context(keys[1])
   local now = now_ms()
   local task = task_to_schedule(ctx, keys[2], keys[3], id, args[2], args[3], args[4], args[5], now)
-  local replaced = schedule_tasks(ctx, {task}, now)
+  local replaced = schedule_tasks(ctx, {task}, now, db)
   return {task.due, replaced[1]}
 end
 
@@ -505,7 +530,8 @@ local function id_for_message(id)
 end
 
 -- expiry_schedule_many KEYS: schedule, then per task: trigger, shadow
---                      ARGV: n, then per task: id, 'delay'|'at', ms, payload, stream ('' for none)
+--                      ARGV: n, then per task: id, 'delay'|'at', ms, payload, stream ('' for none),
+--                            then optionally db (the caller's database, named in the wake message)
 -- Schedules n (0..MAX_SCHEDULE_BATCH) tasks of one bucket, each exactly as expiry_schedule
 -- would, in one call. Every task is checked before the first write, so an invalid task
 -- writes nothing at all; the error names it: "ERR expiry: task #<i> (id <id>): <reason>"
@@ -517,11 +543,12 @@ local function schedule_many(keys, args)
   if n == nil or n ~= math.floor(n) or n < 0 or n > MAX_SCHEDULE_BATCH then
     fail('the task count (first argument) must be an integer 0..' .. MAX_SCHEDULE_BATCH)
   end
-  if #keys ~= 1 + 2 * n or #args ~= 1 + 5 * n then
-    fail('expiry_schedule_many needs 1 + 2n keys (schedule, then trigger and shadow per task) and 1 + 5n ' ..
-         'arguments (n, then id, mode, ms, payload, stream per task) for n = ' .. n .. '; got ' .. #keys ..
-         ' keys and ' .. #args .. ' arguments; nothing was written')
+  if #keys ~= 1 + 2 * n or (#args ~= 1 + 5 * n and #args ~= 2 + 5 * n) then
+    fail('expiry_schedule_many needs 1 + 2n keys (schedule, then trigger and shadow per task) and 1 + 5n or 2 + 5n ' ..
+         'arguments (n, then id, mode, ms, payload, stream per task, then optionally db) for n = ' .. n .. '; got ' ..
+         #keys .. ' keys and ' .. #args .. ' arguments; nothing was written')
   end
+  local db = parse_db(args[2 + 5 * n])
   local ctx = schedule_context(keys[1])
   if n == 0 then return {} end
   local now = now_ms()
@@ -548,7 +575,7 @@ local function schedule_many(keys, args)
     fail('the payloads add up to ' .. bytes .. ' bytes, more than ' .. MAX_SCHEDULE_BATCH_BYTES ..
          ' in one call; send fewer tasks per call (nothing was written)')
   end
-  local replaced = schedule_tasks(ctx, tasks, now)
+  local replaced = schedule_tasks(ctx, tasks, now, db)
   local reply = {}
   for i = 1, n do
     reply[2 * i - 1] = tasks[i].due
@@ -557,13 +584,14 @@ local function schedule_many(keys, args)
   return reply
 end
 
--- expiry_reschedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms
+-- expiry_reschedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms[, db]
 -- Moves a pending task to a new due time, keeping its payload and stream (created_ms becomes
 -- now: the time it was last scheduled). Fails, writing nothing, when the task is not pending.
--- Returns {due_ms, now_ms}.
+-- Returns {due_ms, now_ms}. `db`, the caller's database, is named in the wake message.
 local function reschedule(keys, args)
   local id, mode, value = args[1], args[2], args[3]
   check_id(id)
+  local db = parse_db(args[4])
   local prefix = check_task_keys(keys, id)
   local now = now_ms()
   local due = due_from(mode, value, now)
@@ -585,7 +613,7 @@ local function reschedule(keys, args)
   end
   redis.call('SET', keys[2], '1', 'PX', trigger_ttl(due, now))
   if head[1] == id or due < tonumber(head[2]) then
-    redis.call('PUBLISH', prefix .. 'wake', ms_string(due))
+    redis.call('PUBLISH', prefix .. 'wake', wake_message(due, db))
   end
   return {due, now}
 end
@@ -804,19 +832,21 @@ redis.register_function('expiry_trim', trim)
 redis.register_function{function_name = 'expiry_version', callback = version, flags = {'no-writes'}}
 
 -- expiry_replay_dead KEYS: dead_stream, schedule, trigger, shadow
---                    ARGV: entry_id, task_id, delay_ms, default_stream
+--                    ARGV: entry_id, task_id, delay_ms, default_stream[, db]
 -- Schedules the task of one dead-letter entry again, exactly as expiry_schedule with 'delay'
 -- would (its payload, and its stream when original_stream is not `default_stream`), and
 -- deletes the entry, in one step. An entry that is gone (replayed or purged already) fails
 -- and writes nothing, so two concurrent replays of one entry schedule the task once.
 -- task_id must be the entry's `id` field (the caller read it to find the task's bucket); the
 -- dead stream and the task's keys must share one slot on a cluster (Redis refuses otherwise).
+-- `db`, the caller's database, is named in the wake message.
 -- Returns {due_ms, replaced (0|1)} as expiry_schedule does.
 local function replay_dead(keys, args)
   local entry_id, task_id, delay, default_stream = args[1], args[2], args[3], args[4]
   if entry_id == nil or task_id == nil or delay == nil or default_stream == nil then
-    fail('expiry_replay_dead needs ARGV entry_id, task_id, delay_ms, default_stream')
+    fail('expiry_replay_dead needs ARGV entry_id, task_id, delay_ms, default_stream[, db]')
   end
+  parse_db(args[5])
   local found = redis.call('XRANGE', keys[1], entry_id, entry_id)
   if #found == 0 then
     fail('dead entry ' .. entry_id .. ' is not in ' .. keys[1] .. ' (already replayed or purged); nothing was scheduled')
@@ -834,7 +864,8 @@ local function replay_dead(keys, args)
   local stream = fields['original_stream']
   if stream == default_stream then stream = nil end
   require_permission('XDEL', keys[1], entry_id)
-  local result = schedule({keys[2], keys[3], keys[4]}, {task_id, 'delay', delay, fields['payload'] or '', stream})
+  local result = schedule({keys[2], keys[3], keys[4]},
+                          {task_id, 'delay', delay, fields['payload'] or '', stream or '', args[5]})
   redis.call('XDEL', keys[1], entry_id)
   return result
 end
@@ -842,7 +873,7 @@ end
 redis.register_function('expiry_replay_dead', replay_dead)
 
 -- expiry_retry KEYS: stream, dead_stream, schedule, trigger, shadow
---              ARGV: group, entry_id, task_id, delay_ms, max_attempts, reason
+--              ARGV: group, entry_id, task_id, delay_ms, max_attempts, reason[, db]
 -- Settles one delivery its handler failed, in one step (a crash can neither lose the task nor
 -- run it twice): the entry is acknowledged (not deleted: retention trims it) and the task is
 -- scheduled again in `delay_ms` with its payload, for this stream, and attempt = the entry's
@@ -853,13 +884,15 @@ redis.register_function('expiry_replay_dead', replay_dead)
 -- When the task is pending again already (a producer scheduled it meanwhile), that schedule is
 -- kept and the entry is only acknowledged. The schedule keys must be task_id's (on a cluster
 -- in the stream's slot: the bucket stream's own bucket).
+-- `db`, the caller's database, is named in the wake message of a task scheduled again.
 -- Returns {1, due_ms, next_attempt} scheduled again, {2, dead_entry_id, attempts} dead-lettered,
 -- {3} acknowledged only (pending again), {0} the entry was no longer pending (nothing written).
 local function retry(keys, args)
   local group, entry_id, task_id, delay, max_attempts, reason = args[1], args[2], args[3], args[4], args[5], args[6]
   if reason == nil then
-    fail('expiry_retry needs ARGV group, entry_id, task_id, delay_ms, max_attempts, reason')
+    fail('expiry_retry needs ARGV group, entry_id, task_id, delay_ms, max_attempts, reason[, db]')
   end
+  parse_db(args[7])
   local max_n = tonumber(max_attempts)
   if max_n == nil or max_n ~= math.floor(max_n) or max_n < 1 then fail('max_attempts must be an integer >= 1') end
   check_id(task_id)
@@ -902,7 +935,8 @@ local function retry(keys, args)
   end
   require_permission('HSET', keys[5], 'attempt', '2')
   -- schedule() checks everything before its first write; HSET and XACK cannot fail after it.
-  local result = schedule({keys[3], keys[4], keys[5]}, {task_id, 'delay', delay, fields['payload'] or '', keys[1]})
+  local result = schedule({keys[3], keys[4], keys[5]},
+                          {task_id, 'delay', delay, fields['payload'] or '', keys[1], args[7]})
   redis.call('HSET', keys[5], 'attempt', ms_string(attempt + 1))
   redis.call('XACK', keys[1], group, entry_id)
   return {1, result[1], attempt + 1}
