@@ -3,7 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "protocol/integers.h"
+#include "protocol/wake_message.h"
 
 namespace expiry {
 
@@ -127,10 +127,10 @@ void ExpiryListener::on_channel(const Reply& msg) {
   }
   const std::optional<int> bucket = keys_.bucket_from_wake_channel(channel);
   if (bucket && *bucket < bucket_count_) {
+    const std::optional<WakeMessage> wake = parse_wake_message(msg.elements[2].str);
+    if (wake && !wake_is_for_db(*wake, config_.redis.db)) return;  // a task of another database
     ++stats_.wakeups;
-    const std::string& text = msg.elements[2].str;
-    const std::optional<long long> due = parse_int64(text);
-    if (due && on_wake_) on_wake_(*bucket, *due);
+    if (wake && on_wake_) on_wake_(*bucket, wake->due_ms);
   }
 }
 
