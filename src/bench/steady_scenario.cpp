@@ -89,7 +89,8 @@ SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role)
   for (size_t i = 0; i < n; ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(period * i));
     const std::string id = task_id(prefix, i);
-    const Reply r = conn.command(schedule_argv(ctx.keys, id, ScheduleMode::Delay, steady_delay_ms(i), task_payload(id, ctx.payload_bytes)));
+    const Reply r = conn.command(schedule_argv(ctx.keys, id, ScheduleMode::Delay, steady_delay_ms(i),
+                                               task_payload(id, ctx.payload_bytes), {}, ctx.redis.db));
     const auto result = decode_schedule(r);
     if (!result) throw Error("FCALL expiry_schedule: " + r.describe());
     max_due = std::max(max_due, result->due_ms);

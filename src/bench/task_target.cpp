@@ -129,7 +129,7 @@ void TaskTarget::reset_streams() {
 
 ScheduleResult TaskTarget::schedule_one(const std::string& id, ScheduleMode mode, long long ms) {
   const int b = bucket_of_id(id);
-  const Reply r = run_one(schedule_argv(bucket_keys(b), id, mode, ms, task_payload(id, ctx_.payload_bytes)), slot_of(b));
+  const Reply r = run_one(schedule_argv(bucket_keys(b), id, mode, ms, task_payload(id, ctx_.payload_bytes), {}, db()), slot_of(b));
   const auto result = decode_schedule(r);
   if (!result) throw Error("FCALL expiry_schedule " + id + ": " + r.describe());
   return *result;
@@ -149,7 +149,7 @@ ScheduleOutcome TaskTarget::schedule_many(const std::string& prefix, size_t n,
       const std::string id = task_id(prefix, i);
       const TaskDue due = due_of(i);
       const int b = bucket_of_id(id);
-      commands.push_back({slot_of(b), schedule_argv(bucket_keys(b), id, due.mode, due.ms, task_payload(id, ctx_.payload_bytes))});
+      commands.push_back({slot_of(b), schedule_argv(bucket_keys(b), id, due.mode, due.ms, task_payload(id, ctx_.payload_bytes), {}, db())});
     }
     const std::vector<Reply> replies = run_all(commands);
     for (size_t k = 0; k < replies.size(); ++k) {

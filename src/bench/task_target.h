@@ -67,6 +67,8 @@ class TaskTarget {
   TaskTarget(const BenchContext& ctx, int buckets);
 
   KeyLayout bucket_keys(int bucket) const { return KeyLayout(ctx_.keys.ns(), bucket); }
+  // The database the tasks are scheduled in (0 on a cluster), named in their wake messages.
+  int db() const { return is_cluster() ? 0 : ctx_.redis.db; }
   std::string stream_of(int bucket) const;
   int slot_of(int bucket) const;
   int bucket_of_id(const std::string& id) const;

@@ -40,7 +40,7 @@ ScheduleOutcome schedule_tasks(SyncConnection& conn, const BenchContext& ctx, co
       [&](size_t i) {
         const std::string id = task_id(prefix, i);
         const TaskDue due = due_of(i);
-        return schedule_argv(ctx.keys, id, due.mode, due.ms, task_payload(id, ctx.payload_bytes));
+        return schedule_argv(ctx.keys, id, due.mode, due.ms, task_payload(id, ctx.payload_bytes), {}, ctx.redis.db);
       },
       [&](size_t i, const Reply& reply) {
         const auto result = decode_schedule(reply);
@@ -75,7 +75,7 @@ ScheduleOutcome schedule_tasks_batched(SyncConnection& conn, const BenchContext&
           const TaskDue due = due_of(c * batch + k);
           tasks.push_back({ids[k], due.mode, due.ms, payloads[k], {}});
         }
-        return schedule_many_argv(ctx.keys, tasks);
+        return schedule_many_argv(ctx.keys, tasks, ctx.redis.db);
       },
       [&](size_t c, const Reply& reply) {
         const size_t tasks = std::min(n, (c + 1) * batch) - c * batch;

@@ -217,7 +217,8 @@ void BucketWorker::settle(size_t index, const StreamEntry& entry, HandleOutcome 
     const long long attempt = attempt_of(entry);
     const auto delay = retry_delay(shared_.config.retry, static_cast<uint64_t>(attempt));
     const KeyLayout task(shared_.config.ns, b.bucket);
-    expiry_.fcall(retry_command(b.names, task, task_id, entry.entry_id, delay, shared_.config.max_deliveries, reason),
+    expiry_.fcall(retry_command(b.names, task, task_id, entry.entry_id, delay, shared_.config.max_deliveries, reason,
+                                0),  // a cluster has database 0 only
                   [this, index, id = entry.entry_id, task_id, attempt, delay, reason](const Reply& r) {
                     const RetryResult result = retry_result(r);
                     if (result == RetryResult::DeadLettered) ++shared_.stats.dead_lettered;

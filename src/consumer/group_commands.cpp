@@ -105,7 +105,7 @@ std::vector<std::string> dead_letter_command(const GroupStream& s, const std::st
 
 std::vector<std::string> retry_command(const GroupStream& s, const KeyLayout& task, const std::string& task_id,
                                        const std::string& entry_id, std::chrono::milliseconds delay,
-                                       int max_attempts, const std::string& reason) {
+                                       int max_attempts, const std::string& reason, int db) {
   return {"FCALL",
           "expiry_retry",
           "5",
@@ -119,7 +119,8 @@ std::vector<std::string> retry_command(const GroupStream& s, const KeyLayout& ta
           task_id,
           std::to_string(delay.count()),
           std::to_string(max_attempts),
-          reason};
+          reason,
+          std::to_string(db)};
 }
 
 RetryResult retry_result(const Reply& reply) {

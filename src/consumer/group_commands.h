@@ -65,11 +65,12 @@ std::vector<std::string> dead_letter_command(const GroupStream& s, const std::st
                                              const std::string& reason = "");
 
 // FCALL expiry_retry 5 <stream> <dead_stream> <schedule> <trigger> <shadow> <group> <entry_id>
-// <task_id> <delay_ms> <max_attempts> <reason>: `task` is the layout of the task's bucket (on a
-// cluster, the bucket of the stream the entry came from).
+// <task_id> <delay_ms> <max_attempts> <reason> <db>: `task` is the layout of the task's bucket
+// (on a cluster, the bucket of the stream the entry came from); `db` the selected database (0 on
+// a cluster), named in the wake message of the task scheduled again.
 std::vector<std::string> retry_command(const GroupStream& s, const KeyLayout& task, const std::string& task_id,
                                        const std::string& entry_id, std::chrono::milliseconds delay,
-                                       int max_attempts, const std::string& reason);
+                                       int max_attempts, const std::string& reason, int db);
 
 // What expiry_retry did with a failed delivery.
 enum class RetryResult {

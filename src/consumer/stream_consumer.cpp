@@ -200,7 +200,8 @@ void StreamConsumer::retry_later(const StreamEntry& entry, const std::string& re
   const long long attempt = attempt_of(entry);
   const auto delay = retry_delay(config_.retry, static_cast<uint64_t>(attempt));
   const KeyLayout task(config_.ns, bucket_of(task_id, task_buckets_));
-  functions_.fcall(retry_command(names_, task, task_id, entry.entry_id, delay, config_.max_deliveries, reason),
+  functions_.fcall(retry_command(names_, task, task_id, entry.entry_id, delay, config_.max_deliveries, reason,
+                                 config_.redis.db),
                    [this, id = entry.entry_id, task_id, attempt, delay, reason](const Reply& r) {
                      const RetryResult result = retry_result(r);
                      if (result == RetryResult::DeadLettered) ++stats_.dead_lettered;

@@ -237,7 +237,7 @@ void send_tasks(SyncConnection& conn, const CtlLayout& layout, TaskSource& sourc
   steps.next_command = [&](std::vector<std::string>& argv) {
     auto task = source.next();
     if (!task) return false;
-    argv = schedule_request_argv(layout.keys_of_task(task->request.id), task->request);
+    argv = schedule_request_argv(layout.keys_of_task(task->request.id), task->request, layout.db);
     in_flight.push_back({task->line, std::move(task->request.id)});
     return true;
   };
@@ -268,7 +268,7 @@ void send_tasks_to_cluster(RoutedClient& redis, const CtlLayout& layout, TaskSou
       auto task = source.next();
       if (!task) break;
       const KeyLayout keys = layout.keys_of_task(task->request.id);
-      chunk.push_back({CtlLayout::slot_of_bucket(keys.bucket()), schedule_request_argv(keys, task->request)});
+      chunk.push_back({CtlLayout::slot_of_bucket(keys.bucket()), schedule_request_argv(keys, task->request, layout.db)});
       sent.push_back({task->line, std::move(task->request.id)});
     }
     if (chunk.empty()) return;
@@ -340,7 +340,7 @@ void send_batches(SyncConnection& conn, const CtlLayout& layout, TaskSource& tas
   steps.next_command = [&](std::vector<std::string>& argv) {
     auto batch = source.next();
     if (!batch) return false;
-    argv = batch->argv(layout.ns);
+    argv = batch->argv(layout.ns, layout.db);
     in_flight.push_back(std::move(*batch));
     return true;
   };
@@ -373,7 +373,7 @@ void send_batches_to_cluster(RoutedClient& redis, const CtlLayout& layout, TaskS
       auto batch = source.next();
       if (!batch) break;
       tasks += batch->tasks.size();
-      chunk.push_back({CtlLayout::slot_of_bucket(batch->bucket), batch->argv(layout.ns)});
+      chunk.push_back({CtlLayout::slot_of_bucket(batch->bucket), batch->argv(layout.ns, layout.db)});
       sent.push_back(std::move(*batch));
     }
     if (chunk.empty()) return;

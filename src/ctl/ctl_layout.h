@@ -15,6 +15,7 @@ struct CtlLayout {
   bool cluster = false;
   int buckets = 1;
   std::string stream;  // the relay's stream on a single-bucket Redis (CtlTarget::stream)
+  int db = 0;          // the selected database (0 on a cluster), named in the wake messages
 
   // True when each bucket has its own streams NS:{b}:stream (uses_bucket_streams).
   bool bucket_streams() const;

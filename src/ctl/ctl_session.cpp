@@ -10,6 +10,7 @@ CtlSession::CtlSession(const CtlTarget& target) : redis(target.redis) {
   layout.ns = target.ns;
   layout.cluster = redis.cluster();
   layout.stream = target.stream;
+  layout.db = layout.cluster ? 0 : target.redis.db;
   layout.buckets = redis.agree_buckets(target.ns, target.buckets);
 }
 

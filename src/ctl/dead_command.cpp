@@ -294,7 +294,7 @@ int run_dead_replay(const CtlTarget& target, const DeadReplayOptions& options) {
     const Reply r = session.redis.fcall(
         {"FCALL", "expiry_replay_dead", "4", dead.key, keys.schedule_key(), keys.trigger_key(*task),
          keys.shadow_key(*task), e.ref.entry_id, *task, std::to_string(options.delay_ms),
-         layout.default_stream_of_bucket(keys.bucket())},
+         layout.default_stream_of_bucket(keys.bucket()), std::to_string(layout.db)},
         slot);
     if (r.type == Reply::Type::Error && r.str.find("already replayed or purged") != std::string::npos) {
       std::cerr << "expiry-ctl: dead entry " << escape_text(shown) << " is gone (replayed or purged meanwhile)\n";

@@ -19,8 +19,8 @@ std::optional<std::string> schedule_request_error(const ScheduleRequest& request
   return std::nullopt;
 }
 
-std::vector<std::string> schedule_request_argv(const KeyLayout& keys, const ScheduleRequest& request) {
-  return schedule_argv(keys, request.id, request.mode, request.ms, request.payload, request.stream);
+std::vector<std::string> schedule_request_argv(const KeyLayout& keys, const ScheduleRequest& request, int db) {
+  return schedule_argv(keys, request.id, request.mode, request.ms, request.payload, request.stream, db);
 }
 
 }  // namespace expiry

@@ -26,7 +26,7 @@ struct ScheduleRequest {
 // 1..kMaxTimeMs); nullopt if it is valid. Checked before anything is sent.
 std::optional<std::string> schedule_request_error(const ScheduleRequest& request);
 
-// FCALL expiry_schedule for `request` in the namespace of `keys`.
-std::vector<std::string> schedule_request_argv(const KeyLayout& keys, const ScheduleRequest& request);
+// FCALL expiry_schedule for `request` in the namespace of `keys`, from a client of database `db`.
+std::vector<std::string> schedule_request_argv(const KeyLayout& keys, const ScheduleRequest& request, int db);
 
 }  // namespace expiry

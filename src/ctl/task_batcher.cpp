@@ -6,13 +6,13 @@
 
 namespace expiry {
 
-std::vector<std::string> TaskBatch::argv(const std::string& ns) const {
+std::vector<std::string> TaskBatch::argv(const std::string& ns, int db) const {
   std::vector<ScheduleBatchTask> views;
   views.reserve(tasks.size());
   for (const auto& t : tasks) {
     views.push_back({t.request.id, t.request.mode, t.request.ms, t.request.payload, t.request.stream});
   }
-  return schedule_many_argv(KeyLayout(ns, bucket), views);
+  return schedule_many_argv(KeyLayout(ns, bucket), views, db);
 }
 
 size_t TaskBatch::last_line() const { return tasks.empty() ? 0 : tasks.back().line; }

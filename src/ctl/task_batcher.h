@@ -22,8 +22,8 @@ struct TaskBatch {
   std::vector<BatchedTask> tasks;  // in the order they were added (a later one of an id wins)
   size_t payload_bytes = 0;
 
-  // FCALL expiry_schedule_many of the tasks, in namespace `ns`.
-  std::vector<std::string> argv(const std::string& ns) const;
+  // FCALL expiry_schedule_many of the tasks, in namespace `ns`, from a client of database `db`.
+  std::vector<std::string> argv(const std::string& ns, int db) const;
   size_t last_line() const;
 };
 

@@ -89,7 +89,7 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
   CtlSession session(target);
   const KeyLayout keys = session.layout.keys_of_task(request.id);
   const int slot = CtlLayout::slot_of_bucket(keys.bucket());
-  const Reply reply = session.redis.fcall(schedule_request_argv(keys, request), slot);
+  const Reply reply = session.redis.fcall(schedule_request_argv(keys, request, session.layout.db), slot);
   expect_ok(reply, "FCALL expiry_schedule");
   const auto result = decode_schedule(reply);
   if (!result) throw ReplyError("FCALL expiry_schedule: unexpected reply " + reply.describe());
@@ -118,7 +118,7 @@ int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {
   CtlSession session(target);
   const KeyLayout keys = session.layout.keys_of_task(options.id);
   const Reply reply =
-      session.redis.fcall(reschedule_argv(keys, options.id, mode, ms), CtlLayout::slot_of_bucket(keys.bucket()));
+      session.redis.fcall(reschedule_argv(keys, options.id, mode, ms, session.layout.db), CtlLayout::slot_of_bucket(keys.bucket()));
   if (classify(reply) == RedisErrorKind::TaskNotPending) {
     std::cerr << "expiry-ctl: task " << escape_text(options.id)
               << " is not pending (already fired, cancelled or never scheduled); nothing was changed\n";

@@ -210,7 +210,8 @@ class OrderSim {
     const std::string stream = redis_.cluster() ? std::string() : config_.stream;
     auto scheduled = decode_schedule(
         expect_ok(redis_.fcall(schedule_argv(KeyLayout(config_.ns, o.bucket), task_id, ScheduleMode::Delay,
-                                             config_.timeout.count(), payload, stream),
+                                             config_.timeout.count(), payload, stream,
+                                             redis_.cluster() ? 0 : config_.redis.db),
                                bucket_slot(o.bucket)),
                   "expiry_schedule"));
     if (!scheduled) throw ReplyError("unexpected expiry_schedule reply");

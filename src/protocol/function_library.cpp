@@ -27,16 +27,20 @@ const char* mode_word(ScheduleMode mode) { return mode == ScheduleMode::Delay ? 
 }  // namespace
 
 std::vector<std::string> schedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode,
-                                       long long ms, std::string_view payload, std::string_view stream) {
+                                       long long ms, std::string_view payload, std::string_view stream,
+                                       std::optional<int> db) {
   auto argv = task_call("expiry_schedule", keys, id);
   argv.insert(argv.end(), {mode_word(mode), std::to_string(ms), std::string(payload)});
-  if (!stream.empty()) argv.emplace_back(stream);
+  if (!stream.empty() || db) argv.emplace_back(stream);  // '' is the default stream
+  if (db) argv.push_back(std::to_string(*db));
   return argv;
 }
 
-std::vector<std::string> reschedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode, long long ms) {
+std::vector<std::string> reschedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode, long long ms,
+                                         std::optional<int> db) {
   auto argv = task_call("expiry_reschedule", keys, id);
   argv.insert(argv.end(), {mode_word(mode), std::to_string(ms)});
+  if (db) argv.push_back(std::to_string(*db));
   return argv;
 }
 

@@ -23,9 +23,14 @@ bool is_function_missing(const Reply& reply);
 
 enum class ScheduleMode { Delay, At };
 
+// `db`, the database the caller selected (0 on a cluster), is named in the wake message the
+// call may publish, so that relays serving other databases ignore it (wake_message.h); nullopt
+// sends the form without it.
 std::vector<std::string> schedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode,
-                                       long long ms, std::string_view payload, std::string_view stream = {});
-std::vector<std::string> reschedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode, long long ms);
+                                       long long ms, std::string_view payload, std::string_view stream = {},
+                                       std::optional<int> db = std::nullopt);
+std::vector<std::string> reschedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode, long long ms,
+                                         std::optional<int> db = std::nullopt);
 std::vector<std::string> cancel_argv(const KeyLayout& keys, std::string_view id);
 std::vector<std::string> claim_argv(const KeyLayout& keys, std::string_view id, std::string_view via,
                                     std::string_view stream, std::string_view group);

@@ -5,9 +5,10 @@
 
 namespace expiry {
 
-std::vector<std::string> schedule_many_argv(const KeyLayout& keys, const std::vector<ScheduleBatchTask>& tasks) {
+std::vector<std::string> schedule_many_argv(const KeyLayout& keys, const std::vector<ScheduleBatchTask>& tasks,
+                                            std::optional<int> db) {
   std::vector<std::string> argv;
-  argv.reserve(4 + 7 * tasks.size());
+  argv.reserve(5 + 7 * tasks.size());
   argv.insert(argv.end(), {"FCALL", "expiry_schedule_many", std::to_string(1 + 2 * tasks.size()), keys.schedule_key()});
   for (const auto& t : tasks) {
     argv.push_back(keys.trigger_key(t.id));
@@ -21,6 +22,7 @@ std::vector<std::string> schedule_many_argv(const KeyLayout& keys, const std::ve
     argv.emplace_back(t.payload);
     argv.emplace_back(t.stream);
   }
+  if (db) argv.push_back(std::to_string(*db));
   return argv;
 }
 

@@ -28,8 +28,9 @@ struct ScheduleBatchTask {
 
 // FCALL expiry_schedule_many for `tasks`, all of which must belong to the bucket of `keys`
 // (at most kMaxScheduleBatchTasks; an empty list makes the call that only checks the layout,
-// which a client can use to learn whether it may call the function).
-std::vector<std::string> schedule_many_argv(const KeyLayout& keys, const std::vector<ScheduleBatchTask>& tasks);
+// which a client can use to learn whether it may call the function). `db` as for schedule_argv.
+std::vector<std::string> schedule_many_argv(const KeyLayout& keys, const std::vector<ScheduleBatchTask>& tasks,
+                                            std::optional<int> db = std::nullopt);
 
 // The per-task results of a reply to a call of `tasks` tasks, in order; nullopt for errors and
 // replies of another shape.

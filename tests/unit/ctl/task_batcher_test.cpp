@@ -61,6 +61,15 @@ TEST(ScheduleBatch, ArgvDeclaresEveryKeyAndFiveArgumentsATask) {
             (std::vector<std::string>{"FCALL", "expiry_schedule_many", "1", "ns:{7}:schedule", "0"}));
 }
 
+TEST(ScheduleBatch, ArgvEndsWithTheDatabaseWhenGiven) {
+  const KeyLayout keys("ns", 7);
+  EXPECT_EQ(schedule_many_argv(keys, {{"a", ScheduleMode::Delay, 5, "pa", {}}}, 4),
+            (std::vector<std::string>{"FCALL", "expiry_schedule_many", "3", "ns:{7}:schedule", "ns:{7}:t:a",
+                                      "ns:{7}:task:a", "1", "a", "delay", "5", "pa", "", "4"}));
+  EXPECT_EQ(schedule_many_argv(keys, {}, 0),
+            (std::vector<std::string>{"FCALL", "expiry_schedule_many", "1", "ns:{7}:schedule", "0", "0"}));
+}
+
 TEST(ScheduleBatch, DecodesRepliesAndTheTaskAnErrorNames) {
   Reply ok;
   ok.type = Reply::Type::Array;

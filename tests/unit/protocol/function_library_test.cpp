@@ -78,6 +78,26 @@ TEST(FunctionLibrary, ScheduleWithEmptyStreamOmitsIt) {
   EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::Delay, 10, "p").size(), 10u);
 }
 
+// With a database: the stream ('' for the default one) and the database follow the payload.
+TEST(FunctionLibrary, ScheduleWithDatabaseAppendsStreamAndDatabase) {
+  KeyLayout keys("expiry");
+  EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::Delay, 10, "p", "", 3),
+            (Argv{"FCALL", "expiry_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
+                  "j", "delay", "10", "p", "", "3"}));
+  EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::At, 5, "p", "s", 0),
+            (Argv{"FCALL", "expiry_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
+                  "j", "at", "5", "p", "s", "0"}));
+}
+
+TEST(FunctionLibrary, RescheduleArgvWithAndWithoutDatabase) {
+  KeyLayout keys("ns");
+  EXPECT_EQ(reschedule_argv(keys, "x", ScheduleMode::At, 7),
+            (Argv{"FCALL", "expiry_reschedule", "3", "ns:{0}:schedule", "ns:{0}:t:x", "ns:{0}:task:x", "x", "at", "7"}));
+  EXPECT_EQ(reschedule_argv(keys, "x", ScheduleMode::Delay, 7, 2),
+            (Argv{"FCALL", "expiry_reschedule", "3", "ns:{0}:schedule", "ns:{0}:t:x", "ns:{0}:task:x", "x", "delay",
+                  "7", "2"}));
+}
+
 TEST(FunctionLibrary, ScheduleNumkeysMatchesTheKeys) {
   KeyLayout keys("expiry");
   const Argv argv = schedule_argv(keys, "j", ScheduleMode::Delay, 10, "p", "s");
