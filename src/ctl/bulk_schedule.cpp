@@ -226,32 +226,47 @@ IoError with_counts(const IoError& e, const BulkTally& tally) {
                  " tasks were confirmed written (those in flight may or may not have been)");
 }
 
-// One Redis: sends every task of `source`, each to its bucket's keys, in windows of kWindow,
-// two in flight, until the input ends, a task is rejected or a stop signal arrives; every reply
-// of what was sent is read and counted.
-void send_tasks(SyncConnection& conn, const CtlLayout& layout, TaskSource& source, StopSignals& stop,
-                BulkTally& tally) {
-  std::deque<SentTask> in_flight;  // sent, reply not read yet, in order
+// Sends the commands `next` makes in windows of `window` commands, two in flight, while
+// `may_send` allows, and counts each reply in `tally` against the item `next` returned with its
+// command (a task, or a batch of them). Connection errors are rethrown with the counts so far.
+template <typename Item, typename Next, typename MaySend>
+void send_counted(SyncConnection& conn, size_t window, BulkTally& tally, Next next, MaySend may_send) {
+  std::deque<Item> in_flight;  // sent, reply not read yet, in order
   auto last_progress = std::chrono::steady_clock::now();
   PipelineSteps steps;
   steps.next_command = [&](std::vector<std::string>& argv) {
-    auto task = source.next();
-    if (!task) return false;
-    argv = schedule_request_argv(layout.keys_of_task(task->request.id), task->request, layout.db);
-    in_flight.push_back({task->line, std::move(task->request.id)});
+    std::optional<Item> item = next(argv);
+    if (!item) return false;
+    in_flight.push_back(std::move(*item));
     return true;
   };
   steps.on_reply = [&](size_t, const Reply& reply) {
     tally.count(in_flight.front(), reply);
     in_flight.pop_front();
   };
-  steps.may_send = [&] { return !tally.first_rejected && stop.poll() == 0; };
+  steps.may_send = may_send;
   steps.after_window = [&] { print_progress(tally, last_progress); };
   try {
-    run_pipeline(conn, PipelineOptions{kWindow, 2}, steps);
+    run_pipeline(conn, PipelineOptions{window, 2}, steps);
   } catch (const IoError& e) {
     throw with_counts(e, tally);
   }
+}
+
+// One Redis: sends every task of `source`, each to its bucket's keys, in windows of kWindow,
+// two in flight, until the input ends, a task is rejected or a stop signal arrives; every reply
+// of what was sent is read and counted.
+void send_tasks(SyncConnection& conn, const CtlLayout& layout, TaskSource& source, StopSignals& stop,
+                BulkTally& tally) {
+  send_counted<SentTask>(
+      conn, kWindow, tally,
+      [&](std::vector<std::string>& argv) -> std::optional<SentTask> {
+        auto task = source.next();
+        if (!task) return std::nullopt;
+        argv = schedule_request_argv(layout.keys_of_task(task->request.id), task->request, layout.db);
+        return SentTask{task->line, std::move(task->request.id)};
+      },
+      [&] { return !tally.first_rejected && stop.poll() == 0; });
 }
 
 // A cluster: sends the tasks in chunks of kClusterChunk, each chunk pipelined per node
@@ -334,27 +349,14 @@ class BatchSource {
 void send_batches(SyncConnection& conn, const CtlLayout& layout, TaskSource& tasks, StopSignals& stop,
                   BulkTally& tally) {
   BatchSource source(layout, tasks, stop, tally);
-  std::deque<TaskBatch> in_flight;  // sent, reply not read yet, in order
-  auto last_progress = std::chrono::steady_clock::now();
-  PipelineSteps steps;
-  steps.next_command = [&](std::vector<std::string>& argv) {
-    auto batch = source.next();
-    if (!batch) return false;
-    argv = batch->argv(layout.ns, layout.db);
-    in_flight.push_back(std::move(*batch));
-    return true;
-  };
-  steps.on_reply = [&](size_t, const Reply& reply) {
-    tally.count(in_flight.front(), reply);
-    in_flight.pop_front();
-  };
-  steps.may_send = [&] { return source.more(); };
-  steps.after_window = [&] { print_progress(tally, last_progress); };
-  try {
-    run_pipeline(conn, PipelineOptions{kBatchWindow, 2}, steps);
-  } catch (const IoError& e) {
-    throw with_counts(e, tally);
-  }
+  send_counted<TaskBatch>(
+      conn, kBatchWindow, tally,
+      [&](std::vector<std::string>& argv) -> std::optional<TaskBatch> {
+        auto batch = source.next();
+        if (batch) argv = batch->argv(layout.ns, layout.db);
+        return batch;
+      },
+      [&] { return source.more(); });
 }
 
 // A cluster: sends the tasks as expiry_schedule_many calls, kBatchClusterChunk tasks at a time
