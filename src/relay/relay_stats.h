@@ -28,7 +28,7 @@ struct RelayStats {
   uint64_t sweep_errors = 0;
   uint64_t sweeps_migrating = 0;     // sweeps that stopped at a task whose slot was moving to another node
   uint64_t sweep_time_us = 0;        // summed round-trip time of sweep calls
-  uint64_t wakeups = 0;              // new-earliest-task notices received
+  uint64_t wakeups = 0;              // new-earliest-task notices received for this database (or naming none)
   uint64_t health_probe_failures = 0;
   uint64_t group_recreated = 0;      // the group was missing at a reconnect after this relay had seen it
   // Gauges of one bucket's schedule, as of its last sweep.
