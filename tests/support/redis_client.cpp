@@ -98,4 +98,23 @@ std::vector<std::map<std::string, std::string>> xrange_all(SyncConnection& redis
     return entries;
 }
 
+std::vector<std::string> channel_messages(const std::string& host, int port, SyncConnection& publisher,
+                                          const std::string& channel, const std::function<void()>& action) {
+    TestConnection sub(host, port);
+    sub.append({"SUBSCRIBE", channel});
+    if (sub.read_reply().elements.size() != 3) throw std::runtime_error("SUBSCRIBE " + channel + " failed");
+    action();
+    const std::string marker = "channel_messages: end";
+    const Reply published = publisher.command({"PUBLISH", channel, marker});
+    if (published.type != Reply::Type::Integer) throw std::runtime_error("PUBLISH failed: " + published.describe());
+    std::vector<std::string> out;
+    for (;;) {
+        sub.append({"PING"});
+        const Reply m = sub.read_reply();
+        if (m.elements.size() != 3 || m.elements[0].str != "message") continue;  // a pong
+        if (m.elements[2].str == marker) return out;
+        out.push_back(m.elements[2].str);
+    }
+}
+
 }  // namespace expiry::test

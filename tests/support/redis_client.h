@@ -2,6 +2,7 @@
 // test server, integer replies, pipelines and whole-stream reads for assertions.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -44,5 +45,12 @@ void pipeline(SyncConnection& redis, const std::vector<std::vector<std::string>>
 // fields (for duplicate field names the last one wins) plus "_entry_id" set to the entry id
 // (overriding a field of that name). A missing key yields an empty vector; an error reply throws.
 std::vector<std::map<std::string, std::string>> xrange_all(SyncConnection& redis, const std::string& stream);
+
+// Every message published on `channel` while `action` ran, in order: a subscriber on
+// host:port reads up to a marker that `publisher` publishes after `action`. (The blocking client
+// reads one reply per command it sent, so each read follows a PING, whose reply comes after the
+// messages before it.)
+std::vector<std::string> channel_messages(const std::string& host, int port, SyncConnection& publisher,
+                                          const std::string& channel, const std::function<void()>& action);
 
 }  // namespace expiry::test

@@ -48,23 +48,9 @@ class ScheduleMany : public ::testing::Test {
     return std::stoll(t.elements[0].str) * 1000 + std::stoll(t.elements[1].str) / 1000;
   }
 
-  // Every message published on the bucket's wake channel while `action` ran: a subscriber reads
-  // up to a marker the test publishes after it. (The blocking client reads one reply per command
-  // it sent, so each read is preceded by a PING, whose "pong" comes after the messages before it.)
+  // Every message published on the bucket's wake channel while `action` ran.
   std::vector<std::string> wake_messages(const std::function<void()>& action) {
-    TestConnection sub(server_.host(), server_.port());
-    sub.append({"SUBSCRIBE", kKeys.wake_channel()});
-    EXPECT_EQ(sub.read_reply().elements.size(), 3u);
-    action();
-    redis_.command({"PUBLISH", kKeys.wake_channel(), "marker"});
-    std::vector<std::string> out;
-    for (;;) {
-      sub.append({"PING"});
-      const Reply m = sub.read_reply();
-      if (m.elements.size() != 3 || m.elements[0].str != "message") continue;  // a pong
-      if (m.elements[2].str == "marker") return out;
-      out.push_back(m.elements[2].str);
-    }
+    return channel_messages(server_.host(), server_.port(), redis_, kKeys.wake_channel(), action);
   }
 
   RedisServer server_;

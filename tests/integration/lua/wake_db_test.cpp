@@ -25,22 +25,9 @@ class WakeDb : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_FALSE(redis_.command(load_library_argv()).failed()); }
 
-  // Every message published on the bucket's wake channel while `action` ran, read up to a marker
-  // published after it (each read follows a PING, so the blocking client never waits for nothing).
+  // Every message published on the bucket's wake channel while `action` ran.
   Strings wake_messages(const std::function<void()>& action) {
-    TestConnection sub(server_.host(), server_.port());
-    sub.append({"SUBSCRIBE", kKeys.wake_channel()});
-    EXPECT_EQ(sub.read_reply().elements.size(), 3u);
-    action();
-    redis_.command({"PUBLISH", kKeys.wake_channel(), "marker"});
-    Strings out;
-    for (;;) {
-      sub.append({"PING"});
-      const Reply m = sub.read_reply();
-      if (m.elements.size() != 3 || m.elements[0].str != "message") continue;  // a pong
-      if (m.elements[2].str == "marker") return out;
-      out.push_back(m.elements[2].str);
-    }
+    return channel_messages(server_.host(), server_.port(), redis_, kKeys.wake_channel(), action);
   }
 
   void ok(const Strings& argv) {
