@@ -17,7 +17,8 @@
 -- Key layout, for a namespace NS and bucket B (0 <= B < the count in NS:buckets, 1 if absent):
 --   NS:{B}:schedule   ZSET   member = task id, score = due time (ms, Redis clock)
 --   NS:{B}:t:<id>     STRING trigger key, PX = due - now + 100; its `expired` event is a hint
---   NS:{B}:task:<id>  HASH   payload, due_ms, created_ms[, stream]
+--   NS:{B}:task:<id>  HASH   payload, due_ms, created_ms[, stream][, attempt][, missing_payload]
+--                     (attempt and missing_payload: set by a retry or a replay)
 --   NS:{B}:wake       channel; the new earliest due time is published when it moves earlier,
 --                     as "<due_ms>@<db>" when the caller named its database, else "<due_ms>"
 --   NS:{B}:stream, NS:{B}:dead  the bucket's streams (with more than one bucket, or on a cluster)
@@ -356,6 +357,9 @@ local function forward(ctx, id, due)
   if fields['payload'] == nil then
     entry[#entry + 1] = 'missing_payload'
     entry[#entry + 1] = ok and 'absent' or 'wrongtype'
+  elseif fields['missing_payload'] then  -- carried over by expiry_retry or expiry_replay_dead
+    entry[#entry + 1] = 'missing_payload'
+    entry[#entry + 1] = fields['missing_payload']
   end
   local entry_id, problem = nil, nil
   local stream = fields['stream']
@@ -834,7 +838,8 @@ redis.register_function{function_name = 'expiry_version', callback = version, fl
 -- expiry_replay_dead KEYS: dead_stream, schedule, trigger, shadow
 --                    ARGV: entry_id, task_id, delay_ms, default_stream[, db]
 -- Schedules the task of one dead-letter entry again, exactly as expiry_schedule with 'delay'
--- would (its payload, and its stream when original_stream is not `default_stream`), and
+-- would (its payload, and its stream when original_stream is not `default_stream`; a
+-- missing_payload marker is kept in the shadow hash, so the next entry carries it again), and
 -- deletes the entry, in one step. An entry that is gone (replayed or purged already) fails
 -- and writes nothing, so two concurrent replays of one entry schedule the task once.
 -- task_id must be the entry's `id` field (the caller read it to find the task's bucket); the
@@ -864,8 +869,11 @@ local function replay_dead(keys, args)
   local stream = fields['original_stream']
   if stream == default_stream then stream = nil end
   require_permission('XDEL', keys[1], entry_id)
+  local marker = fields['missing_payload']
+  if marker then require_permission('HSET', keys[4], 'missing_payload', marker) end
   local result = schedule({keys[2], keys[3], keys[4]},
                           {task_id, 'delay', delay, fields['payload'] or '', stream or '', args[5]})
+  if marker then redis.call('HSET', keys[4], 'missing_payload', marker) end
   redis.call('XDEL', keys[1], entry_id)
   return result
 end
@@ -878,7 +886,8 @@ redis.register_function('expiry_replay_dead', replay_dead)
 -- run it twice): the entry is acknowledged (not deleted: retention trims it) and the task is
 -- scheduled again in `delay_ms` with its payload, for this stream, and attempt = the entry's
 -- attempt + 1 in its shadow hash (the claim copies it into the next entry). The entry's
--- attempt is its `attempt` field, 1 when absent. When that attempt is max_attempts or more (or
+-- attempt is its `attempt` field, 1 when absent. An entry's missing_payload marker is kept in the
+-- shadow hash too, so the next entry carries it again. When that attempt is max_attempts or more (or
 -- the entry is gone from the stream), the entry is moved to dead_stream instead, with the
 -- fields expiry_dead_letter writes (reason "failed N attempts: <reason>", deliveries = N).
 -- When the task is pending again already (a producer scheduled it meanwhile), that schedule is
@@ -938,6 +947,7 @@ local function retry(keys, args)
   local result = schedule({keys[3], keys[4], keys[5]},
                           {task_id, 'delay', delay, fields['payload'] or '', keys[1], args[7]})
   redis.call('HSET', keys[5], 'attempt', ms_string(attempt + 1))
+  if fields['missing_payload'] then redis.call('HSET', keys[5], 'missing_payload', fields['missing_payload']) end
   redis.call('XACK', keys[1], group, entry_id)
   return {1, result[1], attempt + 1}
 end
