@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Deploy test: `promtool check rules` on deploy/prometheus/alerts.yml and `promtool check config`
-# on deploy/prometheus/prometheus.yml (which loads alerts.yml again, as Prometheus will).
+# Deploy test: `promtool check rules` on deploy/prometheus/alerts.yml, `promtool check config`
+# on deploy/prometheus/prometheus.yml (which loads alerts.yml again, as Prometheus will), and
+# `promtool test rules` with the alerts' unit tests (tests/deploy/alerts_test.yml).
 # promtool: $PROMTOOL, else BUILD_DIR/_deps/promtool/bin/promtool (scripts/promtool.sh, run by
 # scripts/deps.sh), else build/_deps/..., else promtool on PATH. Fails, never skips, without it.
 # Usage: tests/deploy/check_prometheus_rules.sh [BUILD_DIR]
@@ -25,4 +26,17 @@ echo "# $("$promtool" --version 2>&1 | head -n 1)"
 
 check "promtool check rules deploy/prometheus/alerts.yml" "$promtool" check rules deploy/prometheus/alerts.yml
 check "promtool check config deploy/prometheus/prometheus.yml" "$promtool" check config deploy/prometheus/prometheus.yml
+
+# The alerts' unit tests (tests/deploy/alerts_test.yml) run against a copy of alerts.yml without
+# its annotations: promtool compares annotations too, and they are prose.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+awk '
+  /^ *annotations:[ ]*$/ { match($0, /^ */); skip = RLENGTH; next }
+  skip >= 0 { match($0, /^ */); if (RLENGTH > skip && $0 !~ /^[ ]*$/) next; skip = -1 }
+  { print }
+' skip=-1 deploy/prometheus/alerts.yml >"$work/alerts.yml"
+cp tests/deploy/alerts_test.yml "$work/"
+check "promtool test rules tests/deploy/alerts_test.yml (each alert fires after its for:, not on healthy series)" \
+  "$promtool" test rules "$work/alerts_test.yml"
 finish
