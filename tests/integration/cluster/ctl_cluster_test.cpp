@@ -1,6 +1,6 @@
 // expiry-ctl against a 3 + 3 Redis Cluster (every command, tasks in every primary's buckets,
-// bulk files pipelined per node, --wait-replicas, a conflicting bucket count), and against a
-// single Redis whose namespace has several buckets. The real binary; outcomes read from Redis.
+// list and dead letters merged across the nodes, bulk files pipelined per node, --wait-replicas,
+// a conflicting bucket count), and against a single Redis whose namespace has several buckets. The real binary; outcomes read from Redis.
 // One cluster serves every test; each test uses a namespace of its own.
 #include <gtest/gtest.h>
 
@@ -143,6 +143,69 @@ TEST_F(CtlCluster, ScheduleShowRescheduleCancelOnEveryPrimary) {
   const CtlRun gone = ctl({"show", ids[1]});
   EXPECT_EQ(gone.exit_code, 3) << gone.output;
   EXPECT_TRUE(contains(gone.output, "not pending: " + ids[1])) << gone.output;
+}
+
+TEST_F(CtlCluster, ListPagesTheTasksOfEveryPrimaryInDueOrder) {
+  const auto ids = ids_on_every_primary("list-", 2);
+  ASSERT_EQ(ids.size(), 2 * client_->primaries().size());
+  // Due in the reverse of the ids' order, a second apart, so due order is not id order.
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string delay = std::to_string(600000 + 1000 * static_cast<long long>(ids.size() - i));
+    const CtlRun run = ctl({"schedule", ids[i], "--delay-ms", delay, "--payload", "p-" + ids[i]});
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+  }
+  const std::vector<std::string> due_order(ids.rbegin(), ids.rend());
+
+  std::vector<std::string> listed;
+  std::string cursor;
+  for (int page = 0; page < 10; ++page) {
+    std::vector<std::string> args{"list", "--json", "--count", "4"};
+    if (!cursor.empty()) args.insert(args.end(), {"--cursor", cursor});
+    const CtlRun run = ctl(args);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const auto j = nlohmann::json::parse(run.output);
+    for (const auto& t : j["tasks"]) {
+      const std::string id = t["id"];
+      listed.push_back(id);
+      EXPECT_EQ(t["bucket"], bucket_of(id, kBuckets)) << id;
+      EXPECT_EQ(t["payload"], "p-" + id);
+    }
+    if (j["next"].is_null()) break;
+    cursor = j["next"];
+  }
+  EXPECT_EQ(listed, due_order);
+}
+
+TEST_F(CtlCluster, DeadListAndReplayCoverEveryPrimarysBucketStreams) {
+  const auto ids = ids_on_every_primary("dead-", 1);
+  ASSERT_EQ(ids.size(), client_->primaries().size());
+  for (const auto& id : ids) {
+    const KeyLayout keys(ns_, bucket_of(id, kBuckets));
+    const Reply added = on_bucket(keys.bucket(), {"XADD", keys.bucket_dead_stream(), "*", "original_id", "1-1",
+                                                  "original_stream", keys.bucket_stream(), "group", "workers",
+                                                  "reason", "poison", "deliveries", "5", "dead_ms", "1", "id", id,
+                                                  "payload", "p-" + id});
+    ASSERT_EQ(added.type, Reply::Type::String) << added.describe();
+  }
+
+  const CtlRun list = ctl({"dead", "list", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  const auto j = nlohmann::json::parse(list.output);
+  std::set<std::string> dead_tasks;
+  for (const auto& e : j["entries"]) dead_tasks.insert(e["task_id"].get<std::string>());
+  EXPECT_EQ(dead_tasks, std::set<std::string>(ids.begin(), ids.end()));
+
+  const CtlRun replay = ctl({"dead", "replay", "--all", "--delay-ms", "600000"});
+  ASSERT_EQ(replay.exit_code, 0) << replay.output;
+  for (const auto& id : ids) {
+    const KeyLayout keys(ns_, bucket_of(id, kBuckets));
+    EXPECT_TRUE(score(id).has_value()) << id << " was not scheduled again";
+    EXPECT_EQ(on_bucket(keys.bucket(), {"HGET", keys.shadow_key(id), "payload"}).str, "p-" + id);
+    EXPECT_EQ(on_bucket(keys.bucket(), {"XLEN", keys.bucket_dead_stream()}).integer, 0) << id;
+  }
+  const CtlRun empty = ctl({"dead", "list", "--json"});
+  ASSERT_EQ(empty.exit_code, 0) << empty.output;
+  EXPECT_EQ(nlohmann::json::parse(empty.output)["count"], 0);
 }
 
 TEST_F(CtlCluster, BulkFileLandsInEveryTasksBucket) {
