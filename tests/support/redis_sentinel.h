@@ -29,7 +29,8 @@ namespace expiry::test {
 //   (mkdtemp under /tmp) holding its private sentinel.conf (which the sentinel rewrites),
 //   sentinel.log and sentinel.stdout.log. They monitor master_name() with quorum 2,
 //   down-after-milliseconds 2000 and failover-timeout 10000 (plus auth-pass with a data
-//   password; requirepass and sentinel-pass with a sentinel password). A sentinel that cannot
+//   password; requirepass and sentinel-pass with a sentinel password: Redis 7.0 sentinels
+//   would also use their requirepass towards each other, sentinel-pass says it). A sentinel that cannot
 //   bind its port gets a new one (up to 5 attempts) at construction.
 // - The constructor returns only once the group is ready for a failover at once:
 //   wait_replica_in_sync() holds (see there). It throws std::runtime_error (with the log tails

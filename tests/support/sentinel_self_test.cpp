@@ -137,7 +137,7 @@ TEST_F(SentinelGroupTest, StoppedSentinelsStartAgainOnTheirPortsAndReportTheMast
     group_->wait_replica_in_sync();
 }
 
-TEST(SentinelGroupWithPasswords, StartsAndEveryoneAsksForThem) {
+TEST(SentinelGroupWithPasswords, StartsEveryoneAsksForThemAndAKilledMasterIsReplaced) {
     SentinelGroup::Options options;
     options.master_name = "secured";
     options.data_password = "data p@ss";
@@ -163,6 +163,10 @@ TEST(SentinelGroupWithPasswords, StartsAndEveryoneAsksForThem) {
     EXPECT_EQ(sentinel.command({"AUTH", "sentinel-pass"}).str, "OK");
     const Reply addr = sentinel.checked({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", "secured"});
     EXPECT_EQ(addr.elements.at(1).str, std::to_string(group.node(0).port()));
+
+    // An automatic failover needs the sentinels' votes, asked over their password-protected links.
+    EXPECT_EQ(group.kill_master(), group.node(1).port());
+    EXPECT_EQ(role(group, 1), "master");
 }
 
 }  // namespace
