@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/sentinel_settings.h"
 #include "config/tls_settings.h"
 
 namespace expiry {
@@ -15,6 +16,9 @@ struct RedisEndpoint {
   std::string password;  // empty: no AUTH; never logged, see redacted()
   int db = 0;
   TlsSettings tls;       // tls.enabled for rediss://; the rest comes from the tls_* settings
+  // sentinel.enabled(): host and port are those of the master the sentinels named last (the
+  // URL's are not used); TLS applies to the sentinels and the data nodes alike.
+  SentinelSettings sentinel;
 
   // The URL with the password replaced by "***", safe to log.
   std::string redacted() const;

@@ -42,6 +42,7 @@ std::vector<OptionSpec> connection_option_specs() {
        "redis://127.0.0.1:6379/0", INT64_MIN, INT64_MAX, true},
       {"password_file", OptionKind::String, "file whose first line is the Redis password (keeps it out of ps)", ""},
   };
+  append_specs(specs, sentinel_option_specs());
   append_specs(specs, tls_option_specs());
   append_specs(specs, {
                           {"namespace", OptionKind::String, "key namespace", "expiry"},
@@ -51,6 +52,18 @@ std::vector<OptionSpec> connection_option_specs() {
                            "0", 0, 16384},
                       });
   return specs;
+}
+
+std::vector<OptionSpec> sentinel_option_specs() {
+  return {
+      {"sentinel", OptionKind::String,
+       "Redis Sentinel: sentinels HOST:PORT[,HOST:PORT...] that name the master (the URL then gives only the "
+       "scheme, user, password and db)",
+       ""},
+      {"sentinel_master", OptionKind::String, "with --sentinel: the name the sentinels monitor the master under", ""},
+      {"sentinel_password_file", OptionKind::String,
+       "with --sentinel: file whose first line is the sentinels' password (not the data password)", ""},
+  };
 }
 
 std::vector<OptionSpec> tls_option_specs() {
@@ -149,6 +162,25 @@ void apply_tls_settings(const Settings& s, TlsSettings& tls) {
   }
 }
 
+void apply_sentinel_settings(const Settings& s, SentinelSettings& sentinel) {
+  sentinel = SentinelSettings{};
+  if (!s.text("sentinel").empty()) {
+    try {
+      sentinel.sentinels = parse_sentinel_list(s.text("sentinel"));
+    } catch (const ConfigError& e) {
+      throw ConfigError(s.source("sentinel") + ": " + e.what());
+    }
+  }
+  sentinel.master = s.text("sentinel_master");
+  if (!s.text("sentinel_password_file").empty()) {
+    sentinel.password = read_password_file(s.text("sentinel_password_file"));
+  }
+  if (auto err = sentinel_settings_error(sentinel)) {
+    const char* name = !sentinel.enabled() && sentinel.master.empty() ? "sentinel_password_file" : "sentinel_master";
+    throw ConfigError(s.source(name) + ": " + *err);
+  }
+}
+
 void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::string& ns) {
   try {
     redis = parse_redis_url(s.text("redis_url"));
@@ -157,6 +189,7 @@ void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::str
   }
   if (!s.text("password_file").empty()) redis.password = read_password_file(s.text("password_file"));
   apply_tls_settings(s, redis.tls);
+  apply_sentinel_settings(s, redis.sentinel);
   ns = s.text("namespace");
   if (auto err = namespace_error(ns)) throw ConfigError(s.source("namespace") + ": " + *err);
 }

@@ -20,6 +20,8 @@ namespace expiry {
 // The options common to every program of the project (relay, ctl, consumers): redis_url,
 // password_file, tls_option_specs(), namespace, buckets.
 std::vector<OptionSpec> connection_option_specs();
+// sentinel, sentinel_master, sentinel_password_file: read by apply_sentinel_settings.
+std::vector<OptionSpec> sentinel_option_specs();
 // tls_ca_cert_file, tls_ca_cert_dir, tls_cert_file, tls_key_file, tls_server_name, tls_insecure
 // (redis-cli's names): read by apply_tls_settings.
 std::vector<OptionSpec> tls_option_specs();
@@ -44,7 +46,12 @@ void append_specs(std::vector<OptionSpec>& specs, const std::vector<OptionSpec>&
 // source for tls_* without rediss://, a certificate without its key, or a file or directory that
 // cannot be read.
 void apply_tls_settings(const Settings& s, TlsSettings& tls);
-// Applies the options shared with other programs: URL (+ password file, tls_*), namespace.
+// Reads the sentinel options into `sentinel`. Throws ConfigError naming the source for a list
+// that does not parse, sentinels without a master name (or the reverse), a password file
+// without sentinels or that cannot be read.
+void apply_sentinel_settings(const Settings& s, SentinelSettings& sentinel);
+// Applies the options shared with other programs: URL (+ password file, tls_*, sentinel_*),
+// namespace.
 void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::string& ns);
 
 // The `buckets` setting: 0 (not set) or a power of two; throws ConfigError naming the source.

@@ -20,7 +20,10 @@
 #include "io/hiredis_reply.h"
 #include "io/tls_context.h"
 #include "io/tls_probe.h"
+#include "io/sentinel_watch.h"
+#include "io/sync/sentinel_discovery.h"
 #include "protocol/redis_error.h"
+#include "protocol/sentinel_reply.h"
 
 namespace expiry {
 
@@ -71,6 +74,7 @@ struct RedisConnection::Subscription {
 RedisConnection::RedisConnection(EventLoop& loop, Options options)
     : loop_(loop),
       options_(std::move(options)),
+      target_(options_.endpoint),
       reply_callback_who_("redis " + options_.role + ": reply callback"),
       rng_(std::random_device{}()),
       handshake_timer_(loop, [this] { run_own([this] { attempt_failed_timeout(); }); }),
@@ -87,6 +91,7 @@ RedisConnection::~RedisConnection() {
                  options_.role.c_str());
     std::abort();
   }
+  if (watch_) watch_->leave(this);
   state_ = State::Closed;
   on_ready_ = nullptr;
   on_down_ = nullptr;
@@ -101,13 +106,37 @@ RedisConnection::~RedisConnection() {
 }
 
 void RedisConnection::start() {
+  if (options_.endpoint.sentinel.enabled() && !watch_) {
+    watch_ = SentinelWatch::join(loop_, options_.endpoint, options_.connect_timeout, options_.backoff, this);
+  }
   if (state_ == State::Disconnected && ctx_ == nullptr && !retry_timer_.armed()) connect_now();
 }
 
 void RedisConnection::connect_now() {
   if (state_ == State::Closing || state_ == State::Closed) return;
   subscriptions_.clear();  // the context they belonged to has been freed
-  const auto& ep = options_.endpoint;
+  if (options_.choose_endpoint) {
+    try {
+      target_ = options_.choose_endpoint();
+    } catch (const std::exception& e) {
+      attempt_failed(e.what());
+      return;
+    }
+  } else if (target_.sentinel.enabled()) {
+    if (!discovery_) discovery_ = std::make_unique<SentinelDiscovery>(options_.endpoint, discovery_timeout());
+    try {
+      const RedisEndpoint master = discovery_->find_master();
+      if (master.host != target_.host || master.port != target_.port) {
+        spdlog::info("redis {}: the sentinels name {}:{} as master {}", options_.role, master.host, master.port,
+                     master.sentinel.master);
+      }
+      target_ = master;
+    } catch (const std::exception& e) {
+      attempt_failed(e.what());  // the sentinels or the master are down, or mid-failover: retried
+      return;
+    }
+  }
+  const auto& ep = target_;
   if (ep.tls.enabled && !tls_) {
     try {
       tls_ = TlsContext::get(ep.tls);
@@ -181,8 +210,8 @@ std::string RedisConnection::connect_timeout_text() const {
 
 std::string RedisConnection::failure_text(const redisAsyncContext* ac, bool* tls_refusal) {
   const std::string why = context_error(ac);
-  if (was_ready_) return tls_ ? tls_->explain_failure(ssl_, options_.endpoint.host, why, true) : why;
-  const auto& ep = options_.endpoint;
+  if (was_ready_) return tls_ ? tls_->explain_failure(ssl_, target_.host, why, true) : why;
+  const auto& ep = target_;
   bool definite = false;
   std::string explained;
   // Closed before any answer: a network fault, or a setup the server refuses. Before the first
@@ -217,7 +246,7 @@ void RedisConnection::attempt_refused_by_tls(const std::string& why) {
 
 void RedisConnection::begin_handshake() {
   handshake_timer_.arm(options_.connect_timeout);
-  const auto& ep = options_.endpoint;
+  const auto& ep = target_;
   std::vector<std::pair<std::string, std::vector<std::string>>> steps;
   if (!ep.password.empty()) {
     if (ep.user.empty()) {
@@ -230,6 +259,8 @@ void RedisConnection::begin_handshake() {
   if (!options_.client_name.empty()) {
     steps.push_back({"CLIENT SETNAME", {"CLIENT", "SETNAME", options_.client_name}});
   }
+  // Through Sentinel: the node must still be the master (a demoted one answers "slave").
+  if (ep.sentinel.enabled()) steps.push_back({"ROLE", {"ROLE"}});
   // Always last: proves the peer speaks Redis and lets us in, whatever the steps before it.
   steps.push_back({"PING", {"PING"}});
   handshake_left_ = steps.size();
@@ -249,7 +280,8 @@ void RedisConnection::handshake_step_done(const Reply& reply, const std::string&
   }
   if (kind != RedisErrorKind::None) {
     const bool setname_not_granted =
-        step == "CLIENT SETNAME" && (kind == RedisErrorKind::NoPermission || kind == RedisErrorKind::UnknownCommand);
+        (step == "CLIENT SETNAME" || step == "ROLE") &&
+        (kind == RedisErrorKind::NoPermission || kind == RedisErrorKind::UnknownCommand);
     // A server loading its data (or running a long script) is Redis and lets us in; the
     // owner's own commands meet the same state and retry. NOPERM: an ACL user without +ping
     // is logged in, and PING is not a permission the services need.
@@ -257,11 +289,15 @@ void RedisConnection::handshake_step_done(const Reply& reply, const std::string&
         step == "PING" && (kind == RedisErrorKind::Loading || kind == RedisErrorKind::Busy ||
                            kind == RedisErrorKind::MasterDown || kind == RedisErrorKind::NoPermission);
     if (setname_not_granted) {
-      spdlog::debug("redis {}: CLIENT SETNAME failed, ignored: {}", options_.role, reply.str);
+      spdlog::debug("redis {}: {} failed, ignored: {}", options_.role, step, reply.str);
     } else if (!answered_as_redis) {
       handshake_refused(step, reply);
       return;
     }
+  } else if (step == "ROLE" && role_of(reply) != "master") {
+    handshake_refused(step, Reply::io_error(target_.host + ":" + std::to_string(target_.port) + " answers ROLE \"" +
+                                            role_of(reply) + "\", not master: asking the sentinels again"));
+    return;
   } else if (step == "PING" && !(reply.type == Reply::Type::Status && reply.str == "PONG")) {
     handshake_refused(step, Reply::io_error("unexpected PING reply " + reply.describe() + ": is this a Redis server?"));
     return;
@@ -286,7 +322,7 @@ void RedisConnection::become_ready() {
   last_activity_ = ready_since_;
   if (ever_ready_) ++reconnects_;
   ever_ready_ = true;
-  spdlog::info("redis {} connection ready ({})", options_.role, options_.endpoint.redacted());
+  spdlog::info("redis {} connection ready ({})", options_.role, target_.redacted());
   watchdog_timer_.arm(options_.watchdog_interval);
   if (on_ready_) on_ready_();
 }
@@ -342,7 +378,7 @@ void RedisConnection::attempt_failed(const std::string& why) {
   state_ = State::Disconnected;
   const auto delay = backoff_delay(options_.backoff, failures_++, std::uniform_real_distribution<double>(0, 1)(rng_));
   spdlog::warn("redis {} connection to {} failed: {}; retrying in {} ms", options_.role,
-               options_.endpoint.redacted(), why, delay.count());
+               target_.redacted(), why, delay.count());
   retry_timer_.arm(delay);
 }
 
@@ -377,6 +413,18 @@ void RedisConnection::force_reconnect(std::string why) {
       if (state_ == State::Ready || state_ == State::Connecting) drop_now(why);
     });
   });
+}
+
+std::chrono::milliseconds RedisConnection::discovery_timeout() const {
+  return std::min(options_.connect_timeout, std::chrono::milliseconds(1000));
+}
+
+void RedisConnection::follow_master(const std::string& host, int port) {
+  if (!target_.sentinel.enabled() || state_ == State::Closing || state_ == State::Closed) return;
+  if (host == target_.host && port == target_.port) return;
+  if (state_ == State::Disconnected) return;  // the next attempt asks the sentinels anyway
+  force_reconnect("the sentinels moved master " + target_.sentinel.master + " to " + host + ":" +
+                  std::to_string(port));
 }
 
 void RedisConnection::close() {
@@ -473,7 +521,13 @@ void RedisConnection::on_reply(redisAsyncContext* ac, void* reply, void* privdat
     return;
   }
   if (ac == self->ctx_) self->last_activity_ = Clock::now();
-  self->deliver(pending->cb, reply_from_hiredis(static_cast<redisReply*>(reply)));
+  const Reply r = reply_from_hiredis(static_cast<redisReply*>(reply));
+  if (ac == self->ctx_ && self->target_.sentinel.enabled() && classify(r) == RedisErrorKind::ReadOnly) {
+    // The node was demoted: find the master again (the owner sees the error and retries).
+    self->force_reconnect(self->target_.host + ":" + std::to_string(self->target_.port) +
+                          " is no longer the master (READONLY)");
+  }
+  self->deliver(pending->cb, r);
 }
 
 void RedisConnection::on_subscription_reply(redisAsyncContext* ac, void* reply, void* privdata) {

@@ -20,6 +20,8 @@ struct ssl_st;
 
 namespace expiry {
 
+class SentinelDiscovery;
+class SentinelWatch;
 class TlsContext;
 
 class RedisConnection {
@@ -31,7 +33,13 @@ class RedisConnection {
   enum class Watchdog { Ping, Passive };
 
   struct Options {
-    RedisEndpoint endpoint;   // endpoint.tls.enabled: TLS (io/tls_context), retried like any failure
+    // endpoint.tls.enabled: TLS (io/tls_context), retried like any failure.
+    // endpoint.sentinel.enabled(): every attempt first asks the sentinels for the master
+    // (io/sync/sentinel_discovery.h, blocking for at most min(connect_timeout, 1 s) per
+    // sentinel), the handshake checks ROLE, a READONLY reply or a +switch-master (io/
+    // sentinel_watch.h) moves the connection to the new master, and on_ready follows as after
+    // any reconnect.
+    RedisEndpoint endpoint;
     std::string role;         // "commands", "subscriber": used in logs and CLIENT SETNAME
     std::string client_name;  // CLIENT SETNAME value (no spaces); empty: none
     // TCP connect (timed by hiredis), then again the handshake: TLS, AUTH, SELECT, PING.
@@ -46,6 +54,9 @@ class RedisConnection {
     // Watchdog::Ping: the silence after which an idle connection sends a PING (0: the
     // watchdog_interval). An owner that sends something periodically anyway sets its period.
     std::chrono::milliseconds ping_after{0};
+    // Set: called before each attempt for the endpoint to try (e.g. the next of several
+    // sentinels); an exception fails the attempt with its text. Not used with endpoint.sentinel.
+    std::function<RedisEndpoint()> choose_endpoint{};
   };
 
   using ReplyCallback = std::function<void(const Reply&)>;
@@ -87,6 +98,12 @@ class RedisConnection {
   void force_reconnect(std::string why);
   // Lets in-flight replies arrive, then disconnects; no reconnect afterwards.
   void close();
+  // Through Sentinel: reconnects (deferred) unless host:port is the node in use already. No-op
+  // without Sentinel.
+  void follow_master(const std::string& host, int port);
+
+  // The endpoint in use or last tried (through Sentinel: the master the sentinels named).
+  const RedisEndpoint& target() const { return target_; }
 
   bool ready() const { return state_ == State::Ready && !dying_; }
   size_t inflight() const { return inflight_; }
@@ -111,6 +128,7 @@ class RedisConnection {
   void attempt_failed(const std::string& why);
   void attempt_failed_timeout();
   std::string connect_timeout_text() const;
+  std::chrono::milliseconds discovery_timeout() const;
   // Why `ac` failed: hiredis's text, with OpenSSL's cause for TLS and a hint for plain text.
   // Before Ready, sets *tls_refusal when the cause is TLS not fitting the server: a definite
   // cause (a certificate that does not verify, an alert), or, before the first Ready, a close
@@ -129,6 +147,7 @@ class RedisConnection {
 
   EventLoop& loop_;
   Options options_;
+  RedisEndpoint target_;              // options_.endpoint, or the master / endpoint chosen last
   const std::string reply_callback_who_;  // "redis <role>: reply callback", for the exception barrier
   int in_callback_ = 0;               // depth of this connection's own callbacks on the stack
   redisAsyncContext* ctx_ = nullptr;  // owned by hiredis once connecting; nulled when hiredis frees it
@@ -156,6 +175,8 @@ class RedisConnection {
   std::function<void(const std::string&)> on_down_;
   std::function<void(const Reply&)> on_handshake_error_;
   std::function<void()> on_closed_;
+  std::unique_ptr<SentinelDiscovery> discovery_;  // through Sentinel: finds the master
+  std::shared_ptr<SentinelWatch> watch_;          // through Sentinel: +switch-master, shared
   AliveToken alive_;                  // guards work this connection defers to the loop
 };
 

@@ -3,18 +3,28 @@
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 
 #include "protocol/bucket_plan.h"
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
 #include "protocol/hash_slot.h"
 #include "protocol/key_layout.h"
+#include "io/sync/sentinel_discovery.h"
 #include "protocol/redis_error.h"
+#include "protocol/resend_policy.h"
 
 namespace expiry {
 namespace {
 
 constexpr size_t kSingleWindow = 512;  // commands in flight per round trip on one Redis
+// Through Sentinel, how long a command waits for the sentinels to name a master it can reach
+// after its first try failed (a crashed master is replaced after down-after-milliseconds and the
+// election, about 3.5 s with 2 s of down-after; the default is 30 s).
+constexpr std::chrono::seconds kFailoverWait{40};
+constexpr std::chrono::milliseconds kFailoverPoll{200};
+
+bool is_readonly(const Reply& r) { return classify(r) == RedisErrorKind::ReadOnly; }
 
 }  // namespace
 
@@ -50,9 +60,49 @@ int RoutedClient::agree_buckets(const std::string& ns, int configured) {
   return plan->buckets;
 }
 
+void RoutedClient::reconnect_to_master(const std::string& why) {
+  single_.reset();
+  const auto deadline = std::chrono::steady_clock::now() + kFailoverWait;
+  while (true) {
+    try {
+      single_ = std::make_unique<SyncConnection>(endpoint_);
+      return;
+    } catch (const UnknownMasterError&) {
+      throw;
+    } catch (const Error& e) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw IoError(why + "; no master could be reached through the sentinels within " +
+                      std::to_string(kFailoverWait.count()) + " s: " + e.what());
+      }
+    }
+    std::this_thread::sleep_for(kFailoverPoll);  // polling the sentinels, bounded by the deadline
+  }
+}
+
+template <class Send>
+Reply RoutedClient::on_master(const std::vector<std::string>& argv, Send send) {
+  if (!endpoint_.sentinel.enabled()) return send(*single_);
+  std::string why;
+  try {
+    if (!single_) reconnect_to_master("the previous command lost the master");
+    Reply r = send(*single_);
+    if (!is_readonly(r)) return r;
+    why = single_->endpoint().host + ":" + std::to_string(single_->endpoint().port) + " is no longer the master (" +
+          r.str + ")";
+  } catch (const IoError& e) {
+    if (!resend_is_safe(argv)) {
+      single_.reset();  // the next command finds the master again
+      throw;
+    }
+    why = e.what();
+  }
+  reconnect_to_master(why);
+  return send(*single_);
+}
+
 Reply RoutedClient::command(const std::vector<std::string>& argv, int slot) {
   if (cluster_) return cluster_->command(argv, slot);
-  return single_->command(argv);
+  return on_master(argv, [&](SyncConnection& c) { return c.command(argv); });
 }
 
 Reply RoutedClient::fcall(const std::vector<std::string>& argv, int slot) {
@@ -62,12 +112,46 @@ Reply RoutedClient::fcall(const std::vector<std::string>& argv, int slot) {
 Reply RoutedClient::fcall(const std::vector<std::string>& argv, int slot,
                           const SyncConnection::FunctionLibrary& library) {
   if (cluster_) return cluster_->fcall(argv, slot, library);
-  return single_->fcall(argv, library);
+  return on_master(argv, [&](SyncConnection& c) { return c.fcall(argv, library); });
 }
 
 std::vector<Reply> RoutedClient::batch(const std::vector<ClusterClient::Routed>& commands,
                                        const SyncConnection::FunctionLibrary* library) {
   if (cluster_) return library ? cluster_->batch(commands, *library) : cluster_->batch(commands);
+  if (!endpoint_.sentinel.enabled()) return single_batch(commands, library);
+  // Through Sentinel: a batch of safe commands is resent whole after a lost connection, and the
+  // commands a demoted master refused (READONLY: they did not run) are resent to the new one.
+  std::vector<Reply> out;
+  try {
+    if (!single_) reconnect_to_master("the previous command lost the master");
+    out = single_batch(commands, library);
+  } catch (const IoError& e) {
+    const bool safe = std::all_of(commands.begin(), commands.end(),
+                                  [](const ClusterClient::Routed& c) { return resend_is_safe(c.argv); });
+    if (!safe) {
+      single_.reset();
+      throw;
+    }
+    reconnect_to_master(e.what());
+    return single_batch(commands, library);
+  }
+  std::vector<ClusterClient::Routed> refused;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!is_readonly(out[i])) continue;
+    refused.push_back(commands[i]);
+    where.push_back(i);
+  }
+  if (refused.empty()) return out;
+  reconnect_to_master(single_->endpoint().host + ":" + std::to_string(single_->endpoint().port) +
+                      " is no longer the master (READONLY)");
+  std::vector<Reply> again = single_batch(refused, library);
+  for (size_t i = 0; i < where.size(); ++i) out[where[i]] = std::move(again[i]);
+  return out;
+}
+
+std::vector<Reply> RoutedClient::single_batch(const std::vector<ClusterClient::Routed>& commands,
+                                              const SyncConnection::FunctionLibrary* library) {
   std::vector<Reply> out;
   out.reserve(commands.size());
   for (size_t start = 0; start < commands.size(); start += kSingleWindow) {
@@ -90,13 +174,13 @@ void RoutedClient::load_library_everywhere(const SyncConnection::FunctionLibrary
   if (cluster_) {
     cluster_->load_library_everywhere(library);
   } else {
-    single_->load_library(library);
+    single().load_library(library);
   }
 }
 
 long long RoutedClient::wait_replicas(int replicas, std::chrono::milliseconds timeout) {
   if (cluster_) return cluster_->wait_replicas(replicas, timeout);
-  const Reply r = expect_ok(single_->command({"WAIT", std::to_string(replicas), std::to_string(timeout.count())}),
+  const Reply r = expect_ok(single().command({"WAIT", std::to_string(replicas), std::to_string(timeout.count())}),
                             "WAIT");
   if (r.type != Reply::Type::Integer) throw ReplyError("WAIT: unexpected reply " + r.describe());
   return r.integer;
@@ -104,15 +188,16 @@ long long RoutedClient::wait_replicas(int replicas, std::chrono::milliseconds ti
 
 std::vector<NodeAddress> RoutedClient::primaries() {
   if (cluster_) return cluster_->primaries();
-  return {NodeAddress{endpoint_.host, endpoint_.port}};
+  return {NodeAddress{single().endpoint().host, single().endpoint().port}};
 }
 
 Reply RoutedClient::command_on(const NodeAddress& node, const std::vector<std::string>& argv) {
   if (cluster_) return cluster_->command_on(node, argv);
-  return single_->command(argv);
+  return command(argv, 0);
 }
 
 SyncConnection& RoutedClient::single() {
+  if (!single_ && !cluster_ && endpoint_.sentinel.enabled()) reconnect_to_master("the previous command lost the master");
   if (!single_) throw Error("internal: the single-Redis connection of a cluster client was asked for");
   return *single_;
 }

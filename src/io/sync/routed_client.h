@@ -22,6 +22,11 @@ namespace expiry {
 // - On one Redis every command goes to the one connection, in order; an I/O failure throws
 //   IoError (SyncConnection's contract). On a cluster, ClusterClient's contracts hold
 //   (redirects followed, a batch command that cannot be delivered gets a Reply of Type::IoError).
+// - Through Sentinel (endpoint.sentinel): a command refused with READONLY (it did not run) is
+//   sent again to the master the sentinels name next, once; after a lost connection only a
+//   command that resend_is_safe (protocol/resend_policy.h) is, and the IoError of any other
+//   propagates (the next command finds the master again). Finding the new master waits for the
+//   sentinels to name a reachable one for at most 40 s.
 // - A user refused INFO (NOPERM) is taken to be on a single Redis, as the consumers do.
 // - Not thread-safe.
 class RoutedClient {
@@ -68,6 +73,15 @@ class RoutedClient {
   SyncConnection& single();
 
  private:
+  // Through Sentinel: drops the connection and connects to the master the sentinels name,
+  // retrying within the failover wait; throws IoError (with `why`) when none is reachable.
+  void reconnect_to_master(const std::string& why);
+  // `send` on the single connection with the Sentinel retry of the contract above.
+  template <class Send>
+  Reply on_master(const std::vector<std::string>& argv, Send send);
+  std::vector<Reply> single_batch(const std::vector<ClusterClient::Routed>& commands,
+                                  const SyncConnection::FunctionLibrary* library);
+
   RedisEndpoint endpoint_;
   std::unique_ptr<SyncConnection> single_;
   std::unique_ptr<ClusterClient> cluster_;

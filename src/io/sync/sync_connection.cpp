@@ -13,6 +13,7 @@
 #include "io/hiredis_reply.h"
 #include "io/tls_context.h"
 #include "io/tls_probe.h"
+#include "io/sync/sentinel_discovery.h"
 #include "protocol/redis_error.h"
 
 namespace expiry {
@@ -80,7 +81,11 @@ void SyncConnection::ContextDeleter::operator()(redisContext* ctx) const { redis
 SyncConnection::SyncConnection(const RedisEndpoint& endpoint) : SyncConnection(endpoint, Options{}) {}
 
 SyncConnection::SyncConnection(const RedisEndpoint& endpoint, Options options)
-    : endpoint_(endpoint), options_(options) {
+    : endpoint_(endpoint.sentinel.enabled()
+                    ? SentinelDiscovery(endpoint, std::min(options.connect_timeout, std::chrono::milliseconds(1000)))
+                          .find_master()
+                    : endpoint),
+      options_(options) {
   if (endpoint_.tls.enabled) tls_ = TlsContext::get(endpoint_.tls);  // throws TlsError
   const timeval connect_timeout = to_timeval(options_.connect_timeout);
   const timeval command_timeout = to_timeval(options_.command_timeout);

@@ -33,6 +33,9 @@ class SyncConnection {
   // row (a TLS 1.3 server refusing a missing client certificate); a TLS handshake that times
   // out is an IoError that names TLS. A plain-text connection closed before any answer (a
   // TLS-only port) is an IoError whose text suggests rediss://.
+  // With endpoint.sentinel enabled, the master is found first (io/sync/sentinel_discovery.h:
+  // UnknownMasterError, a ConfigError, for a name no sentinel knows; IoError when none can be
+  // found) and endpoint() is then that master's.
   explicit SyncConnection(const RedisEndpoint& endpoint);
   SyncConnection(const RedisEndpoint& endpoint, Options options);
   ~SyncConnection();

@@ -1,0 +1,60 @@
+// See sentinel_reply.h.
+#include "protocol/sentinel_reply.h"
+
+#include <vector>
+
+#include "protocol/integers.h"
+
+namespace expiry {
+namespace {
+
+std::optional<NodeAddress> address_of(std::string_view host, std::string_view port_text) {
+  auto port = parse_int64(port_text);
+  if (host.empty() || !port || *port < 1 || *port > 65535) return std::nullopt;
+  return NodeAddress{std::string(host), static_cast<int>(*port)};
+}
+
+}  // namespace
+
+MasterAddressAnswer decode_master_address(const Reply& reply) {
+  MasterAddressAnswer answer;
+  if (reply.type == Reply::Type::Nil) {
+    answer.unknown = true;
+    return answer;
+  }
+  if (reply.type == Reply::Type::Error || reply.type == Reply::Type::IoError) {
+    answer.error = reply.str;
+    return answer;
+  }
+  if (reply.type == Reply::Type::Array && reply.elements.size() == 2 &&
+      reply.elements[0].type == Reply::Type::String && reply.elements[1].type == Reply::Type::String) {
+    answer.address = address_of(reply.elements[0].str, reply.elements[1].str);
+  }
+  if (!answer.address) answer.error = "malformed reply to SENTINEL GET-MASTER-ADDR-BY-NAME";
+  return answer;
+}
+
+std::string role_of(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.empty()) return "";
+  const Reply& first = reply.elements[0];
+  if (first.type != Reply::Type::String && first.type != Reply::Type::Status) return "";
+  return first.str;
+}
+
+std::optional<MasterSwitch> parse_switch_master(std::string_view message) {
+  std::vector<std::string_view> words;
+  size_t start = 0;
+  while (start <= message.size()) {
+    const size_t space = message.find(' ', start);
+    words.push_back(message.substr(start, space == std::string_view::npos ? message.npos : space - start));
+    if (space == std::string_view::npos) break;
+    start = space + 1;
+  }
+  if (words.size() != 5 || words[0].empty()) return std::nullopt;
+  auto from = address_of(words[1], words[2]);
+  auto to = address_of(words[3], words[4]);
+  if (!from || !to) return std::nullopt;
+  return MasterSwitch{std::string(words[0]), *from, *to};
+}
+
+}  // namespace expiry

@@ -1,0 +1,204 @@
+// expiry-relay and expiry-ctl through Redis Sentinel (a master, a replica and three sentinels
+// started by SentinelGroup): discovery, a master name no sentinel knows, sentinels down at
+// start, a manual failover and a crash of the master under load, and a relay killed during a
+// failover. The oracle reads the stream on the master the sentinels name at the end.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "integration/relay/relay_harness.h"
+#include "protocol/stream_entry.h"
+#include "support/redis_sentinel.h"
+
+namespace expiry::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The flags that make a program find its Redis through the group's sentinels.
+std::vector<std::string> sentinel_flags(const SentinelGroup& group, const std::string& master = "") {
+  return {"--redis-url", "redis://127.0.0.1:1/0", "--sentinel", group.sentinel_addresses(), "--sentinel-master",
+          master.empty() ? group.master_name() : master};
+}
+
+std::unique_ptr<ChildProcess> start_sentinel_relay(const SentinelGroup& group, const std::string& dir,
+                                                   const std::string& instance, const std::string& master = "") {
+  std::vector<std::string> args = sentinel_flags(group, master);
+  const std::vector<std::string> rest = {"--instance", instance, "--reconnect-initial-ms", "20",
+                                         "--reconnect-max-ms", "200", "--watchdog-interval-ms", "200",
+                                         "--watchdog-timeout-ms", "1000", "--health-probe-interval-ms", "200"};
+  args.insert(args.end(), rest.begin(), rest.end());
+  return std::make_unique<ChildProcess>(EXPIRY_RELAY_BIN, args, std::vector<std::pair<std::string, std::string>>{},
+                                        dir + "/relay-" + instance + ".log");
+}
+
+// The test's own connection to the node the sentinels name now.
+std::unique_ptr<SyncConnection> connect_master(const SentinelGroup& group) {
+  return connect_redis("127.0.0.1", group.master_port());
+}
+
+// `n` tasks "<prefix><i>" due over `spread_ms` from now, scheduled on the master and confirmed
+// by its replica (WAIT), so that a failover cannot lose them.
+std::map<std::string, std::string> schedule_confirmed(SyncConnection& master, const std::string& prefix, int n,
+                                                      long long first_ms, long long spread_ms) {
+  std::vector<Task> tasks;
+  std::map<std::string, std::string> expected;
+  for (int i = 0; i < n; ++i) {
+    const std::string id = prefix + std::to_string(i);
+    tasks.push_back({id, first_ms + spread_ms * i / std::max(1, n), "payload-" + id});
+    expected[id] = "payload-" + id;
+  }
+  schedule_all(master, tasks);
+  EXPECT_EQ(integer(master, {"WAIT", "1", "5000"}), 1) << "the replica did not confirm the schedules";
+  return expected;
+}
+
+// Waits until the master the sentinels name holds exactly `expected.size()` entries, then checks
+// each task is there once with its payload.
+void expect_forwarded_once(const SentinelGroup& group, const std::map<std::string, std::string>& expected,
+                           ChildProcess& relay) {
+  std::unique_ptr<SyncConnection> master;
+  const bool all = wait_until(
+      [&] {
+        try {
+          if (!master) master = connect_master(group);
+          return xlen(*master) >= static_cast<long long>(expected.size()) && zcard(*master) == 0;
+        } catch (const std::exception&) {
+          master.reset();
+          return false;
+        }
+      },
+      60s);
+  ASSERT_TRUE(master);
+  EXPECT_TRUE(all) << "stream has " << xlen(*master) << " of " << expected.size() << ", " << zcard(*master)
+                   << " pending; relay output:\n"
+                   << tail_lines(relay.output(), 60);
+  expect_exactly_once(xrange_all(*master, KeyLayout("expiry").default_stream()), expected);
+}
+
+TEST(SentinelRelay, FindsTheMasterThroughTheSentinelsAndForwards) {
+  SentinelGroup group;
+  const std::string dir = group.node(0).dir();
+  auto relay = start_sentinel_relay(group, dir, "r1");
+  auto master = connect_master(group);
+  wait_relay_ready(*master, "r1", *relay);
+
+  // expiry-ctl schedules through the sentinels too.
+  std::map<std::string, std::string> expected;
+  for (int i = 0; i < 5; ++i) {
+    const std::string id = "ctl-" + std::to_string(i);
+    expected[id] = "p" + std::to_string(i);
+    std::vector<std::string> args = sentinel_flags(group);
+    args.insert(args.end(), {"schedule", id, "--delay-ms", "200", "--payload", expected[id]});
+    ChildProcess ctl(EXPIRY_CTL_BIN, args);
+    ASSERT_EQ(ctl.wait_exit(30s).value_or(-1), 0) << ctl.output();
+  }
+  expect_forwarded_once(group, expected, *relay);
+  EXPECT_TRUE(relay->running());
+}
+
+TEST(SentinelRelay, AMasterNameNoSentinelKnowsIsAConfigurationError) {
+  SentinelGroup group;
+  auto relay = start_sentinel_relay(group, group.node(0).dir(), "r1", "no-such-master");
+  const auto rc = relay->wait_exit(20s);
+  ASSERT_TRUE(rc) << "the relay kept running with an unknown master name:\n" << relay->output();
+  EXPECT_EQ(*rc, 2) << relay->output();
+  EXPECT_NE(relay->output().find("no sentinel knows a master named \"no-such-master\""), std::string::npos)
+      << relay->output();
+
+  std::vector<std::string> args = sentinel_flags(group, "no-such-master");
+  args.insert(args.end(), {"schedule", "x", "--delay-ms", "1000"});
+  ChildProcess ctl(EXPIRY_CTL_BIN, args);
+  EXPECT_EQ(ctl.wait_exit(20s).value_or(-1), 2) << ctl.output();
+  EXPECT_NE(ctl.output().find("no-such-master"), std::string::npos) << ctl.output();
+}
+
+TEST(SentinelRelay, StartsWhileEverySentinelIsDownAndForwardsOnceTheyAreUp) {
+  SentinelGroup group;
+  auto master = connect_master(group);
+  const auto expected = schedule_confirmed(*master, "early-", 50, 0, 500);
+  group.stop_sentinels();
+  auto relay = start_sentinel_relay(group, group.node(0).dir(), "r1");
+  // Without a sentinel the relay cannot know its master: it keeps trying, forwarding nothing.
+  EXPECT_FALSE(wait_until([&] { return !relay->running() || xlen(*master) > 0; }, 3s)) << relay->output();
+  group.start_sentinels();
+  expect_forwarded_once(group, expected, *relay);
+}
+
+TEST(SentinelRelay, ManualFailoverUnderLoadLosesAndDuplicatesNothing) {
+  SentinelGroup group;
+  auto relay = start_sentinel_relay(group, group.node(0).dir(), "r1");
+  auto old_master = connect_master(group);
+  wait_relay_ready(*old_master, "r1", *relay);
+  // Tasks come due before, during and after the failover (one every 10 ms over 8 s).
+  auto expected = schedule_confirmed(*old_master, "load-", 800, 0, 8000);
+  ASSERT_TRUE(wait_until([&] { return xlen(*old_master) > 50; }, 30s));
+  const int old_port = group.master_port();
+  const int new_port = group.failover();
+  ASSERT_NE(new_port, old_port);
+  const auto switched = Clock::now();
+  auto new_master = connect_redis("127.0.0.1", new_port);
+  const long long switch_ms = redis_now_ms(*new_master);
+  // The first entry the relay forwards on the new master (the entries before have older ids:
+  // they came from the old master by replication).
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const Reply r = new_master->command({"XREVRANGE", "expiry:stream", "+", "-", "COUNT", "1"});
+        if (r.failed() || r.elements.empty() || r.elements[0].elements.empty()) return false;
+        return std::stoll(r.elements[0].elements[0].str) >= switch_ms;
+      },
+      30s))
+      << tail_lines(relay->output(), 40);
+  std::cout << "[ metric ] first task forwarded on the new master "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - switched).count()
+            << " ms after the sentinels named it\n";
+  // Tasks scheduled after the switch, through the sentinels, by expiry-ctl.
+  for (int i = 0; i < 5; ++i) {
+    const std::string id = "after-" + std::to_string(i);
+    expected[id] = "a" + std::to_string(i);
+    std::vector<std::string> args = sentinel_flags(group);
+    args.insert(args.end(), {"schedule", id, "--delay-ms", "100", "--payload", expected[id]});
+    ChildProcess ctl(EXPIRY_CTL_BIN, args);
+    ASSERT_EQ(ctl.wait_exit(60s).value_or(-1), 0) << ctl.output();
+  }
+  expect_forwarded_once(group, expected, *relay);
+  EXPECT_TRUE(relay->running());
+  // It moved on the sentinels' +switch-master, not only on a READONLY or a lost connection.
+  EXPECT_NE(relay->output().find("sentinel: master mymaster switched"), std::string::npos)
+      << tail_lines(relay->output(), 60);
+}
+
+TEST(SentinelRelay, MasterKilledUnderLoadKeepsEveryConfirmedTaskOnce) {
+  SentinelGroup group;
+  auto relay = start_sentinel_relay(group, group.node(0).dir(), "r1");
+  auto old_master = connect_master(group);
+  wait_relay_ready(*old_master, "r1", *relay);
+  const auto expected = schedule_confirmed(*old_master, "crash-", 600, 0, 8000);
+  ASSERT_TRUE(wait_until([&] { return xlen(*old_master) > 30; }, 30s));
+  old_master.reset();
+  const int new_port = group.kill_master();
+  EXPECT_GT(new_port, 0);
+  // Every task was confirmed by the replica before the crash: each ends up once on the new
+  // master (a claim the crash took back is claimed again there).
+  expect_forwarded_once(group, expected, *relay);
+}
+
+TEST(SentinelRelay, ARelayKilledDuringAFailoverLosesNothingOnceRestarted) {
+  SentinelGroup group;
+  auto relay = start_sentinel_relay(group, group.node(0).dir(), "r1");
+  auto master = connect_master(group);
+  wait_relay_ready(*master, "r1", *relay);
+  const auto expected = schedule_confirmed(*master, "k-", 300, 0, 3000);
+  ASSERT_TRUE(wait_until([&] { return xlen(*master) > 20; }, 30s));
+  relay->kill_hard();
+  group.failover();
+  auto restarted = start_sentinel_relay(group, group.node(0).dir(), "r2");
+  expect_forwarded_once(group, expected, *restarted);
+}
+
+}  // namespace
+}  // namespace expiry::test
