@@ -115,14 +115,17 @@ void RedisConnection::start() {
 void RedisConnection::connect_now() {
   if (state_ == State::Closing || state_ == State::Closed) return;
   subscriptions_.clear();  // the context they belonged to has been freed
-  if (options_.choose_endpoint) {
-    try {
-      target_ = options_.choose_endpoint();
-    } catch (const std::exception& e) {
-      attempt_failed(e.what());
+  if (held_until_) {
+    const auto now = Clock::now();
+    if (now < *held_until_) {
+      // A failover is under way: try again soon, without counting a failure.
+      retry_timer_.arm(std::chrono::duration_cast<std::chrono::microseconds>(
+          std::min<Clock::duration>(*held_until_ - now, std::chrono::milliseconds(100))));
       return;
     }
-  } else if (target_.sentinel.enabled()) {
+    held_until_.reset();
+  }
+  if (target_.sentinel.enabled()) {
     if (!discovery_) discovery_ = std::make_unique<SentinelDiscovery>(options_.endpoint, discovery_timeout());
     try {
       const RedisEndpoint master = discovery_->find_master();
@@ -421,10 +424,27 @@ std::chrono::milliseconds RedisConnection::discovery_timeout() const {
 
 void RedisConnection::follow_master(const std::string& host, int port) {
   if (!target_.sentinel.enabled() || state_ == State::Closing || state_ == State::Closed) return;
+  const bool was_held = held_until_.has_value();
+  held_until_.reset();
+  if (state_ == State::Disconnected) {
+    if (was_held) retry_timer_.arm(std::chrono::milliseconds(0));  // the attempt asks the sentinels
+    return;
+  }
   if (host == target_.host && port == target_.port) return;
-  if (state_ == State::Disconnected) return;  // the next attempt asks the sentinels anyway
   force_reconnect("the sentinels moved master " + target_.sentinel.master + " to " + host + ":" +
                   std::to_string(port));
+}
+
+void RedisConnection::hold(std::chrono::milliseconds max, const std::string& why) {
+  if (!target_.sentinel.enabled() || state_ == State::Closing || state_ == State::Closed) return;
+  held_until_ = Clock::now() + max;
+  force_reconnect(why);
+}
+
+void RedisConnection::release_hold() {
+  if (!held_until_) return;
+  held_until_.reset();
+  if (state_ == State::Disconnected) retry_timer_.arm(std::chrono::milliseconds(0));
 }
 
 void RedisConnection::close() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -54,9 +55,6 @@ class RedisConnection {
     // Watchdog::Ping: the silence after which an idle connection sends a PING (0: the
     // watchdog_interval). An owner that sends something periodically anyway sets its period.
     std::chrono::milliseconds ping_after{0};
-    // Set: called before each attempt for the endpoint to try (e.g. the next of several
-    // sentinels); an exception fails the attempt with its text. Not used with endpoint.sentinel.
-    std::function<RedisEndpoint()> choose_endpoint{};
   };
 
   using ReplyCallback = std::function<void(const Reply&)>;
@@ -98,9 +96,13 @@ class RedisConnection {
   void force_reconnect(std::string why);
   // Lets in-flight replies arrive, then disconnects; no reconnect afterwards.
   void close();
-  // Through Sentinel: reconnects (deferred) unless host:port is the node in use already. No-op
-  // without Sentinel.
+  // Through Sentinel: ends a hold() and reconnects (deferred) unless host:port is the node in
+  // use already. No-op without Sentinel.
   void follow_master(const std::string& host, int port);
+  // Through Sentinel, while the master is being replaced: disconnects (deferred) and makes no
+  // attempt until follow_master(), release_hold() or `max` has passed. No-op without Sentinel.
+  void hold(std::chrono::milliseconds max, const std::string& why);
+  void release_hold();
 
   // The endpoint in use or last tried (through Sentinel: the master the sentinels named).
   const RedisEndpoint& target() const { return target_; }
@@ -147,7 +149,8 @@ class RedisConnection {
 
   EventLoop& loop_;
   Options options_;
-  RedisEndpoint target_;              // options_.endpoint, or the master / endpoint chosen last
+  RedisEndpoint target_;              // options_.endpoint, or the master the sentinels named last
+  std::optional<Clock::time_point> held_until_;  // hold(): no attempt before this
   const std::string reply_callback_who_;  // "redis <role>: reply callback", for the exception barrier
   int in_callback_ = 0;               // depth of this connection's own callbacks on the stack
   redisAsyncContext* ctx_ = nullptr;  // owned by hiredis once connecting; nulled when hiredis frees it

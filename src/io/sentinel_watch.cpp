@@ -25,6 +25,10 @@ WatchKey key_of(const EventLoop& loop, const RedisEndpoint& endpoint) {
   return {&loop, key};
 }
 
+// What a sentinel announces on these channels about the master it names.
+const std::vector<std::string> kChannels = {"+switch-master", "+try-failover", "-failover-abort-not-elected",
+                                            "-failover-abort-no-good-slave", "-failover-abort-slave-timeout"};
+
 }  // namespace
 
 std::shared_ptr<SentinelWatch> SentinelWatch::join(EventLoop& loop, const RedisEndpoint& endpoint,
@@ -49,20 +53,23 @@ SentinelWatch::SentinelWatch(EventLoop& loop, const RedisEndpoint& endpoint, std
       endpoint_(endpoint),
       discovery_(endpoint, std::min(connect_timeout, std::chrono::milliseconds(1000))),
       recheck_timer_(loop, [this] { recheck(); }) {
-  RedisConnection::Options options;
-  options.endpoint = discovery_.sentinel_endpoint(0);
-  options.role = "sentinel";
-  options.connect_timeout = connect_timeout;
-  options.backoff = backoff;
-  options.watchdog = RedisConnection::Watchdog::Passive;  // a lost hint is covered by recheck()
-  // Each attempt goes to the next sentinel: one that is down does not stop the watch.
-  options.choose_endpoint = [this] {
-    const size_t n = discovery_.sentinel_count();
-    return discovery_.sentinel_endpoint(next_sentinel_++ % n);
-  };
-  subscription_ = std::make_unique<RedisConnection>(loop, std::move(options));
-  subscription_->set_on_ready([this] { on_ready(); });
-  subscription_->start();
+  for (size_t i = 0; i < discovery_.sentinel_count(); ++i) {
+    RedisConnection::Options options;
+    options.endpoint = discovery_.sentinel_endpoint(i);
+    options.role = "sentinel";
+    options.connect_timeout = connect_timeout;
+    options.backoff = backoff;
+    options.watchdog = RedisConnection::Watchdog::Passive;  // a lost message is covered by recheck()
+    auto sub = std::make_unique<RedisConnection>(loop, std::move(options));
+    RedisConnection* conn = sub.get();
+    conn->set_on_ready([this, conn] {
+      std::vector<std::string> argv = {"SUBSCRIBE"};
+      argv.insert(argv.end(), kChannels.begin(), kChannels.end());
+      conn->subscribe(argv, [this](const Reply& r) { on_message(r); });
+    });
+    subscriptions_.push_back(std::move(sub));
+  }
+  for (auto& sub : subscriptions_) sub->start();
   recheck_timer_.arm(kRecheck);
 }
 
@@ -73,31 +80,38 @@ SentinelWatch::~SentinelWatch() {
   }
 }
 
-void SentinelWatch::on_ready() {
-  --next_sentinel_;  // stay with the sentinel that answered after a later loss
-  subscription_->subscribe({"SUBSCRIBE", "+switch-master"}, [this](const Reply& r) { on_message(r); });
-}
-
 void SentinelWatch::on_message(const Reply& message) {
-  // ["message", "+switch-master", "<name> <old ip> <old port> <new ip> <new port>"]
+  // ["message", channel, text]
   if (message.type != Reply::Type::Array || message.elements.size() != 3 || message.elements[0].str != "message") {
     return;
   }
-  auto change = parse_switch_master(message.elements[2].str);
-  if (!change || change->master != endpoint_.sentinel.master) return;
-  ++switches_seen_;
-  spdlog::warn("sentinel: master {} switched from {} to {}", change->master, change->from.to_string(),
-               change->to.to_string());
-  tell_followers(change->to.host, change->to.port);
+  const std::string& channel = message.elements[1].str;
+  const std::string& text = message.elements[2].str;
+  const std::string& name = endpoint_.sentinel.master;
+  if (channel == "+switch-master") {
+    auto change = parse_switch_master(text);
+    if (!change || change->master != name) return;
+    spdlog::warn("sentinel: master {} switched from {} to {}", name, change->from.to_string(), change->to.to_string());
+    for (RedisConnection* follower : followers_) follower->follow_master(change->to.host, change->to.port);
+    return;
+  }
+  auto event = parse_instance_event(text);
+  if (!event || event->type != "master" || event->name != name) return;
+  if (channel == "+try-failover") {
+    spdlog::warn("sentinel: failover of master {} started; holding every connection until the switch (at most {} s)",
+                 name, kFailoverHold.count());
+    for (RedisConnection* follower : followers_) follower->hold(kFailoverHold, "failover of " + name + " in progress");
+  } else {
+    spdlog::warn("sentinel: failover of master {} aborted ({})", name, channel);
+    for (RedisConnection* follower : followers_) follower->release_hold();
+  }
 }
 
 void SentinelWatch::recheck() {
-  if (auto named = discovery_.named_master()) tell_followers(named->host, named->port);
+  if (auto named = discovery_.named_master()) {
+    for (RedisConnection* follower : followers_) follower->follow_master(named->host, named->port);
+  }
   recheck_timer_.arm(kRecheck);
-}
-
-void SentinelWatch::tell_followers(const std::string& host, int port) {
-  for (RedisConnection* follower : followers_) follower->follow_master(host, port);
 }
 
 }  // namespace expiry

@@ -1,12 +1,14 @@
-// SentinelWatch: the one subscription of a process (per event loop and Sentinel setup) to the
-// sentinels' +switch-master, which moves every RedisConnection that reaches its Redis through
-// those sentinels to the new master within milliseconds of the switch.
+// SentinelWatch: the subscriptions of a process (per event loop and Sentinel setup) to what the
+// sentinels announce about its master, which keep every RedisConnection that reaches its Redis
+// through those sentinels away from a master being replaced and move it to the new one within
+// milliseconds of the switch.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "config/backoff.h"
 #include "config/redis_url.h"
@@ -20,18 +22,22 @@ class RedisConnection;
 
 // Contracts:
 // - join() returns the watch shared by every connection of `loop` with the same sentinel
-//   settings, creating it (and its subscription) for the first; the last holder to let go
-//   destroys it. A connection must leave() before it is destroyed.
-// - The subscription goes to one sentinel at a time, the next one in the list after each failed
-//   attempt or lost connection (reconnect with the followers' backoff).
-// - Followers get follow_master(host, port) on a +switch-master naming their master, and after
-//   every periodic check (kRecheck; blocking, at most the discovery timeout per sentinel) that
-//   finds the sentinels naming another master than a follower uses: the pub/sub hint can be lost.
+//   settings, creating it for the first; the last holder to let go destroys it. A connection
+//   must leave() before it is destroyed.
+// - One subscription per sentinel (a sentinel publishes only what it does itself, and the one
+//   that runs a failover may be any of them), each reconnecting on its own.
+// - +try-failover for the master: every follower is held (hold(): disconnected, not reconnecting)
+//   for at most kFailoverHold, so that nothing is written to a master whose replica is being
+//   promoted (such writes are discarded when the old master rejoins as a replica).
+//   -failover-abort-*: released. +switch-master: follow_master(new address), which releases.
+// - Every kRecheck a blocking check (at most the discovery timeout per sentinel) asks what the
+//   sentinels name and tells the followers, in case a message was lost.
 class SentinelWatch {
  public:
   static constexpr std::chrono::seconds kRecheck{5};
+  static constexpr std::chrono::seconds kFailoverHold{10};
 
-  // The subscription connects with `connect_timeout` and retries with `backoff`.
+  // The subscriptions connect with `connect_timeout` and retry with `backoff`.
   static std::shared_ptr<SentinelWatch> join(EventLoop& loop, const RedisEndpoint& endpoint,
                                              std::chrono::milliseconds connect_timeout, const BackoffPolicy& backoff,
                                              RedisConnection* follower);
@@ -43,22 +49,16 @@ class SentinelWatch {
   SentinelWatch(const SentinelWatch&) = delete;
   SentinelWatch& operator=(const SentinelWatch&) = delete;
 
-  uint64_t switches_seen() const { return switches_seen_; }
-
  private:
-  void on_ready();
   void on_message(const Reply& message);
   void recheck();
-  void tell_followers(const std::string& host, int port);
 
   EventLoop& loop_;
   RedisEndpoint endpoint_;
-  SentinelDiscovery discovery_;   // for the periodic check
-  size_t next_sentinel_ = 0;      // which sentinel the subscription tries next
+  SentinelDiscovery discovery_;  // for the periodic check
   std::set<RedisConnection*> followers_;
-  uint64_t switches_seen_ = 0;
   Timer recheck_timer_;
-  std::unique_ptr<RedisConnection> subscription_;  // last: destroyed first
+  std::vector<std::unique_ptr<RedisConnection>> subscriptions_;  // last: destroyed first
 };
 
 }  // namespace expiry

@@ -26,6 +26,7 @@ RedisErrorKind classify_error_text(std::string_view text) {
       {"MASTERDOWN", RedisErrorKind::MasterDown}, {"TRYAGAIN", RedisErrorKind::TryAgain},
       {"MOVED", RedisErrorKind::Moved},           {"ASK", RedisErrorKind::Ask},
       {"CROSSSLOT", RedisErrorKind::CrossSlot},   {"CLUSTERDOWN", RedisErrorKind::ClusterDown},
+      {"NOREPLICAS", RedisErrorKind::NoReplicas},
   };
   for (const auto& p : kPrefixes) {
     if (starts_with(text, p.head) && (text.size() == p.head.size() || text[p.head.size()] == ' ')) return p.kind;
@@ -68,6 +69,7 @@ bool is_transient(RedisErrorKind kind) {
     case RedisErrorKind::MaxClients:
     case RedisErrorKind::Busy:
     case RedisErrorKind::MasterDown:
+    case RedisErrorKind::NoReplicas:
     case RedisErrorKind::TryAgain:
     case RedisErrorKind::ClusterDown:
     case RedisErrorKind::Migrating:
@@ -96,6 +98,7 @@ const char* to_string(RedisErrorKind kind) {
     case RedisErrorKind::MaxClients: return "maxclients";
     case RedisErrorKind::Busy: return "busy";
     case RedisErrorKind::MasterDown: return "masterdown";
+    case RedisErrorKind::NoReplicas: return "noreplicas";
     case RedisErrorKind::TryAgain: return "tryagain";
     case RedisErrorKind::Moved: return "moved";
     case RedisErrorKind::Ask: return "ask";

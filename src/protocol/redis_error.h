@@ -26,6 +26,7 @@ enum class RedisErrorKind {
   MaxClients,       // the server is at maxclients and closes the connection
   Busy,             // BUSY: a script or function runs too long
   MasterDown,       // MASTERDOWN: a replica without its master
+  NoReplicas,       // NOREPLICAS: min-replicas-to-write not met (a master fenced off, e.g. mid-failover)
   TryAgain,         // TRYAGAIN (cluster slot migration)
   Moved,            // MOVED <slot> <host:port>: the slot lives on another primary
   Ask,              // ASK <slot> <host:port>: this key is moving; ask the target once

@@ -14,6 +14,19 @@ std::optional<NodeAddress> address_of(std::string_view host, std::string_view po
   return NodeAddress{std::string(host), static_cast<int>(*port)};
 }
 
+// The words of `message` split at single spaces (empty words kept, so doubled spaces fail).
+std::vector<std::string_view> split_words(std::string_view message) {
+  std::vector<std::string_view> words;
+  size_t start = 0;
+  while (start <= message.size()) {
+    const size_t space = message.find(' ', start);
+    words.push_back(message.substr(start, space == std::string_view::npos ? message.npos : space - start));
+    if (space == std::string_view::npos) break;
+    start = space + 1;
+  }
+  return words;
+}
+
 }  // namespace
 
 MasterAddressAnswer decode_master_address(const Reply& reply) {
@@ -41,15 +54,17 @@ std::string role_of(const Reply& reply) {
   return first.str;
 }
 
+std::optional<InstanceEvent> parse_instance_event(std::string_view message) {
+  const std::vector<std::string_view> words = split_words(message);
+  if ((words.size() != 4 && words.size() != 8) || words[0].empty() || words[1].empty()) return std::nullopt;
+  if (words.size() == 8 && words[4] != "@") return std::nullopt;
+  auto address = address_of(words[2], words[3]);
+  if (!address) return std::nullopt;
+  return InstanceEvent{std::string(words[0]), std::string(words[1]), *address};
+}
+
 std::optional<MasterSwitch> parse_switch_master(std::string_view message) {
-  std::vector<std::string_view> words;
-  size_t start = 0;
-  while (start <= message.size()) {
-    const size_t space = message.find(' ', start);
-    words.push_back(message.substr(start, space == std::string_view::npos ? message.npos : space - start));
-    if (space == std::string_view::npos) break;
-    start = space + 1;
-  }
+  const std::vector<std::string_view> words = split_words(message);
   if (words.size() != 5 || words[0].empty()) return std::nullopt;
   auto from = address_of(words[1], words[2]);
   auto to = address_of(words[3], words[4]);

@@ -24,6 +24,16 @@ MasterAddressAnswer decode_master_address(const Reply& reply);
 // ROLE's first element ("master", "slave", "sentinel"), or "" for anything else.
 std::string role_of(const Reply& reply);
 
+// A sentinel event about an instance ("+try-failover", "-failover-abort-...", ...):
+// "<type> <name> <ip> <port>[ @ <master name> <master ip> <master port>]"; type is "master",
+// "slave" or "sentinel".
+struct InstanceEvent {
+  std::string type;
+  std::string name;
+  NodeAddress address;
+};
+std::optional<InstanceEvent> parse_instance_event(std::string_view message);
+
 // A +switch-master message: "<master name> <old ip> <old port> <new ip> <new port>".
 struct MasterSwitch {
   std::string master;

@@ -22,7 +22,7 @@ Reply error_reply(std::string text) {
 const std::vector<K> kAllKinds = {K::None,       K::Io,        K::NoAuth,     K::WrongPass,      K::NoPermission,
                                   K::UnknownCommand, K::FunctionMissing, K::TaskNotPending, K::BusyGroup, K::NoGroup, K::WrongType,
                                   K::Loading,    K::ReadOnly,  K::OutOfMemory, K::MaxClients,    K::Busy,
-                                  K::MasterDown, K::TryAgain,  K::Moved, K::Ask, K::CrossSlot, K::ClusterDown,
+                                  K::MasterDown, K::NoReplicas, K::TryAgain,  K::Moved, K::Ask, K::CrossSlot, K::ClusterDown,
                                   K::Migrating, K::Other};
 
 struct Case {
@@ -69,6 +69,7 @@ TEST(ClassifyErrorText, ServerStatesThatPass) {
       {"OOM command not allowed when used memory > 'maxmemory'.", K::OutOfMemory},
       {"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", K::MasterDown},
       {"TRYAGAIN Multiple keys request during rehashing of slot", K::TryAgain},
+      {"NOREPLICAS Not enough good replicas to write.", K::NoReplicas},
       {"ERR max number of clients reached", K::MaxClients},
   };
   for (const auto& c : cases) EXPECT_EQ(classify_error_text(c.text), c.kind) << c.text;
@@ -201,7 +202,7 @@ TEST(RedisErrorPolicy, TransientKindsPassByThemselves) {
   for (K kind : kAllKinds) {
     const bool expected = kind == K::Io || kind == K::Loading || kind == K::ReadOnly || kind == K::OutOfMemory ||
                           kind == K::MaxClients || kind == K::Busy || kind == K::MasterDown || kind == K::TryAgain ||
-                          kind == K::ClusterDown || kind == K::Migrating;
+                          kind == K::NoReplicas || kind == K::ClusterDown || kind == K::Migrating;
     EXPECT_EQ(is_transient(kind), expected) << to_string(kind);
   }
   EXPECT_TRUE(is_transient(classify(error_reply("ERR max number of clients reached"))));

@@ -57,6 +57,21 @@ TEST(SentinelReply, SwitchMaster) {
   EXPECT_FALSE(parse_switch_master("mymaster 127.0.0.1 6379 127.0.0.1 6380 extra"));
 }
 
+TEST(SentinelReply, InstanceEvents) {
+  auto m = parse_instance_event("master mymaster 127.0.0.1 6379");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->type, "master");
+  EXPECT_EQ(m->name, "mymaster");
+  EXPECT_EQ(m->address, (NodeAddress{"127.0.0.1", 6379}));
+  auto r = parse_instance_event("slave 127.0.0.1:6380 127.0.0.1 6380 @ mymaster 127.0.0.1 6379");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->type, "slave");
+  EXPECT_FALSE(parse_instance_event("master mymaster 127.0.0.1"));
+  EXPECT_FALSE(parse_instance_event("master mymaster 127.0.0.1 port"));
+  EXPECT_FALSE(parse_instance_event("slave a 127.0.0.1 6380 # mymaster 127.0.0.1 6379"));
+  EXPECT_FALSE(parse_instance_event(""));
+}
+
 TEST(ResendPolicy, ReadsAndIdempotentSchedulesMayBeResent) {
   EXPECT_TRUE(resend_is_safe({"zrange", "k", "0", "-1"}));
   EXPECT_TRUE(resend_is_safe({"FCALL_RO", "expiry_stats", "0"}));
