@@ -48,7 +48,8 @@ BenchSizes quick_sizes();
 struct BenchContext {
   RedisEndpoint redis;
   std::string redis_url;   // as given, passed on to the relay and expiry-ctl
-  std::vector<std::string> tls_flags;  // the tls_* settings as flags, passed on with redis_url
+  // The tls_* and sentinel_* settings as flags, passed on with redis_url.
+  std::vector<std::string> tls_flags;
   std::string relay_bin;   // path of expiry-relay
   std::string ctl_bin;     // path of expiry-ctl
   std::string work_dir;    // logs and generated files

@@ -3,6 +3,7 @@
 // Exit code: 0 when every run lost and duplicated nothing, 1 otherwise, 2 for usage or setup errors.
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -92,11 +93,13 @@ struct BenchOptions {
   int cluster_buckets = 64;
   int standalone_buckets = 1;
   std::map<std::string, std::string> tls;  // the tls_* flags given (config/service_options.h)
+  std::map<std::string, std::string> sentinel;  // the sentinel_* flags given
 };
 
 void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--redis-url", o.redis_url, "Redis to benchmark (its data is flushed!); rediss:// for TLS")->required();
   add_flags(app, tls_option_specs(), o.tls);
+  add_flags(app, sentinel_option_specs(), o.sentinel);
   app.add_flag("--quick", o.quick, "CI sizes (the whole run takes about 2 minutes)");
   app.add_option("--json", o.json_path, "write the results as JSON here (default: WORK_DIR/bench-results.json)");
   app.add_option("--work-dir", o.work_dir, "logs and generated files (default: a new /tmp/expiry-bench.XXXXXX)");
@@ -155,6 +158,17 @@ BenchContext bench_context_from(BenchOptions& o) {
   apply_tls_settings(Settings::resolve(tls_option_specs(), nullptr, "", process_env(), "EXPIRY_BENCH", o.tls),
                      ctx.redis.tls);
   ctx.tls_flags = tls_flags(ctx.redis.tls);
+  // Through Sentinel (EXPIRY_BENCH_SENTINEL_* in the environment too): the bench's connections
+  // find the master, and the relays and expiry-ctl it starts get the same flags.
+  const Settings sentinel =
+      Settings::resolve(sentinel_option_specs(), nullptr, "", process_env(), "EXPIRY_BENCH", o.sentinel);
+  apply_sentinel_settings(sentinel, ctx.redis.sentinel);
+  for (const char* name : {"sentinel", "sentinel_master", "sentinel_password_file"}) {
+    if (sentinel.text(name).empty()) continue;
+    std::string flag = std::string("--") + name + "=" + sentinel.text(name);
+    std::replace(flag.begin(), flag.begin() + static_cast<std::ptrdiff_t>(flag.find('=')), '_', '-');
+    ctx.tls_flags.push_back(flag);
+  }
   if (access(ctx.relay_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.relay_bin);
   if (access(ctx.ctl_bin.c_str(), X_OK) != 0) throw ConfigError("no executable " + ctx.ctl_bin);
   if (o.work_dir.empty()) {

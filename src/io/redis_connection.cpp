@@ -134,6 +134,15 @@ void RedisConnection::connect_now() {
                      master.sentinel.master);
       }
       target_ = master;
+    } catch (const UnknownMasterError& e) {
+      // Retrying cannot cure it: the owner decides (at start, the services exit 2).
+      attempt_failed(e.what());
+      loop_.defer(alive_, [this, why = std::string(e.what())] {
+        run_own([&] {
+          if (on_handshake_error_) on_handshake_error_(Reply::io_error(why));
+        });
+      });
+      return;
     } catch (const std::exception& e) {
       attempt_failed(e.what());  // the sentinels or the master are down, or mid-failover: retried
       return;

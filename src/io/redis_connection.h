@@ -75,7 +75,8 @@ class RedisConnection {
   void set_on_down(std::function<void(const std::string& why)> fn) { on_down_ = std::move(fn); }
   // Called when the handshake meets a refusal that retrying cannot cure: credentials refused
   // or required (NOAUTH, WRONGPASS, NOPERM on any step), a SELECT refused for good, or TLS that
-  // does not fit the server (an IoError reply naming the cause, from io/tls_context). The
+  // does not fit the server (an IoError reply naming the cause, from io/tls_context), or a
+  // master name no sentinel knows (an IoError reply from io/sync/sentinel_discovery). The
   // connection retries anyway, with backoff, unless the owner closes it. Transient refusals
   // (maxclients, LOADING on AUTH ...) are only logged and retried.
   void set_on_handshake_error(std::function<void(const Reply&)> fn) { on_handshake_error_ = std::move(fn); }

@@ -85,6 +85,18 @@ void expect_forwarded_once(const SentinelGroup& group, const std::map<std::strin
   expect_exactly_once(xrange_all(*master, KeyLayout("expiry").default_stream()), expected);
 }
 
+// Waits for the first entry the relay forwards on `master` at or after `since_ms` (its clock);
+// the entries before have older ids (they came from the old master by replication).
+bool wait_first_entry_since(SyncConnection& master, long long since_ms) {
+  return wait_until(
+      [&] {
+        const Reply r = master.command({"XREVRANGE", KeyLayout("expiry").default_stream(), "+", "-", "COUNT", "1"});
+        if (r.failed() || r.elements.empty() || r.elements[0].elements.empty()) return false;
+        return std::stoll(r.elements[0].elements[0].str) >= since_ms;
+      },
+      30s);
+}
+
 TEST(SentinelRelay, FindsTheMasterThroughTheSentinelsAndForwards) {
   SentinelGroup group;
   const std::string dir = group.node(0).dir();
@@ -120,6 +132,13 @@ TEST(SentinelRelay, AMasterNameNoSentinelKnowsIsAConfigurationError) {
   ChildProcess ctl(EXPIRY_CTL_BIN, args);
   EXPECT_EQ(ctl.wait_exit(20s).value_or(-1), 2) << ctl.output();
   EXPECT_NE(ctl.output().find("no-such-master"), std::string::npos) << ctl.output();
+
+  std::vector<std::string> canceller_args = sentinel_flags(group, "no-such-master");
+  canceller_args.insert(canceller_args.end(), {"--consumer", "c1"});
+  ChildProcess canceller(ORDER_CANCELLER_BIN, canceller_args);
+  EXPECT_EQ(canceller.wait_exit(20s).value_or(-1), 2) << canceller.output();
+  EXPECT_NE(canceller.output().find("no sentinel knows a master named \"no-such-master\""), std::string::npos)
+      << canceller.output();
 }
 
 TEST(SentinelRelay, StartsWhileEverySentinelIsDownAndForwardsOnceTheyAreUp) {
@@ -148,16 +167,7 @@ TEST(SentinelRelay, ManualFailoverUnderLoadLosesAndDuplicatesNothing) {
   const auto switched = Clock::now();
   auto new_master = connect_redis("127.0.0.1", new_port);
   const long long switch_ms = redis_now_ms(*new_master);
-  // The first entry the relay forwards on the new master (the entries before have older ids:
-  // they came from the old master by replication).
-  ASSERT_TRUE(wait_until(
-      [&] {
-        const Reply r = new_master->command({"XREVRANGE", "expiry:stream", "+", "-", "COUNT", "1"});
-        if (r.failed() || r.elements.empty() || r.elements[0].elements.empty()) return false;
-        return std::stoll(r.elements[0].elements[0].str) >= switch_ms;
-      },
-      30s))
-      << tail_lines(relay->output(), 40);
+  ASSERT_TRUE(wait_first_entry_since(*new_master, switch_ms)) << tail_lines(relay->output(), 40);
   std::cout << "[ metric ] first task forwarded on the new master "
             << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - switched).count()
             << " ms after the sentinels named it\n";
@@ -188,8 +198,16 @@ TEST(SentinelRelay, MasterKilledUnderLoadKeepsEveryConfirmedTaskOnce) {
   const auto expected = schedule_confirmed(*old_master, "crash-", 600, 0, 8000);
   ASSERT_TRUE(wait_until([&] { return xlen(*old_master) > 30; }, 30s));
   old_master.reset();
+  const long long kill_ms = redis_now_ms(*group.connect_node(group.replica_index()));
+  const auto killed = Clock::now();
   const int new_port = group.kill_master();
-  EXPECT_GT(new_port, 0);
+  const auto promoted = Clock::now();
+  ASSERT_GT(new_port, 0);
+  auto new_master = connect_redis("127.0.0.1", new_port);
+  ASSERT_TRUE(wait_first_entry_since(*new_master, kill_ms)) << tail_lines(relay->output(), 40);
+  const auto ms = [](Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+  std::cout << "[ metric ] master killed: replica promoted after " << ms(promoted - killed)
+            << " ms, first task forwarded on it " << ms(Clock::now() - promoted) << " ms later\n";
   // Every task was confirmed by the replica before the crash: each ends up once on the new
   // master (a claim the crash took back is claimed again there).
   expect_forwarded_once(group, expected, *relay);
@@ -306,6 +324,25 @@ TEST(SentinelRelay, TheCancellerKeepsConsumingAcrossAFailoverAndActsOncePerOrder
   // then again on the new one.
   EXPECT_NE(canceller.output().find("cancelled=" + std::to_string(kOrders) + " "), std::string::npos)
       << tail_lines(canceller.output(), 20);
+}
+
+TEST(SentinelRelay, TheOrderDemoRunsThroughTheSentinels) {
+  SentinelGroup group;
+  const std::string dir = group.node(0).dir();
+  auto relay = start_sentinel_relay(group, dir, "r1");
+  auto master = connect_master(group);
+  wait_relay_ready(*master, "r1", *relay);
+  std::vector<std::string> canceller_args = sentinel_flags(group);
+  canceller_args.insert(canceller_args.end(), {"--consumer", "c1", "--block-ms", "200"});
+  ChildProcess canceller(ORDER_CANCELLER_BIN, canceller_args, {}, dir + "/canceller.log");
+  std::vector<std::string> sim_args = sentinel_flags(group);
+  sim_args.insert(sim_args.end(), {"--run-id", "s", "--rate", "50", "--duration-ms", "3000", "--timeout-ms", "1000",
+                                   "--grace-ms", "3000"});
+  ChildProcess sim(ORDER_SIM_BIN, sim_args, {}, dir + "/order-sim.log");
+  const auto rc = sim.wait_exit(60s);
+  ASSERT_TRUE(rc) << sim.output();
+  EXPECT_EQ(*rc, 0) << sim.output();
+  EXPECT_NE(sim.output().find("\nresult: OK\n"), std::string::npos) << sim.output();
 }
 
 }  // namespace
