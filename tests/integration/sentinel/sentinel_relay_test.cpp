@@ -41,6 +41,41 @@ std::unique_ptr<ChildProcess> start_sentinel_relay(const SentinelGroup& group, c
                                         dir + "/relay-" + instance + ".log");
 }
 
+// Runs expiry-ctl with `args` through the sentinels until it exits; returns its exit code
+// (-1: still running after 60 s) and its output.
+std::pair<int, std::string> run_ctl(const SentinelGroup& group, const std::vector<std::string>& args,
+                                    const std::string& master = "") {
+  std::vector<std::string> argv = sentinel_flags(group, master);
+  argv.insert(argv.end(), args.begin(), args.end());
+  ChildProcess ctl(EXPIRY_CTL_BIN, argv);
+  const int rc = ctl.wait_exit(60s).value_or(-1);
+  return {rc, ctl.output()};
+}
+
+// expiry-ctl schedules `n` tasks "<prefix><i>" with payload "p<i>" one call each, through the
+// sentinels; adds them to `expected`.
+void ctl_schedule(const SentinelGroup& group, const std::string& prefix, int n, long long delay_ms,
+                  std::map<std::string, std::string>& expected) {
+  for (int i = 0; i < n; ++i) {
+    const std::string id = prefix + std::to_string(i);
+    expected[id] = "p" + std::to_string(i);
+    const auto [rc, output] = run_ctl(group, {"schedule", id, "--delay-ms", std::to_string(delay_ms), "--payload", expected[id]});
+    ASSERT_EQ(rc, 0) << output;
+  }
+}
+
+// order-canceller `name` through the sentinels, logging into `dir`.
+std::unique_ptr<ChildProcess> start_sentinel_canceller(const SentinelGroup& group, const std::string& dir,
+                                                       const std::string& name, const std::string& master = "") {
+  std::vector<std::string> args = sentinel_flags(group, master);
+  const std::vector<std::string> rest = {"--consumer", name, "--block-ms", "200", "--reconnect-initial-ms", "20",
+                                         "--reconnect-max-ms", "200", "--watchdog-interval-ms", "200",
+                                         "--watchdog-timeout-ms", "2000"};
+  args.insert(args.end(), rest.begin(), rest.end());
+  return std::make_unique<ChildProcess>(ORDER_CANCELLER_BIN, args, std::vector<std::pair<std::string, std::string>>{},
+                                        dir + "/canceller-" + name + ".log");
+}
+
 // The test's own connection to the node the sentinels name now.
 std::unique_ptr<SyncConnection> connect_master(const SentinelGroup& group) {
   return connect_redis("127.0.0.1", group.master_port());
@@ -106,14 +141,7 @@ TEST(SentinelRelay, FindsTheMasterThroughTheSentinelsAndForwards) {
 
   // expiry-ctl schedules through the sentinels too.
   std::map<std::string, std::string> expected;
-  for (int i = 0; i < 5; ++i) {
-    const std::string id = "ctl-" + std::to_string(i);
-    expected[id] = "p" + std::to_string(i);
-    std::vector<std::string> args = sentinel_flags(group);
-    args.insert(args.end(), {"schedule", id, "--delay-ms", "200", "--payload", expected[id]});
-    ChildProcess ctl(EXPIRY_CTL_BIN, args);
-    ASSERT_EQ(ctl.wait_exit(30s).value_or(-1), 0) << ctl.output();
-  }
+  ctl_schedule(group, "ctl-", 5, 200, expected);
   expect_forwarded_once(group, expected, *relay);
   EXPECT_TRUE(relay->running());
 }
@@ -127,18 +155,14 @@ TEST(SentinelRelay, AMasterNameNoSentinelKnowsIsAConfigurationError) {
   EXPECT_NE(relay->output().find("no sentinel knows a master named \"no-such-master\""), std::string::npos)
       << relay->output();
 
-  std::vector<std::string> args = sentinel_flags(group, "no-such-master");
-  args.insert(args.end(), {"schedule", "x", "--delay-ms", "1000"});
-  ChildProcess ctl(EXPIRY_CTL_BIN, args);
-  EXPECT_EQ(ctl.wait_exit(20s).value_or(-1), 2) << ctl.output();
-  EXPECT_NE(ctl.output().find("no-such-master"), std::string::npos) << ctl.output();
+  const auto [ctl_rc, ctl_output] = run_ctl(group, {"schedule", "x", "--delay-ms", "1000"}, "no-such-master");
+  EXPECT_EQ(ctl_rc, 2) << ctl_output;
+  EXPECT_NE(ctl_output.find("no-such-master"), std::string::npos) << ctl_output;
 
-  std::vector<std::string> canceller_args = sentinel_flags(group, "no-such-master");
-  canceller_args.insert(canceller_args.end(), {"--consumer", "c1"});
-  ChildProcess canceller(ORDER_CANCELLER_BIN, canceller_args);
-  EXPECT_EQ(canceller.wait_exit(20s).value_or(-1), 2) << canceller.output();
-  EXPECT_NE(canceller.output().find("no sentinel knows a master named \"no-such-master\""), std::string::npos)
-      << canceller.output();
+  auto canceller = start_sentinel_canceller(group, group.node(0).dir(), "c1", "no-such-master");
+  EXPECT_EQ(canceller->wait_exit(20s).value_or(-1), 2) << canceller->output();
+  EXPECT_NE(canceller->output().find("no sentinel knows a master named \"no-such-master\""), std::string::npos)
+      << canceller->output();
 }
 
 TEST(SentinelRelay, StartsWhileEverySentinelIsDownAndForwardsOnceTheyAreUp) {
@@ -172,14 +196,7 @@ TEST(SentinelRelay, ManualFailoverUnderLoadLosesAndDuplicatesNothing) {
             << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - switched).count()
             << " ms after the sentinels named it\n";
   // Tasks scheduled after the switch, through the sentinels, by expiry-ctl.
-  for (int i = 0; i < 5; ++i) {
-    const std::string id = "after-" + std::to_string(i);
-    expected[id] = "a" + std::to_string(i);
-    std::vector<std::string> args = sentinel_flags(group);
-    args.insert(args.end(), {"schedule", id, "--delay-ms", "100", "--payload", expected[id]});
-    ChildProcess ctl(EXPIRY_CTL_BIN, args);
-    ASSERT_EQ(ctl.wait_exit(60s).value_or(-1), 0) << ctl.output();
-  }
+  ctl_schedule(group, "after-", 5, 100, expected);
   expect_forwarded_once(group, expected, *relay);
   EXPECT_TRUE(relay->running());
   // It stayed away from the old master from +try-failover and moved on the sentinels'
@@ -269,12 +286,8 @@ TEST(SentinelRelay, TheCancellerKeepsConsumingAcrossAFailoverAndActsOncePerOrder
   auto relay = start_sentinel_relay(group, dir, "r1");
   auto master = connect_master(group);
   wait_relay_ready(*master, "r1", *relay);
-  std::vector<std::string> canceller_args = sentinel_flags(group);
-  const std::vector<std::string> rest = {"--consumer", "c1", "--block-ms", "200", "--reconnect-initial-ms", "20",
-                                         "--reconnect-max-ms", "200", "--watchdog-interval-ms", "200",
-                                         "--watchdog-timeout-ms", "2000"};
-  canceller_args.insert(canceller_args.end(), rest.begin(), rest.end());
-  ChildProcess canceller(ORDER_CANCELLER_BIN, canceller_args, {}, dir + "/canceller.log");
+  auto canceller_process = start_sentinel_canceller(group, dir, "c1");
+  ChildProcess& canceller = *canceller_process;
 
   // 200 pending orders whose timeouts come due over 4 s, scheduled by expiry-ctl through the
   // sentinels from a bulk file, and confirmed by the replica (--wait-replicas 1).
@@ -292,10 +305,8 @@ TEST(SentinelRelay, TheCancellerKeepsConsumingAcrossAFailoverAndActsOncePerOrder
   }
   bulk.close();
   ASSERT_EQ(integer(*master, {"WAIT", "1", "5000"}), 1);
-  std::vector<std::string> ctl_args = sentinel_flags(group);
-  ctl_args.insert(ctl_args.end(), {"schedule", "--file", dir + "/orders.jsonl", "--wait-replicas", "1"});
-  ChildProcess ctl(EXPIRY_CTL_BIN, ctl_args);
-  ASSERT_EQ(ctl.wait_exit(60s).value_or(-1), 0) << ctl.output();
+  const auto [ctl_rc, ctl_output] = run_ctl(group, {"schedule", "--file", dir + "/orders.jsonl", "--wait-replicas", "1"});
+  ASSERT_EQ(ctl_rc, 0) << ctl_output;
 
   const auto cancelled_on = [&](SyncConnection& redis) {
     long long n = 0;
@@ -332,9 +343,7 @@ TEST(SentinelRelay, TheOrderDemoRunsThroughTheSentinels) {
   auto relay = start_sentinel_relay(group, dir, "r1");
   auto master = connect_master(group);
   wait_relay_ready(*master, "r1", *relay);
-  std::vector<std::string> canceller_args = sentinel_flags(group);
-  canceller_args.insert(canceller_args.end(), {"--consumer", "c1", "--block-ms", "200"});
-  ChildProcess canceller(ORDER_CANCELLER_BIN, canceller_args, {}, dir + "/canceller.log");
+  auto canceller = start_sentinel_canceller(group, dir, "c1");
   std::vector<std::string> sim_args = sentinel_flags(group);
   sim_args.insert(sim_args.end(), {"--run-id", "s", "--rate", "50", "--duration-ms", "3000", "--timeout-ms", "1000",
                                    "--grace-ms", "3000"});
