@@ -146,6 +146,39 @@ TEST(SentinelRelay, FindsTheMasterThroughTheSentinelsAndForwards) {
   EXPECT_TRUE(relay->running());
 }
 
+TEST(SentinelRelay, DataAndSentinelPasswordsAreEachUsedWhereTheyBelong) {
+  SentinelGroup::Options options;
+  options.data_password = "data-secret";
+  options.sentinel_password = "sentinel-secret";
+  SentinelGroup group(options);
+  const std::string dir = group.node(0).dir();
+  const std::string password_file = dir + "/sentinel.pass";
+  std::ofstream(password_file) << "sentinel-secret\n";
+  std::vector<std::string> args = {"--redis-url", "redis://:data-secret@127.0.0.1:1/0", "--sentinel",
+                                   group.sentinel_addresses(), "--sentinel-master", group.master_name(),
+                                   "--sentinel-password-file", password_file, "--instance", "r1",
+                                   "--reconnect-initial-ms", "20", "--reconnect-max-ms", "200"};
+  ChildProcess relay(EXPIRY_RELAY_BIN, args, {}, dir + "/relay-r1.log");
+  RedisEndpoint endpoint = test_endpoint("127.0.0.1", group.master_port());
+  endpoint.password = "data-secret";
+  SyncConnection master(endpoint, test_connection_options());
+  wait_relay_ready(master, "r1", relay);
+
+  std::vector<std::string> ctl_args(args.begin(), args.begin() + 8);
+  ctl_args.insert(ctl_args.end(), {"schedule", "pw-1", "--delay-ms", "100", "--payload", "p"});
+  ChildProcess ctl(EXPIRY_CTL_BIN, ctl_args);
+  ASSERT_EQ(ctl.wait_exit(60s).value_or(-1), 0) << ctl.output();
+  ASSERT_TRUE(wait_until([&] { return xlen(master) == 1; }, 30s)) << tail_lines(relay.output(), 40);
+  expect_exactly_once(xrange_all(master, KeyLayout("expiry").default_stream()), {{"pw-1", "p"}});
+
+  // Without the sentinels' password no master is found: expiry-ctl fails, naming their NOAUTH.
+  std::vector<std::string> no_pass(args.begin(), args.begin() + 6);
+  no_pass.insert(no_pass.end(), {"schedule", "pw-2", "--delay-ms", "100"});
+  ChildProcess refused(EXPIRY_CTL_BIN, no_pass);
+  EXPECT_NE(refused.wait_exit(90s).value_or(-1), 0) << refused.output();
+  EXPECT_NE(refused.output().find("NOAUTH"), std::string::npos) << refused.output();
+}
+
 TEST(SentinelRelay, AMasterNameNoSentinelKnowsIsAConfigurationError) {
   SentinelGroup group;
   auto relay = start_sentinel_relay(group, group.node(0).dir(), "r1", "no-such-master");
