@@ -69,15 +69,13 @@ std::uintmax_t file_size_or_zero(const std::string& path) {
     return ec ? 0 : size;
 }
 
-// The reply to `argv` on a fresh short-timeout connection to 127.0.0.1:port, or nullopt if the
-// server cannot be reached, refuses AUTH or does not answer in time.
-std::optional<Reply> probe(int port, const std::string& password, const std::vector<std::string>& argv) {
+// The reply to `argv` on a fresh short-timeout connection to `endpoint`, or nullopt if the
+// server cannot be reached, refuses TLS or AUTH, or does not answer in time.
+std::optional<Reply> probe(const RedisEndpoint& endpoint, const std::vector<std::string>& argv) {
     SyncConnection::Options options;
     options.connect_timeout = kProbeConnectTimeout;
     options.command_timeout = kProbeCommandTimeout;
     try {
-        RedisEndpoint endpoint = test_endpoint(kHost, port);
-        endpoint.password = password;
         SyncConnection c(endpoint, options);
         Reply r = c.command(argv);
         if (r.is_io_error()) return std::nullopt;
@@ -138,6 +136,17 @@ std::string make_temp_dir() {
     return tmpl;
 }
 
+// The redis.conf lines that make a node or sentinel's outgoing links (replication, and a
+// sentinel's links to the nodes and the other sentinels) use TLS.
+std::vector<std::string> tls_outgoing_lines(const RedisTlsOptions& tls) {
+    std::vector<std::string> lines = {"tls-replication yes"};
+    if (tls.auth_clients) {
+        lines.push_back("tls-client-cert-file \"" + tls.probe_cert_file + "\"");
+        lines.push_back("tls-client-key-file \"" + tls.probe_key_file + "\"");
+    }
+    return lines;
+}
+
 }  // namespace
 
 struct SentinelGroup::Sentinel {
@@ -158,11 +167,17 @@ SentinelGroup::SentinelGroup(Options opts) : opts_(std::move(opts)) {
             lines.push_back("requirepass \"" + opts_.data_password + "\"");
             lines.push_back("masterauth \"" + opts_.data_password + "\"");
         }
+        if (opts_.tls) {
+            const auto tls_lines = tls_outgoing_lines(*opts_.tls);
+            lines.insert(lines.end(), tls_lines.begin(), tls_lines.end());
+        }
         RedisServer::Options master;
         master.extra_config_lines = lines;
+        master.tls = opts_.tls;
         nodes_[0] = std::make_unique<RedisServer>(master);
         RedisServer::Options replica;
         replica.extra_config_lines = lines;
+        replica.tls = opts_.tls;
         replica.extra_config_lines.push_back("replicaof 127.0.0.1 " + std::to_string(nodes_[0]->port()));
         nodes_[1] = std::make_unique<RedisServer>(replica);
         wait_for("the replica to sync before the sentinels start", [&](std::string* why) {
@@ -220,9 +235,20 @@ SentinelGroup::~SentinelGroup() {
 void SentinelGroup::write_sentinel_config(const Sentinel& s) const {
     const std::string& name = opts_.master_name;
     std::ofstream conf(s.conf_path, std::ios::trunc);
-    conf << "bind 127.0.0.1\n"
-         << "port " << s.port << "\n"
-         << "daemonize no\n"
+    conf << "bind 127.0.0.1\n";
+    if (opts_.tls) {
+        const RedisTlsOptions& tls = *opts_.tls;
+        conf << "port 0\n"
+             << "tls-port " << s.port << "\n"
+             << "tls-cert-file \"" << tls.cert_file << "\"\n"
+             << "tls-key-file \"" << tls.key_file << "\"\n"
+             << "tls-ca-cert-file \"" << tls.ca_cert_file << "\"\n"
+             << "tls-auth-clients " << (tls.auth_clients ? "yes" : "no") << "\n";
+        for (const auto& line : tls_outgoing_lines(tls)) conf << line << "\n";
+    } else {
+        conf << "port " << s.port << "\n";
+    }
+    conf << "daemonize no\n"
          << "protected-mode no\n"
          << "dir \"" << s.dir << "\"\n"
          << "logfile \"" << s.log_path << "\"\n"
@@ -249,7 +275,7 @@ SentinelGroup::Launch SentinelGroup::launch_sentinel(Sentinel& s) {
     const std::string needle = "process_id:" + std::to_string(s.child->pid()) + "\r\n";
     const auto end = std::chrono::steady_clock::now() + kSentinelStartDeadline;
     for (;;) {
-        const auto info = probe(s.port, opts_.sentinel_password, {"INFO", "server"});
+        const auto info = probe(endpoint_of(s.port, opts_.sentinel_password), {"INFO", "server"});
         if (info && info->type == Reply::Type::String && info->str.find(needle) != std::string::npos)
             return Launch::Ready;
         if (!s.child->running()) {
@@ -284,11 +310,23 @@ void SentinelGroup::wait_for(const std::string& what, Check check) const {
 }
 
 std::optional<Reply> SentinelGroup::sentinel_command(int index, const std::vector<std::string>& argv) const {
-    return probe(sentinels_.at(index)->port, opts_.sentinel_password, argv);
+    return probe(endpoint_of(sentinels_.at(index)->port, opts_.sentinel_password), argv);
 }
 
 std::optional<Reply> SentinelGroup::node_command(int index, const std::vector<std::string>& argv) const {
-    return probe(node(index).port(), opts_.data_password, argv);
+    return probe(endpoint_of(node(index).port(), opts_.data_password), argv);
+}
+
+RedisEndpoint SentinelGroup::endpoint_of(int port, const std::string& password) const {
+    RedisEndpoint endpoint = test_endpoint(kHost, port);
+    endpoint.password = password;
+    if (opts_.tls) {
+        endpoint.tls.enabled = true;
+        endpoint.tls.ca_cert_file = opts_.tls->ca_cert_file;
+        endpoint.tls.cert_file = opts_.tls->probe_cert_file;
+        endpoint.tls.key_file = opts_.tls->probe_key_file;
+    }
+    return endpoint;
 }
 
 std::optional<int> SentinelGroup::reported_master_port(int index) const {
@@ -351,7 +389,7 @@ int SentinelGroup::master_port() const {
 }
 
 std::string SentinelGroup::data_url_of(int port, int db) const {
-    std::string url = "redis://";
+    std::string url = opts_.tls ? "rediss://" : "redis://";
     if (!opts_.data_password.empty()) url += ":" + percent_encoded(opts_.data_password) + "@";
     return url + kHost + ":" + std::to_string(port) + "/" + std::to_string(db);
 }
@@ -385,15 +423,13 @@ int SentinelGroup::master_index() const {
 }
 
 std::unique_ptr<SyncConnection> SentinelGroup::connect_node(int index) const {
-    RedisEndpoint endpoint = test_endpoint(kHost, node(index).port());
-    endpoint.password = opts_.data_password;
-    return std::make_unique<SyncConnection>(endpoint, test_connection_options());
+    return std::make_unique<SyncConnection>(endpoint_of(node(index).port(), opts_.data_password),
+                                            test_connection_options());
 }
 
 std::unique_ptr<SyncConnection> SentinelGroup::connect_sentinel(int index) const {
-    RedisEndpoint endpoint = test_endpoint(kHost, sentinels_.at(index)->port);
-    endpoint.password = opts_.sentinel_password;
-    return std::make_unique<SyncConnection>(endpoint, test_connection_options());
+    return std::make_unique<SyncConnection>(endpoint_of(sentinels_.at(index)->port, opts_.sentinel_password),
+                                            test_connection_options());
 }
 
 bool SentinelGroup::sentinel_ready(int index, int master, std::string* why) const {

@@ -32,6 +32,14 @@ namespace expiry::test {
 //   password; requirepass and sentinel-pass with a sentinel password: Redis 7.0 sentinels
 //   would also use their requirepass towards each other, sentinel-pass says it). A sentinel that cannot
 //   bind its port gets a new one (up to 5 attempts) at construction.
+// - TLS mode (Options::tls set): both data nodes are TLS-only RedisServers with those options, and
+//   the replica replicates over TLS (`tls-replication yes`). The sentinels listen on a TLS port
+//   only (`port 0`, `tls-port`, the same certificate, key, CA and tls-auth-clients) and talk TLS
+//   to the nodes and to each other (`tls-replication yes`). With auth_clients, the nodes' and
+//   sentinels' outgoing links present the probe certificate (tls-client-cert-file/-key-file).
+//   Every connection of this class (probes, connect_node, connect_sentinel) then verifies the
+//   server with ca_cert_file and presents the probe certificate if there is one; data_url_of()
+//   gives rediss:// URLs. TLS options RedisServer refuses throw std::invalid_argument.
 // - The constructor returns only once the group is ready for a failover at once:
 //   wait_replica_in_sync() holds (see there). It throws std::runtime_error (with the log tails
 //   of every node and sentinel) otherwise.
@@ -47,6 +55,7 @@ public:
         std::string data_password;      // non-empty: requirepass + masterauth, sentinel auth-pass
         std::string sentinel_password;  // non-empty: the sentinels' requirepass and sentinel-pass
         std::chrono::milliseconds ready_deadline{60000};  // bound of every wait of this class
+        std::optional<RedisTlsOptions> tls;  // set: TLS mode (see above)
     };
 
     static constexpr int kNodes = 2;
@@ -71,7 +80,8 @@ public:
 
     // The master port that the first answering sentinel reports now (waits until one answers).
     int master_port() const;
-    // "redis://[:<data password>@]127.0.0.1:<port>/<db>" (the password percent-encoded).
+    // "redis://[:<data password>@]127.0.0.1:<port>/<db>" (the password percent-encoded;
+    // "rediss://" in TLS mode).
     std::string data_url_of(int port, int db = 0) const;
 
     // Data node `index` (0 or 1); its index is stable, its role changes with failovers.
@@ -82,8 +92,9 @@ public:
     int master_index() const;
     int replica_index() const { return 1 - master_index(); }
 
-    // Connections with the data password, or the sentinel password (tests' options: SIGPIPE
-    // ignored, 60 s reply timeout). Throw if the node or sentinel cannot be reached.
+    // Connections with the data password, or the sentinel password, over TLS in TLS mode (tests'
+    // options: SIGPIPE ignored, 60 s reply timeout). Throw if the node or sentinel cannot be
+    // reached.
     std::unique_ptr<SyncConnection> connect_node(int index) const;
     std::unique_ptr<SyncConnection> connect_sentinel(int index) const;
 
@@ -120,6 +131,8 @@ private:
 
     Launch launch_sentinel(Sentinel& s);
     void write_sentinel_config(const Sentinel& s) const;
+    // 127.0.0.1:port with `password`, and TLS settings in TLS mode.
+    RedisEndpoint endpoint_of(int port, const std::string& password) const;
     std::optional<Reply> sentinel_command(int index, const std::vector<std::string>& argv) const;
     std::optional<Reply> node_command(int index, const std::vector<std::string>& argv) const;
     std::optional<int> reported_master_port(int index) const;
