@@ -13,6 +13,7 @@
 
 #include "support/redis_client.h"
 #include "support/redis_sentinel.h"
+#include "support/tls_certs.h"
 
 namespace expiry::test {
 namespace {
@@ -30,6 +31,20 @@ SentinelGroup* SentinelGroupTest::group_ = nullptr;
 
 std::string role(SentinelGroup& group, int index) {
     return group.connect_node(index)->checked({"ROLE"}).elements.at(0).str;
+}
+
+// True if 127.0.0.1:port answers PONG to a PING without TLS.
+bool answers_plain_ping(int port) {
+    SyncConnection::Options options;
+    options.connect_timeout = std::chrono::milliseconds(1000);
+    options.command_timeout = std::chrono::milliseconds(2000);
+    try {
+        SyncConnection c(test_endpoint("127.0.0.1", port), options);
+        const Reply r = c.command({"PING"});
+        return r.type == Reply::Type::Status && r.str == "PONG";
+    } catch (const std::exception&) {
+        return false;
+    }
 }
 
 TEST_F(SentinelGroupTest, StartsWithAMasterAReplicaAndThreeSentinelsThatKnowThem) {
@@ -165,6 +180,54 @@ TEST(SentinelGroupWithPasswords, StartsEveryoneAsksForThemAndAKilledMasterIsRepl
     EXPECT_EQ(addr.elements.at(1).str, std::to_string(group.node(0).port()));
 
     // An automatic failover needs the sentinels' votes, asked over their password-protected links.
+    EXPECT_EQ(group.kill_master(), group.node(1).port());
+    EXPECT_EQ(role(group, 1), "master");
+}
+
+TEST(SentinelGroupWithTls, EveryoneSpeaksTlsOnlyRequiresClientCertificatesAndAKilledMasterIsReplaced) {
+    TlsCerts certs;
+    RedisTlsOptions tls;
+    tls.cert_file = certs.server().cert;
+    tls.key_file = certs.server().key;
+    tls.ca_cert_file = certs.ca_file();
+    tls.auth_clients = true;
+    tls.probe_cert_file = certs.client().cert;
+    tls.probe_key_file = certs.client().key;
+    SentinelGroup::Options options;
+    options.tls = tls;
+    SentinelGroup group(options);  // replication and the sentinels' links work over TLS
+
+    EXPECT_EQ(group.master_index(), 0);
+    EXPECT_EQ(role(group, 1), "slave");
+    EXPECT_EQ(group.data_url_of(group.node(0).port(), 2),
+              "rediss://127.0.0.1:" + std::to_string(group.node(0).port()) + "/2");
+    for (int i = 0; i < SentinelGroup::kNodes; ++i) {
+        EXPECT_TRUE(group.node(i).tls());
+        EXPECT_FALSE(answers_plain_ping(group.node(i).port())) << "node " << i;
+        const Reply info = group.connect_node(i)->checked({"INFO", "replication"});
+        EXPECT_NE(info.str.find(i == 0 ? "role:master" : "master_link_status:up"), std::string::npos) << info.str;
+    }
+    for (int i = 0; i < SentinelGroup::kSentinels; ++i) {
+        EXPECT_FALSE(answers_plain_ping(group.sentinel_ports().at(i))) << "sentinel " << i;
+        auto sentinel = group.connect_sentinel(i);
+        const Reply addr = sentinel->checked({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"});
+        EXPECT_EQ(addr.elements.at(1).str, std::to_string(group.node(0).port()));
+    }
+    // Without the client certificate, a node and a sentinel refuse the handshake.
+    for (const int port : {group.node(0).port(), group.sentinel_ports().at(0)}) {
+        RedisEndpoint endpoint = test_endpoint("127.0.0.1", port);
+        endpoint.tls.enabled = true;
+        endpoint.tls.ca_cert_file = certs.ca_file();
+        bool answered = false;
+        try {
+            SyncConnection c(endpoint, test_connection_options());
+            answered = c.command({"PING"}).str == "PONG";
+        } catch (const std::exception&) {
+        }
+        EXPECT_FALSE(answered) << "port " << port << " answered a client without a certificate";
+    }
+
+    // An automatic failover needs the sentinels' votes, asked over their TLS links.
     EXPECT_EQ(group.kill_master(), group.node(1).port());
     EXPECT_EQ(role(group, 1), "master");
 }

@@ -19,13 +19,14 @@ namespace expiry::test {
 namespace {
 
 // A TLS SentinelGroup serving TlsCerts' server certificate; its probes present the client
-// certificate, which the servers do not ask for (tls-auth-clients no).
-SentinelGroup::Options tls_group_options(const TlsCerts& certs) {
+// certificate, which every node and sentinel requires when `client` is Present (tls-auth-clients
+// yes: the nodes' and sentinels' own links then present it too).
+SentinelGroup::Options tls_group_options(const TlsCerts& certs, ClientCert client) {
   RedisTlsOptions tls;
   tls.cert_file = certs.server().cert;
   tls.key_file = certs.server().key;
   tls.ca_cert_file = certs.ca_file();
-  tls.auth_clients = false;
+  tls.auth_clients = client == ClientCert::Present;
   tls.probe_cert_file = certs.client().cert;
   tls.probe_key_file = certs.client().key;
   SentinelGroup::Options options;
@@ -33,19 +34,19 @@ SentinelGroup::Options tls_group_options(const TlsCerts& certs) {
   return options;
 }
 
-// The flags that make a program find its Redis through the group's TLS sentinels and verify
-// every server (sentinels and data nodes) with the CA.
-std::vector<std::string> sentinel_tls_flags(const SentinelGroup& group, const TlsCerts& certs) {
+// The flags that make a program find its Redis through the group's TLS sentinels, verify every
+// server (sentinels and data nodes) with the CA and present the client certificate if `client`.
+std::vector<std::string> sentinel_tls_flags(const SentinelGroup& group, const TlsCerts& certs, ClientCert client) {
   std::vector<std::string> flags = {"--redis-url", "rediss://127.0.0.1:1/0", "--sentinel", group.sentinel_addresses(),
                                     "--sentinel-master", group.master_name()};
-  const auto tls = tls_flags(certs, ClientCert::None);
+  const auto tls = tls_flags(certs, client);
   flags.insert(flags.end(), tls.begin(), tls.end());
   return flags;
 }
 
 std::unique_ptr<ChildProcess> start_sentinel_tls_relay(const SentinelGroup& group, const TlsCerts& certs,
-                                                       const std::string& instance) {
-  std::vector<std::string> args = sentinel_tls_flags(group, certs);
+                                                       ClientCert client, const std::string& instance) {
+  std::vector<std::string> args = sentinel_tls_flags(group, certs, client);
   const std::vector<std::string> rest = {"--instance", instance, "--reconnect-initial-ms", "20",
                                          "--reconnect-max-ms", "200", "--watchdog-interval-ms", "200",
                                          "--watchdog-timeout-ms", "1000", "--health-probe-interval-ms", "200"};
@@ -56,12 +57,12 @@ std::unique_ptr<ChildProcess> start_sentinel_tls_relay(const SentinelGroup& grou
 
 // expiry-ctl schedules `n` tasks "<prefix><i>" through the sentinels (each run must exit 0);
 // adds them to `expected`.
-void schedule_with_ctl(const SentinelGroup& group, const TlsCerts& certs, const std::string& prefix, int n,
-                       std::map<std::string, std::string>& expected) {
+void schedule_with_ctl(const SentinelGroup& group, const TlsCerts& certs, ClientCert client,
+                       const std::string& prefix, int n, std::map<std::string, std::string>& expected) {
   for (int i = 0; i < n; ++i) {
     const std::string id = prefix + std::to_string(i);
     expected[id] = "payload-" + id;
-    std::vector<std::string> args = sentinel_tls_flags(group, certs);
+    std::vector<std::string> args = sentinel_tls_flags(group, certs, client);
     args.insert(args.end(), {"schedule", id, "--delay-ms", "200", "--payload", expected[id]});
     ChildProcess ctl(EXPIRY_CTL_BIN, args);
     ASSERT_EQ(ctl.wait_exit(60s).value_or(-1), 0) << "expiry-ctl schedule " << id << ":\n" << ctl.output();
@@ -91,18 +92,20 @@ void expect_forwarded_once(const SentinelGroup& group, const std::map<std::strin
   expect_exactly_once(xrange_all(*master, KeyLayout("expiry").default_stream()), expected);
 }
 
-class SentinelTls : public SuiteCerts<::testing::Test> {};
+// Parameter: whether the servers require (and the programs present) the client certificate.
+class SentinelTls : public SuiteCerts<::testing::TestWithParam<ClientCert>> {};
 
-TEST_F(SentinelTls, ForwardsEveryTaskOnceBeforeAndAfterAFailover) {
-  SentinelGroup group(tls_group_options(certs()));
-  auto relay = start_sentinel_tls_relay(group, certs(), "r1");
+TEST_P(SentinelTls, ForwardsEveryTaskOnceBeforeAndAfterAFailover) {
+  const ClientCert client = GetParam();
+  SentinelGroup group(tls_group_options(certs(), client));
+  auto relay = start_sentinel_tls_relay(group, certs(), client, "r1");
   {
     auto master = group.connect_node(group.master_index());
     wait_relay_ready(*master, "r1", *relay);
   }
 
   std::map<std::string, std::string> expected;
-  schedule_with_ctl(group, certs(), "before-", 20, expected);
+  schedule_with_ctl(group, certs(), client, "before-", 20, expected);
   expect_forwarded_once(group, expected, *relay);
   {
     // The replica holds every forwarded entry before the failover (so the new master does).
@@ -114,7 +117,7 @@ TEST_F(SentinelTls, ForwardsEveryTaskOnceBeforeAndAfterAFailover) {
   const int new_port = group.failover();
   ASSERT_NE(new_port, old_port);
 
-  schedule_with_ctl(group, certs(), "after-", 20, expected);
+  schedule_with_ctl(group, certs(), client, "after-", 20, expected);
   expect_forwarded_once(group, expected, *relay);
   EXPECT_EQ(group.master_port(), new_port);
   EXPECT_TRUE(relay->running()) << tail_lines(relay->output(), 60);
@@ -122,6 +125,11 @@ TEST_F(SentinelTls, ForwardsEveryTaskOnceBeforeAndAfterAFailover) {
   EXPECT_NE(relay->output().find("sentinel: master mymaster switched"), std::string::npos)
       << tail_lines(relay->output(), 60);
 }
+
+INSTANTIATE_TEST_SUITE_P(ClientCertificate, SentinelTls, ::testing::Values(ClientCert::None, ClientCert::Present),
+                         [](const ::testing::TestParamInfo<ClientCert>& info) {
+                           return info.param == ClientCert::Present ? "Required" : "NotRequired";
+                         });
 
 }  // namespace
 }  // namespace expiry::test
