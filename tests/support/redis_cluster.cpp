@@ -24,6 +24,7 @@
 
 #include "protocol/cluster_slots.h"
 #include "protocol/hash_slot.h"
+#include "support/fixture_files.h"
 #include "support/redis_client.h"
 #include "support/wait.h"
 
@@ -55,13 +56,6 @@ constexpr auto kNodeReadyDeadline = std::chrono::seconds(10);
 constexpr auto kProbeTimeout = std::chrono::milliseconds(300);
 constexpr int kMigrateBatch = 100;             // keys per MIGRATE
 constexpr int kMigrateTimeoutMs = 10000;       // MIGRATE's own timeout
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // True if a listener could bind 127.0.0.1:port right now.
 bool port_bindable(int port) {
@@ -109,21 +103,6 @@ bool is_ready(int port, pid_t pid) {
     } catch (const std::exception&) {
         return false;
     }
-}
-
-// The value of `field` in an INFO-style "field:value\r\n" text, or "".
-std::string info_field(const std::string& text, const std::string& field) {
-    const std::string needle = field + ":";
-    size_t pos = 0;
-    while ((pos = text.find(needle, pos)) != std::string::npos) {
-        if (pos == 0 || text[pos - 1] == '\n') {
-            const size_t start = pos + needle.size();
-            const size_t end = text.find_first_of("\r\n", start);
-            return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        }
-        pos += needle.size();
-    }
-    return "";
 }
 
 // A text form of a slot map that two nodes agree on exactly when they report the same primaries

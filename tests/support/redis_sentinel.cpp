@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "support/fixture_files.h"
 #include "support/redis_client.h"
 
 namespace expiry::test {
@@ -35,39 +36,6 @@ constexpr int kPortAttempts = 5;
 constexpr int kQuorum = 2;
 constexpr int kDownAfterMs = 2000;
 constexpr int kFailoverTimeoutMs = 10000;
-
-// A loopback port that was free a moment ago (the kernel's pick for port 0).
-int pick_free_port() {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::runtime_error(std::string("SentinelGroup: socket: ") + std::strerror(errno));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        int err = errno;
-        close(fd);
-        throw std::runtime_error(std::string("SentinelGroup: cannot pick a free port: ") +
-                                 std::strerror(err));
-    }
-    close(fd);
-    return ntohs(addr.sin_port);
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::uintmax_t file_size_or_zero(const std::string& path) {
-    std::error_code ec;
-    auto size = std::filesystem::file_size(path, ec);
-    return ec ? 0 : size;
-}
 
 // The reply to `argv` on a fresh short-timeout connection to `endpoint`, or nullopt if the
 // server cannot be reached, refuses TLS or AUTH, or does not answer in time.
@@ -90,21 +58,6 @@ std::map<std::string, std::string> pairs_of(const Reply& r) {
     std::map<std::string, std::string> out;
     for (size_t i = 0; i + 1 < r.elements.size(); i += 2) out[r.elements[i].str] = r.elements[i + 1].str;
     return out;
-}
-
-// The value of `field` in an INFO text, or "" if absent.
-std::string info_field(const std::string& info, const std::string& field) {
-    const std::string needle = field + ":";
-    size_t at = 0;
-    while ((at = info.find(needle, at)) != std::string::npos) {
-        if (at == 0 || info[at - 1] == '\n') {
-            const size_t begin = at + needle.size();
-            const size_t end = info.find_first_of("\r\n", begin);
-            return info.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-        }
-        at += needle.size();
-    }
-    return "";
 }
 
 bool has_flag(const std::string& flags, const std::string& flag) {
@@ -198,7 +151,7 @@ SentinelGroup::SentinelGroup(Options opts) : opts_(std::move(opts)) {
             Sentinel& sentinel = *sentinels_.back();
             bool ready = false;
             for (int attempt = 0; attempt < kPortAttempts && !ready; ++attempt) {
-                sentinel.port = pick_free_port();
+                sentinel.port = pick_free_port("SentinelGroup");
                 write_sentinel_config(sentinel);
                 ready = launch_sentinel(sentinel) == Launch::Ready;
             }

@@ -20,6 +20,7 @@
 
 #include "protocol/errors.h"
 #include "protocol/redis_error.h"
+#include "support/fixture_files.h"
 #include "support/redis_client.h"
 
 namespace expiry::test {
@@ -87,39 +88,6 @@ bool is_ready_tls(int port, pid_t pid, const RedisTlsOptions& tls) {
     return false;
 }
 
-// A loopback port that was free a moment ago (the kernel's pick for port 0).
-int pick_free_port() {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::runtime_error(std::string("RedisServer: socket: ") + std::strerror(errno));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        int err = errno;
-        close(fd);
-        throw std::runtime_error(std::string("RedisServer: cannot pick a free port: ") +
-                                 std::strerror(err));
-    }
-    close(fd);
-    return ntohs(addr.sin_port);
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::uintmax_t file_size_or_zero(const std::string& path) {
-    std::error_code ec;
-    auto size = std::filesystem::file_size(path, ec);
-    return ec ? 0 : size;
-}
-
 // Throws std::invalid_argument when the fixture could not probe a server with these settings.
 void check_tls_options(const std::optional<RedisTlsOptions>& tls) {
     if (!tls) return;
@@ -156,7 +124,7 @@ RedisServer::RedisServer(Options opts) : opts_(std::move(opts)) {
 
     try {
         for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
-            port_ = pick_free_port();
+            port_ = pick_free_port("RedisServer");
             write_config();
             if (launch() == Launch::Ready) return;
         }
