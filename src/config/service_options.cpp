@@ -176,7 +176,9 @@ void apply_sentinel_settings(const Settings& s, SentinelSettings& sentinel) {
     sentinel.password = read_password_file(s.text("sentinel_password_file"));
   }
   if (auto err = sentinel_settings_error(sentinel)) {
-    const char* name = !sentinel.enabled() && sentinel.master.empty() ? "sentinel_password_file" : "sentinel_master";
+    const char* name = sentinel.enabled() && sentinel.master.empty() ? "sentinel"
+                       : !sentinel.enabled() && sentinel.master.empty() ? "sentinel_password_file"
+                                                                         : "sentinel_master";
     throw ConfigError(s.source(name) + ": " + *err);
   }
 }

@@ -103,6 +103,7 @@ TEST(SentinelSettings, BadOptionsNameTheirSource) {
   EXPECT_NE(error.find("flag --sentinel"), std::string::npos) << error;
   error.clear();
   endpoint_of({{"sentinel", "127.0.0.1:26379"}}, &error);
+  EXPECT_EQ(error.rfind("flag --sentinel: ", 0), 0u) << error;
   EXPECT_NE(error.find("--sentinel-master"), std::string::npos) << error;
   error.clear();
   endpoint_of({{"sentinel_master", "m"}}, &error);
