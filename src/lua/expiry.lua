@@ -195,6 +195,49 @@ local function parse_ms(s, what)
   return n
 end
 
+-- nil if `tp` is a W3C trace context traceparent (version-traceid-parentid-flags, lowercase
+-- hex of 2-32-16-2 digits, version not ff, ids not all zero), else the reason. The same rule
+-- as traceparent_error in src/protocol/trace_context.cpp.
+local function traceparent_problem(tp)
+  local version, trace, parent = string.match(tp, '^(%x%x)%-(%x+)%-(%x+)%-%x%x$')
+  if version == nil or #tp ~= 55 or string.find(tp, '[A-F]') then
+    return 'traceparent must be W3C trace context: 2-32-16-2 lowercase hex digits joined by "-" ' ..
+           '(e.g. 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01)'
+  end
+  if version == 'ff' then return 'traceparent version ff is invalid' end
+  if not string.find(trace, '[^0]') then return 'traceparent trace id is all zeros' end
+  if not string.find(parent, '[^0]') then return 'traceparent parent id is all zeros' end
+  return nil
+end
+
+-- The options of one task to schedule, from a string of space-separated tokens (docs/protocol.md,
+-- "Schedule options"): if_absent, debounce_max_ms=M, max_late_ms=N, traceparent=TP. '' or nil
+-- gives none. Fails on an unknown or malformed token, and on if_absent with debounce_max_ms.
+local function parse_task_options(s)
+  local opts = {}
+  if s == nil or s == '' then return opts end
+  for token in string.gmatch(s, '%S+') do
+    local name, value = string.match(token, '^([%w_]+)=(.*)$')
+    if token == 'if_absent' then
+      opts.if_absent = true
+    elseif name == 'debounce_max_ms' then
+      opts.debounce_max_ms = parse_ms(value, 'debounce_max_ms')
+      if opts.debounce_max_ms < 1 then fail('debounce_max_ms must be at least 1') end
+    elseif name == 'max_late_ms' then
+      opts.max_late_ms = parse_ms(value, 'max_late_ms')
+    elseif name == 'traceparent' then
+      local problem = traceparent_problem(value)
+      if problem then fail(problem) end
+      opts.traceparent = value
+    else
+      fail('unknown schedule option ' .. string.sub(token, 1, 40) ..
+           ' (known: if_absent, debounce_max_ms=M, max_late_ms=N, traceparent=TP)')
+    end
+  end
+  if opts.if_absent and opts.debounce_max_ms then fail('if_absent and debounce_max_ms exclude each other') end
+  return opts
+end
+
 -- Fails (before any write) unless the calling ACL user may run this command on these keys:
 -- Redis keeps the writes a function made before an error, so a permission refused half-way
 -- would leave a task half-claimed.
@@ -224,16 +267,43 @@ local function on_cluster()
   return not (ok and string.find(info, 'cluster_enabled:0', 1, true))
 end
 
+-- Whether the bucket of key prefix `prefix` is paused at `now` (NS:{B}:paused, written by
+-- expiry_pause): nil when not, 0 when until resumed, else the end of the pause (ms). A pause
+-- whose end has come counts as over even before its key expires. On a cluster whose slot is
+-- being migrated the key may be elsewhere: then MIGRATING, since a pause cannot be ruled out.
+local function paused_until(prefix, now)
+  local ok, value = pcall(redis.call, 'GET', prefix .. 'paused')
+  if not ok then
+    if is_elsewhere(value) then return MIGRATING end
+    fail('cannot read ' .. prefix .. 'paused: ' .. tostring(value) .. '; nothing was claimed')
+  end
+  if not value then return nil end
+  local untl = tonumber(value) or 0
+  if untl > 0 and untl <= now then return nil end
+  return untl
+end
+
+-- The dead-letter stream that belongs to stream `stream`: a bucket stream NS:{B}:stream has
+-- NS:{B}:dead, any other stream S has S:dead (the consumers' default, docs/protocol.md).
+local function dead_stream_of(stream)
+  local head = string.match(stream, '^(.*:{%d+}:)stream$')
+  if head then return head .. 'dead' end
+  return stream .. ':dead'
+end
+
 -- What one claiming call checks once rather than per task: the clock, whether keys can be
 -- elsewhere (a cluster), and each stream's type and permissions (the keys a call touches only
 -- change through its own writes, which keep the cache up to date). Built by claim_context, used
 -- by forward. `types` may hold stream types the caller has already read. `cluster` false says
 -- no key can be elsewhere (a call claiming many tasks asks on_cluster once; one claim skips it).
-local function claim_context(schedule_key, prefix, ns, now, via, default_stream, group, types, cluster)
+-- `limits` holds the lateness limit for tasks without their own (max_late, 0: none) and the
+-- default stream's dead-letter stream (default_dead).
+local function claim_context(schedule_key, prefix, ns, now, via, default_stream, group, types, cluster, limits)
   require_permission('ZREM', schedule_key, 'id')
   local _, _, tag = prefix_of(schedule_key)
   return {schedule_key = schedule_key, prefix = prefix, ns = ns, tag = tag, now = now, fired = ms_string(now), via = via,
           default_stream = default_stream, group = group, cluster = cluster ~= false,
+          max_late = limits.max_late, default_dead = limits.default_dead,
           types = types or {},  -- stream key -> TYPE as of now in this call
           writable = {},  -- stream key -> true once XADD (and XGROUP CREATE if new) are permitted
           ready = {}}  -- stream key -> true once an XADD to it succeeded in this call: no checks left
@@ -257,7 +327,7 @@ end
 -- task's slot. nil when it can be tried; MIGRATING when it shares the task's hash tag but its
 -- slot is being migrated. Permissions come first: reading the type of a key the user may not
 -- touch would fail the call.
-local function stream_problem(ctx, stream, id)
+local function stream_problem(ctx, stream, id, grouped)
   if in_task_key_space(stream, ctx.ns) then
     return 'it lies inside the task key space ' .. ctx.ns .. ':{B}: (a schedule would delete it)'
   end
@@ -273,7 +343,7 @@ local function stream_problem(ctx, stream, id)
   end
   if kind ~= 'stream' and kind ~= 'none' then return 'it holds a ' .. kind .. ', not a stream' end
   if not ctx.writable[stream] then
-    if kind == 'none' and not redis.acl_check_cmd('XGROUP', 'CREATE', stream, ctx.group, '0', 'MKSTREAM') then
+    if grouped and kind == 'none' and not redis.acl_check_cmd('XGROUP', 'CREATE', stream, ctx.group, '0', 'MKSTREAM') then
       return 'the Redis user may not run XGROUP CREATE on it (see docs/security.md)'
     end
     ctx.writable[stream] = true
@@ -281,33 +351,59 @@ local function stream_problem(ctx, stream, id)
   return nil
 end
 
--- Appends `entry` to `stream`, first creating it with the group if it does not exist. This is
--- the first write of a claim. Returns the entry id, or nil and Redis's error when a write was
+-- Appends `entry` to `stream`, first creating it with the group if it does not exist and
+-- `grouped` (a dead-letter stream gets no group). This is the first write of a claim. Returns the entry id, or nil and Redis's error when a write was
 -- refused, in which case nothing was written (XGROUP CREATE on a new key cannot be followed by
 -- a failing XADD: a new stream takes any id).
-local function append(ctx, stream, entry)
-  if stream_type(ctx, stream) == 'none' then
+local function append(ctx, stream, entry, grouped)
+  if grouped and stream_type(ctx, stream) == 'none' then
     local ok, err = pcall(redis.call, 'XGROUP', 'CREATE', stream, ctx.group, '0', 'MKSTREAM')
     if not ok then return nil, tostring(err) end
     ctx.types[stream] = 'stream'
   end
   local ok, entry_id = pcall(redis.call, 'XADD', stream, '*', unpack(entry))
   if not ok then return nil, tostring(entry_id) end
+  ctx.types[stream] = 'stream'
   return entry_id
 end
 
 -- Appends task `id`'s entry to `stream` if it can take it: the entry id, or nil and why not
 -- (MIGRATING, writing nothing, when the stream's slot is being migrated).
-local function try_append(ctx, stream, id, entry)
+local function try_append(ctx, stream, id, entry, grouped)
   if not ctx.ready[stream] then
-    local problem = stream_problem(ctx, stream, id)
+    local problem = stream_problem(ctx, stream, id, grouped)
     if problem == MIGRATING then return MIGRATING end
     if problem ~= nil then return nil, problem end
   end
-  local entry_id, refused = append(ctx, stream, entry)
+  local entry_id, refused = append(ctx, stream, entry, grouped)
   if entry_id == nil then return nil, 'Redis refused XADD (' .. refused .. ')' end
   ctx.ready[stream] = true
   return entry_id
+end
+
+-- The shadow hash fields a claim copies into the entry when present: attempt (set by
+-- expiry_retry), traceparent (a schedule option), promoted_ms and promoted_from_ms (expiry_run_now).
+local CARRIED_FIELDS = {'attempt', 'traceparent', 'promoted_ms', 'promoted_from_ms'}
+
+-- Puts the entry of task `id`, more than `limit` ms late, into the dead letters of `target`
+-- (the stream it was due in; dead_stream_of), or when that stream cannot take it into the
+-- default stream's, with reason "late", late_ms, max_late_ms and original_stream before the
+-- entry's own fields. Returns the dead entry id, or MIGRATING (nothing written). Fails, writing
+-- nothing, when neither can take it: the task stays pending.
+local function dead_letter_late(ctx, id, entry, target, lateness, limit)
+  local dead = {'reason', 'late', 'late_ms', ms_string(lateness), 'max_late_ms', ms_string(limit),
+                'original_stream', target, 'group', ctx.group, 'deliveries', '0', 'dead_ms', ctx.fired}
+  for i = 1, #entry do dead[#dead + 1] = entry[i] end
+  local first = dead_stream_of(target)
+  local dead_id, problem = try_append(ctx, first, id, dead, false)
+  if dead_id == nil and first ~= ctx.default_dead then
+    dead_id, problem = try_append(ctx, ctx.default_dead, id, dead, false)
+  end
+  if dead_id == nil then
+    fail('cannot dead-letter late task ' .. id .. ' to ' .. first .. ': ' .. tostring(problem) ..
+         '; the task stays pending (nothing was written for it)')
+  end
+  return dead_id
 end
 
 -- Claims one due task, keeping the claim invariant (top of file). A missing or wrong-typed
@@ -316,9 +412,12 @@ end
 -- exhausted) is replaced by the default stream, with undeliverable_stream and
 -- undeliverable_reason markers. If the default stream cannot take it either, the call fails
 -- and this task stays pending (tasks claimed earlier in the same call stay forwarded).
--- Returns the entry id and the task's lateness in ms, or -1 when lateness does not apply: the
--- task was due already when it was scheduled (or its schedule time is unknown). Returns
--- MIGRATING, having written nothing, when a key of the task is being migrated to another node.
+-- A task more than its limit late (its max_late_ms field, else ctx.max_late; 0: none) goes to
+-- the dead letters instead (dead_letter_late), in the same step.
+-- Returns the entry id, the task's lateness in ms (-1 when lateness does not apply: the task
+-- was due already when it was scheduled, or its schedule time is unknown), and true when the
+-- entry is a dead letter. Returns MIGRATING, having written nothing, when a key of the task is
+-- being migrated to another node.
 local function forward(ctx, id, due)
   local shadow = ctx.prefix .. 'task:' .. id
   local trigger = ctx.prefix .. 't:' .. id
@@ -350,9 +449,11 @@ local function forward(ctx, id, due)
     entry = {'id', id, 'payload', fields['payload'] or '', 'due_ms', fields['due_ms'] or ms_string(due),
              'fired_ms', ctx.fired, 'via', ctx.via}
   end
-  if fields['attempt'] then  -- set by expiry_retry: the delivery number the consumer sees
-    entry[#entry + 1] = 'attempt'
-    entry[#entry + 1] = fields['attempt']
+  for _, name in ipairs(CARRIED_FIELDS) do
+    if fields[name] then
+      entry[#entry + 1] = name
+      entry[#entry + 1] = fields[name]
+    end
   end
   if fields['payload'] == nil then
     entry[#entry + 1] = 'missing_payload'
@@ -361,10 +462,21 @@ local function forward(ctx, id, due)
     entry[#entry + 1] = 'missing_payload'
     entry[#entry + 1] = fields['missing_payload']
   end
-  local entry_id, problem = nil, nil
   local stream = fields['stream']
+  created = tonumber(created or '')
+  local lateness = -1
+  if created ~= nil and created < due then lateness = clamp_ms(ctx.now - due) end
+  local limit = tonumber(fields['max_late_ms'] or '') or ctx.max_late
+  if limit > 0 and lateness > limit then
+    local dead_id = dead_letter_late(ctx, id, entry, stream or ctx.default_stream, lateness, limit)
+    if dead_id == MIGRATING then return MIGRATING end
+    redis.call('ZREM', ctx.schedule_key, id)
+    redis.call('DEL', shadow, trigger)
+    return dead_id, lateness, true
+  end
+  local entry_id, problem = nil, nil
   if stream ~= nil and stream ~= ctx.default_stream then
-    entry_id, problem = try_append(ctx, stream, id, entry)
+    entry_id, problem = try_append(ctx, stream, id, entry, true)
     if entry_id == MIGRATING then return MIGRATING end
     if entry_id == nil then
       entry[#entry + 1] = 'undeliverable_stream'
@@ -374,7 +486,7 @@ local function forward(ctx, id, due)
     end
   end
   if entry_id == nil then
-    entry_id, problem = try_append(ctx, ctx.default_stream, id, entry)
+    entry_id, problem = try_append(ctx, ctx.default_stream, id, entry, true)
     if entry_id == MIGRATING then return MIGRATING end  -- declared keys never are; defensive
     if entry_id == nil then
       fail('cannot forward task ' .. id .. ' to stream key ' .. ctx.default_stream .. ': ' .. problem ..
@@ -384,9 +496,7 @@ local function forward(ctx, id, due)
   -- The entry is in; these writes cannot fail (the schedule's type was read by the caller).
   redis.call('ZREM', ctx.schedule_key, id)
   redis.call('DEL', shadow, trigger)
-  created = tonumber(created or '')
-  if created == nil or created >= due then return entry_id, -1 end
-  return entry_id, clamp_ms(ctx.now - due)
+  return entry_id, lateness, false
 end
 
 -- The due time of a schedule or reschedule: 'delay' counts from `now`, 'at' is absolute.
@@ -430,9 +540,10 @@ local function check_task_stream_slot(ctx, stream, id)
 end
 
 -- Checks one task to schedule without writing: its id, its keys (the bucket's trigger and
--- shadow keys of the id), its payload and stream, and its due time from `now`. Returns the
--- task as schedule_tasks writes it. `stream` nil or '' means the relay's default stream.
-local function task_to_schedule(ctx, trigger_key, shadow_key, id, mode, value, payload, stream, now)
+-- shadow keys of the id), its payload and stream, its due time from `now` and its options
+-- (parse_task_options). Returns the task as schedule_tasks writes it. `stream` nil or '' means
+-- the relay's default stream.
+local function task_to_schedule(ctx, trigger_key, shadow_key, id, mode, value, payload, stream, now, options)
   check_id(id)
   if trigger_key ~= ctx.prefix .. 't:' .. id or shadow_key ~= ctx.prefix .. 'task:' .. id then
     fail('keys do not match the layout NS:{B}:schedule NS:{B}:t:<id> NS:{B}:task:<id>')
@@ -446,7 +557,7 @@ local function task_to_schedule(ctx, trigger_key, shadow_key, id, mode, value, p
   if stream == '' then stream = nil end
   if stream ~= nil then check_task_stream_slot(ctx, stream, id) end
   return {id = id, trigger = trigger_key, shadow = shadow_key, payload = payload, stream = stream,
-          due = due_from(mode, value, now)}
+          due = due_from(mode, value, now), opts = parse_task_options(options)}
 end
 
 -- The largest database number a caller may name (Redis is configured with far fewer).
@@ -470,13 +581,16 @@ local function wake_message(due, db)
 end
 
 -- Creates or atomically replaces each checked task, in order (a later task with the same id
--- replaces an earlier one): its schedule member, a fresh shadow hash and the trigger's PX; then
+-- replaces an earlier one): its schedule member, a fresh shadow hash and the trigger's PX, as
+-- its options say (if_absent: a pending task is kept, nothing written; debounce_max_ms: the due
+-- time is at most that long after the pending task's first schedule); then
 -- publishes the earliest new due time on the bucket's wake channel once, when it moves the
 -- schedule's head earlier. Fails before the first write unless the user may run those commands
 -- (on the first task's keys: Redis checked every declared key against the user's key patterns
 -- before the call). After the checks nothing can fail: the schedule's type was read by ZRANGE.
 -- `db` (nil or parse_db's) names the caller's database in the wake message.
--- Returns the replaced flags (1 when the id was pending), one per task.
+-- Returns the replaced flags (1 when the id was pending, 2 when it was kept), one per task;
+-- each task's `due` is then its due time as written (or kept).
 local function schedule_tasks(ctx, tasks, now, db)
   local head = redis.call('ZRANGE', ctx.schedule_key, 0, 0, 'WITHSCORES')
   local wake = ctx.prefix .. 'wake'
@@ -486,40 +600,77 @@ local function schedule_tasks(ctx, tasks, now, db)
   require_permission('HSET', first.shadow, 'payload', '')
   require_permission('SET', first.trigger, '1')
   require_permission('PUBLISH', wake, '0')
+  for i = 1, #tasks do
+    if tasks[i].opts.if_absent then require_permission('ZSCORE', ctx.schedule_key, first.id) end
+    if tasks[i].opts.debounce_max_ms then require_permission('HMGET', first.shadow, 'first_ms') end
+  end
   local created = ms_string(now)
   local replaced = {}
   local earliest = nil
   for i = 1, #tasks do
     local t = tasks[i]
-    local added = redis.call('ZADD', ctx.schedule_key, t.due, t.id)
-    redis.call('DEL', t.shadow)
-    if t.stream ~= nil then
-      redis.call('HSET', t.shadow, 'payload', t.payload, 'due_ms', ms_string(t.due), 'created_ms', created,
-                 'stream', t.stream)
+    local opts = t.opts
+    local pending = nil
+    if opts.if_absent or opts.debounce_max_ms then pending = redis.call('ZSCORE', ctx.schedule_key, t.id) end
+    if opts.if_absent and pending then
+      t.due = clamp_ms(tonumber(pending))  -- kept: nothing written
+      replaced[i] = 2
     else
-      redis.call('HSET', t.shadow, 'payload', t.payload, 'due_ms', ms_string(t.due), 'created_ms', created)
+      local fields = {'payload', t.payload, 'due_ms', '', 'created_ms', created}
+      if opts.debounce_max_ms then
+        -- The pending task's first schedule time bounds its due time (first_ms, kept while it
+        -- is pending; created_ms when it was scheduled once).
+        local first_ms = nil
+        if pending then
+          local ok, f = pcall(redis.call, 'HMGET', t.shadow, 'first_ms', 'created_ms')
+          if ok then first_ms = tonumber(f[1] or f[2] or '') end
+        end
+        first_ms = first_ms or now
+        t.due = math.min(t.due, first_ms + opts.debounce_max_ms)
+        if first_ms ~= now then
+          fields[#fields + 1] = 'first_ms'
+          fields[#fields + 1] = ms_string(first_ms)
+        end
+      end
+      fields[4] = ms_string(t.due)
+      if t.stream ~= nil then
+        fields[#fields + 1] = 'stream'
+        fields[#fields + 1] = t.stream
+      end
+      if opts.max_late_ms then
+        fields[#fields + 1] = 'max_late_ms'
+        fields[#fields + 1] = ms_string(opts.max_late_ms)
+      end
+      if opts.traceparent then
+        fields[#fields + 1] = 'traceparent'
+        fields[#fields + 1] = opts.traceparent
+      end
+      local added = redis.call('ZADD', ctx.schedule_key, t.due, t.id)
+      redis.call('DEL', t.shadow)
+      redis.call('HSET', t.shadow, unpack(fields))
+      redis.call('SET', t.trigger, '1', 'PX', trigger_ttl(t.due, now))
+      replaced[i] = added == 0 and 1 or 0
+      if earliest == nil or t.due < earliest then earliest = t.due end
     end
-    redis.call('SET', t.trigger, '1', 'PX', trigger_ttl(t.due, now))
-    replaced[i] = added == 0 and 1 or 0
-    if earliest == nil or t.due < earliest then earliest = t.due end
   end
-  if head[1] == nil or earliest < tonumber(head[2]) then
+  if earliest ~= nil and (head[1] == nil or earliest < tonumber(head[2])) then
     redis.call('PUBLISH', wake, wake_message(earliest, db))
   end
   return replaced
 end
 
 -- expiry_schedule KEYS: schedule, trigger, shadow
---                 ARGV: id, 'delay'|'at', ms, payload[, stream ('' for none)[, db]]
--- Creates or atomically replaces the task. Returns {due_ms, replaced (0|1)}. `db`, the caller's
--- database, is named in the wake message.
+--                 ARGV: id, 'delay'|'at', ms, payload[, stream ('' for none)[, db ('' for none)[, options]]]
+-- Creates or atomically replaces the task, as its options say (parse_task_options). Returns
+-- {due_ms, replaced}: replaced 0 created, 1 replaced, 2 kept (if_absent; due_ms is the pending
+-- task's). `db`, the caller's database, is named in the wake message.
 local function schedule(keys, args)
   local id = args[1]
   check_id(id)
   local db = parse_db(args[6])
   local ctx = schedule_context(keys[1])
   local now = now_ms()
-  local task = task_to_schedule(ctx, keys[2], keys[3], id, args[2], args[3], args[4], args[5], now)
+  local task = task_to_schedule(ctx, keys[2], keys[3], id, args[2], args[3], args[4], args[5], now, args[7])
   local replaced = schedule_tasks(ctx, {task}, now, db)
   return {task.due, replaced[1]}
 end
@@ -536,34 +687,39 @@ end
 -- expiry_schedule_many KEYS: schedule, then per task: trigger, shadow
 --                      ARGV: n, then per task: id, 'delay'|'at', ms, payload, stream ('' for none),
 --                            then optionally db (the caller's database, named in the wake message)
+--                      or ARGV: 'opts', n, then per task: those five and its options
+--                            (parse_task_options; '' for none), then optionally db
 -- Schedules n (0..MAX_SCHEDULE_BATCH) tasks of one bucket, each exactly as expiry_schedule
 -- would, in one call. Every task is checked before the first write, so an invalid task
 -- writes nothing at all; the error names it: "ERR expiry: task #<i> (id <id>): <reason>"
 -- (i 1-based), or "ERR expiry: migrating: task #<i> ..." when its stream's slot is moving.
 -- Returns {due_1, replaced_1, ..., due_n, replaced_n} (replaced 1 when the id was pending,
--- or appeared earlier in the same call).
+-- or appeared earlier in the same call; 2 when kept by if_absent).
 local function schedule_many(keys, args)
-  local n = tonumber(args[1])
+  local base, per = 1, 5  -- ARGV[base] is n; each task takes `per` arguments
+  if args[1] == 'opts' then base, per = 2, 6 end
+  local n = tonumber(args[base])
   if n == nil or n ~= math.floor(n) or n < 0 or n > MAX_SCHEDULE_BATCH then
-    fail('the task count (first argument) must be an integer 0..' .. MAX_SCHEDULE_BATCH)
+    fail('the task count (first argument, after opts) must be an integer 0..' .. MAX_SCHEDULE_BATCH)
   end
-  if #keys ~= 1 + 2 * n or (#args ~= 1 + 5 * n and #args ~= 2 + 5 * n) then
+  if #keys ~= 1 + 2 * n or (#args ~= base + per * n and #args ~= base + 1 + per * n) then
     fail('expiry_schedule_many needs 1 + 2n keys (schedule, then trigger and shadow per task) and 1 + 5n or 2 + 5n ' ..
-         'arguments (n, then id, mode, ms, payload, stream per task, then optionally db) for n = ' .. n .. '; got ' ..
+         'arguments (n, then id, mode, ms, payload, stream per task, then optionally db; with opts first: 2 + 6n or ' ..
+         '3 + 6n, options after each stream) for n = ' .. n .. '; got ' ..
          #keys .. ' keys and ' .. #args .. ' arguments; nothing was written')
   end
-  local db = parse_db(args[2 + 5 * n])
+  local db = parse_db(args[base + 1 + per * n])
   local ctx = schedule_context(keys[1])
   if n == 0 then return {} end
   local now = now_ms()
   local tasks = {}
   local bytes = 0
   for i = 1, n do
-    local a = 1 + 5 * (i - 1)
+    local a = base + per * (i - 1)
     local id, payload = args[a + 1], args[a + 4]
     bytes = bytes + #payload
     local ok, task = pcall(task_to_schedule, ctx, keys[2 * i], keys[2 * i + 1], id, args[a + 2], args[a + 3],
-                           payload, args[a + 5], now)
+                           payload, args[a + 5], now, per == 6 and args[a + 6] or nil)
     if not ok then
       local reason = type(task) == 'table' and task.err or tostring(task)
       reason = string.gsub(reason, '^ERR expiry: ', '')
@@ -636,30 +792,57 @@ local function cancel(keys, args)
   return 0
 end
 
--- expiry_claim KEYS: schedule, trigger, shadow, stream  ARGV: id, via, group
--- Forwards one task if it is in the schedule and due. Returns {1, entry_id, lateness_ms} when
--- forwarded (lateness -1: the task was already due when scheduled),
--- {0} when it was not pending (already claimed, cancelled), {-1, due_ms} when not yet due.
+-- The lateness limit and dead-letter stream of a claim or sweep: ARGV max_late_ms (absent: the
+-- caller predates limits, 0: no limit) and the optional dead-stream key after the stream key
+-- (absent: dead_stream_of the stream). `modern` says the caller reads the replies of limits
+-- and pauses.
+local function claim_limits(max_late_arg, stream, dead_key)
+  local modern = max_late_arg ~= nil
+  local max_late = 0
+  if modern then max_late = parse_ms(max_late_arg, 'max_late_ms') end
+  return {max_late = max_late, default_dead = dead_key or dead_stream_of(stream)}, modern
+end
+
+-- expiry_claim KEYS: schedule, trigger, shadow, stream[, dead_stream]
+--              ARGV: id, via, group[, max_late_ms]
+-- Forwards one task if it is in the schedule and due, and its bucket is not paused. Returns
+-- {1, entry_id, lateness_ms} when forwarded (lateness -1: the task was already due when
+-- scheduled), {0} when it was not pending (already claimed, cancelled), {-1, due_ms} when not
+-- yet due. With ARGV max_late_ms (0: no limit), a task later than its own limit or this one is
+-- dead-lettered instead: {2, dead_entry_id, lateness_ms}; and a paused bucket replies
+-- {-2, paused_until_ms (0: until resumed)}. Callers without it get {0} for both.
 local function claim(keys, args)
   local id, via, group = args[1], args[2], args[3]
   check_id(id)
   local prefix, ns = check_task_keys(keys, id)
   check_default_stream(keys[4], ns)
+  local limits, modern = claim_limits(args[4], keys[4], keys[5])
   local score = redis.call('ZSCORE', keys[1], id)
   if not score then return {0} end
   local due = tonumber(score)
   local now = now_ms()
   if due > now then return {-1, clamp_ms(due)} end
-  local ctx = claim_context(keys[1], prefix, ns, now, via, keys[4], group)
-  local entry_id, lateness = forward(ctx, id, due)
+  local untl = paused_until(prefix, now)
+  if untl == MIGRATING then
+    fail('migrating: the slot of ' .. prefix .. 'paused is moving to another node; nothing was written, retry')
+  end
+  if untl ~= nil then return modern and {-2, untl} or {0} end
+  local ctx = claim_context(keys[1], prefix, ns, now, via, keys[4], group, nil, nil, limits)
+  local entry_id, lateness, dead = forward(ctx, id, due)
   if entry_id == MIGRATING then
     fail('migrating: a key of task ' .. id .. ' is moving to another node; nothing was written, retry')
   end
+  if dead then return modern and {2, entry_id, lateness} or {0} end
   return {1, entry_id, lateness}
 end
 
--- expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
--- Forwards up to `limit` due tasks, earliest first, for at most about SWEEP_BUDGET_US. Returns
+-- expiry_sweep KEYS: schedule, stream[, dead_stream]  ARGV: limit, via, group[, max_late_ms]
+-- Forwards up to `limit` due tasks, earliest first, for at most about SWEEP_BUDGET_US, unless
+-- the bucket is paused (then it claims nothing; next_due_ms is the end of a timed pause, -1 for
+-- a pause until resumed). With max_late_ms (as for expiry_claim) a task later than its limit
+-- is dead-lettered instead (not counted in forwarded nor in the lateness list), and the reply
+-- has two more elements: paused_until_ms (-1: not paused, 0: until resumed) and the count
+-- dead-lettered late. Returns
 -- {forwarded, next_due_ms or -1, now_us, pending, overdue, {lateness_ms of each forwarded task,
 -- -1 for a task already due when scheduled}, migrating}; migrating is 1 when the sweep stopped
 -- at a task whose keys are moving to another node (nothing was written for it: sweep again
@@ -672,38 +855,66 @@ local function sweep(keys, args)
   local via, group = args[2], args[3]
   local prefix, ns = prefix_of(keys[1])
   check_default_stream(keys[2], ns)
+  local limits, modern = claim_limits(args[4], keys[2], keys[3])
   local started_us = now_us()
   local now = math.floor(started_us / 1000)
   local first = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
+  -- The modern reply's tail: paused_until (-1: not paused) and the count dead-lettered late.
+  local function reply(r, untl, late)
+    if modern then
+      r[8] = untl or -1
+      r[9] = late
+    end
+    return r
+  end
   if first[1] == nil or tonumber(first[2]) > now then
     -- Nothing is due: an idle relay's periodic sweep costs Redis TIME, ZRANGE and ZCARD only.
-    return {0, first[1] ~= nil and clamp_ms(tonumber(first[2])) or -1, started_us, redis.call('ZCARD', keys[1]), 0,
-            {}, 0}
+    return reply({0, first[1] ~= nil and clamp_ms(tonumber(first[2])) or -1, started_us, redis.call('ZCARD', keys[1]),
+                  0, {}, 0}, nil, 0)
+  end
+  local untl = paused_until(prefix, now)
+  if untl == MIGRATING then
+    return reply({0, clamp_ms(tonumber(first[2])), started_us, redis.call('ZCARD', keys[1]),
+                  redis.call('ZCOUNT', keys[1], '-inf', now), {}, 1}, nil, 0)
+  end
+  if untl ~= nil then
+    -- Held: nothing is claimed; the next look is due when a timed pause ends (a resume wakes the
+    -- relays), so a paused bucket costs one call per sweep period.
+    local next_due = untl > 0 and math.max(clamp_ms(tonumber(first[2])), untl) or -1
+    return reply({0, next_due, started_us, redis.call('ZCARD', keys[1]), redis.call('ZCOUNT', keys[1], '-inf', now), {},
+                  0}, untl, 0)
   end
   local default_type = key_type(keys[2])
   if default_type ~= 'stream' and default_type ~= 'none' then
     fail('stream key ' .. keys[2] .. ' holds a ' .. default_type .. ', not a stream; nothing was claimed')
   end
   local lateness = {}
+  local dead_count = 0
   local ctx = nil
   local out_of_time = false
   local migrating = false
   -- Due members are read SWEEP_CHUNK at a time (each claim removes its member, so the next
   -- chunk starts at offset 0 again): a large limit cut short by the time budget reads no more
   -- than it claims.
-  while #lateness < limit and not out_of_time and not migrating do
-    local want = math.min(SWEEP_CHUNK, limit - #lateness)
+  while #lateness + dead_count < limit and not out_of_time and not migrating do
+    local want = math.min(SWEEP_CHUNK, limit - #lateness - dead_count)
     local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, want)
     if #due == 0 then break end
-    ctx = ctx or claim_context(keys[1], prefix, ns, now, via, keys[2], group, {[keys[2]] = default_type}, on_cluster())
+    ctx = ctx or claim_context(keys[1], prefix, ns, now, via, keys[2], group, {[keys[2]] = default_type}, on_cluster(),
+                               limits)
     for i = 1, #due, 2 do
-      local entry_id, late = forward(ctx, due[i], tonumber(due[i + 1]))
+      local entry_id, late, dead = forward(ctx, due[i], tonumber(due[i + 1]))
       if entry_id == MIGRATING then
         migrating = true
         break
       end
-      lateness[#lateness + 1] = late
-      if #lateness % SWEEP_CHECK_EVERY == 0 and now_us() - started_us >= SWEEP_BUDGET_US then
+      if dead then
+        dead_count = dead_count + 1
+      else
+        lateness[#lateness + 1] = late
+      end
+      local claimed = #lateness + dead_count
+      if claimed % SWEEP_CHECK_EVERY == 0 and now_us() - started_us >= SWEEP_BUDGET_US then
         out_of_time = true
         break
       end
@@ -721,7 +932,7 @@ local function sweep(keys, args)
   local pending = redis.call('ZCARD', keys[1])
   -- The clock when the reply leaves, not when the sweep began: a relay arms its timer from it
   -- on receipt, and a batch can take milliseconds.
-  return {#lateness, next_due, now_us(), pending, overdue, lateness, migrating and 1 or 0}
+  return reply({#lateness, next_due, now_us(), pending, overdue, lateness, migrating and 1 or 0}, nil, dead_count)
 end
 
 -- expiry_dead_letter KEYS: stream, dead_stream  ARGV: group, entry_id, reason, deliveries
@@ -953,3 +1164,193 @@ local function retry(keys, args)
 end
 
 redis.register_function('expiry_retry', retry)
+
+-- Range operations (expiry_cancel_range, expiry_run_now_range) walk a bucket's schedule in due
+-- order in bounded calls: each examines at most `limit` members, RANGE_CHUNK at a time, and
+-- stops after RANGE_BUDGET_US, so no call blocks Redis for more than a few milliseconds. A call
+-- returns a cursor "<score>:<skip>" to continue from ('' when the range is done): the next call
+-- starts at that score, after the `skip` members there that stayed (did not match). A matched
+-- member leaves the walked range (cancelled, or moved to now, below it), so the cursor stays
+-- exact while the schedule changes; a task added behind the cursor meanwhile is not visited.
+local RANGE_CHUNK = 100
+local RANGE_BUDGET_US = 2000
+local MAX_RANGE_LIMIT = 10000
+
+local function parse_range_limit(s)
+  local limit = tonumber(s)
+  if limit == nil or limit ~= math.floor(limit) or limit < 1 or limit > MAX_RANGE_LIMIT then
+    fail('limit must be an integer 1..' .. MAX_RANGE_LIMIT)
+  end
+  return limit
+end
+
+-- The ZRANGE BYSCORE bound "(<ms>" (exclusive) of an optional argument, or `open` when it is
+-- absent or ''.
+local function exclusive_bound(s, what, open)
+  if s == nil or s == '' then return open end
+  return '(' .. ms_string(parse_ms(s, what))
+end
+
+-- Visits the members of `key` from `lower` to `upper` (ZRANGE BYSCORE bounds) after `cursor`
+-- whose id starts with `prefix`, calling act(id, score) on each; act returns true when it removed or
+-- moved the member out of the range. Returns the count acted on, the count examined and the
+-- cursor to continue from ('' when done).
+local function walk_range(key, lower, upper, prefix, cursor, limit, act)
+  local start, skip = lower, 0
+  if cursor ~= nil and cursor ~= '' then
+    local score, k = string.match(cursor, '^([^:]+):(%d+)$')
+    if score == nil or tonumber(score) == nil then
+      fail('cursor must be <score>:<skip> as the previous call returned it')
+    end
+    start, skip = score, tonumber(k)
+  end
+  local started = now_us()
+  local examined, acted = 0, 0
+  while examined < limit do
+    local want = math.min(RANGE_CHUNK, limit - examined)
+    local rows = redis.call('ZRANGE', key, start, upper, 'BYSCORE', 'LIMIT', skip, want, 'WITHSCORES')
+    local last, kept = nil, 0  -- the last score examined, and the members kept at it
+    for i = 1, #rows, 2 do
+      local id, score = rows[i], rows[i + 1]
+      examined = examined + 1
+      local hit = (prefix == '' or string.sub(id, 1, #prefix) == prefix) and act(id, score)
+      if hit then acted = acted + 1 end
+      if score ~= last then last, kept = score, 0 end
+      if not hit then kept = kept + 1 end
+    end
+    if #rows < 2 * want then return acted, examined, '' end
+    if tonumber(last) == tonumber(start) then skip = skip + kept else skip = kept end
+    start = last
+    if now_us() - started >= RANGE_BUDGET_US then break end
+  end
+  return acted, examined, start .. ':' .. ms_string(skip)
+end
+
+-- expiry_cancel_range KEYS: schedule  ARGV: after_ms, before_ms, prefix, cursor, limit
+-- Cancels, as expiry_cancel would, every pending task of the bucket whose id starts with
+-- `prefix` ('' for any) and whose due time lies strictly between after_ms and before_ms (''
+-- for no bound), walking at most `limit` (1..10000) members per call (walk_range). Returns
+-- {cancelled, examined, cursor}; call again with the cursor until it is ''.
+local function cancel_range(keys, args)
+  local prefix = prefix_of(keys[1])
+  local lower = exclusive_bound(args[1], 'after_ms', '-inf')
+  local upper = exclusive_bound(args[2], 'before_ms', '+inf')
+  local limit = parse_range_limit(args[5])
+  require_permission('ZREM', keys[1], 'id')
+  require_permission('DEL', prefix .. 't:x', prefix .. 'task:x')
+  local cancelled, examined, cursor = walk_range(keys[1], lower, upper, args[3] or '', args[4], limit, function(id)
+    redis.call('ZREM', keys[1], id)
+    redis.call('DEL', prefix .. 't:' .. id, prefix .. 'task:' .. id)
+    return true
+  end)
+  return {cancelled, examined, cursor}
+end
+
+-- Makes pending task `id` of the bucket with key prefix `prefix`, due at `due` > now, due now:
+-- its score, the shadow hash's due_ms, promoted_ms and promoted_from_ms (the claim copies the
+-- last two into the entry), and the trigger's PX. Payload, stream and attempt stay.
+local function promote(schedule_key, prefix, id, due, now)
+  local shadow = prefix .. 'task:' .. id
+  redis.call('ZADD', schedule_key, 'XX', now, id)
+  if key_type(shadow) == 'hash' then
+    redis.call('HSET', shadow, 'due_ms', ms_string(now), 'promoted_ms', ms_string(now),
+               'promoted_from_ms', ms_string(clamp_ms(due)))
+  end
+  redis.call('SET', prefix .. 't:' .. id, '1', 'PX', trigger_ttl(now, now))
+end
+
+local function require_promote_permissions(schedule_key, prefix)
+  require_permission('ZADD', schedule_key, 'XX', '0', 'id')
+  require_permission('HSET', prefix .. 'task:x', 'due_ms', '0')
+  require_permission('SET', prefix .. 't:x', '1')
+  require_permission('PUBLISH', prefix .. 'wake', '0')
+end
+
+-- expiry_run_now KEYS: schedule, trigger, shadow  ARGV: id[, db]
+-- Makes a pending task due now (promote), and wakes the relays. Returns {1, previous_due_ms,
+-- due_ms} (equal when it was due already: nothing changed), or {0} when it is not pending.
+local function run_now(keys, args)
+  local id = args[1]
+  check_id(id)
+  local db = parse_db(args[2])
+  local prefix = check_task_keys(keys, id)
+  local score = redis.call('ZSCORE', keys[1], id)
+  if not score then return {0} end
+  local due = tonumber(score)
+  local now = now_ms()
+  if due <= now then return {1, clamp_ms(due), clamp_ms(due)} end
+  require_promote_permissions(keys[1], prefix)
+  promote(keys[1], prefix, id, due, now)
+  redis.call('PUBLISH', prefix .. 'wake', wake_message(now, db))
+  return {1, clamp_ms(due), now}
+end
+
+-- expiry_run_now_range KEYS: schedule  ARGV: before_ms, prefix, cursor, limit[, db]
+-- Makes every pending task of the bucket not yet due whose id starts with `prefix` ('' for any)
+-- and whose due time is before before_ms ('' for no bound) due now (promote), walking at most
+-- `limit` members per call (walk_range), and wakes the relays once. Returns
+-- {promoted, examined, cursor}; call again with the cursor until it is ''.
+local function run_now_range(keys, args)
+  local prefix = prefix_of(keys[1])
+  local upper = exclusive_bound(args[1], 'before_ms', '+inf')
+  local limit = parse_range_limit(args[4])
+  local db = parse_db(args[5])
+  require_promote_permissions(keys[1], prefix)
+  local now = now_ms()
+  local lower = '(' .. ms_string(now)  -- the tasks due already need nothing
+  local cursor = args[3]
+  local score = cursor and string.match(cursor, '^([^:]+):')
+  if score and tonumber(score) and tonumber(score) <= now then cursor = '' end
+  local promoted, examined, next_cursor = walk_range(keys[1], lower, upper, args[2] or '', cursor, limit,
+                                                     function(id, score)
+    promote(keys[1], prefix, id, tonumber(score), now)
+    return true
+  end)
+  if promoted > 0 then redis.call('PUBLISH', prefix .. 'wake', wake_message(now, db)) end
+  return {promoted, examined, next_cursor}
+end
+
+-- The bucket's pending and overdue counts at `now`.
+local function backlog(schedule_key, now)
+  return redis.call('ZCARD', schedule_key), redis.call('ZCOUNT', schedule_key, '-inf', now)
+end
+
+-- expiry_pause KEYS: schedule  ARGV: for_ms (0: until resumed)
+-- Pauses the bucket: until expiry_resume (or for_ms), claims and sweeps forward nothing, on
+-- every relay (NS:{B}:paused holds the end, 0 for none, and expires with it). Schedule,
+-- cancel and reads work as usual. Returns {until_ms (0: until resumed), pending, overdue}.
+local function pause(keys, args)
+  local prefix = prefix_of(keys[1])
+  local for_ms = parse_ms(args[1], 'for_ms')
+  local now = now_ms()
+  local untl = for_ms > 0 and now + for_ms or 0
+  require_permission('SET', prefix .. 'paused', '0')
+  if for_ms > 0 then
+    redis.call('SET', prefix .. 'paused', ms_string(untl), 'PX', ms_string(for_ms))
+  else
+    redis.call('SET', prefix .. 'paused', '0')
+  end
+  local pending, overdue = backlog(keys[1], now)
+  return {untl, pending, overdue}
+end
+
+-- expiry_resume KEYS: schedule  ARGV: [db]
+-- Ends the bucket's pause and wakes the relays for its earliest task, so what was held is
+-- forwarded at once, earliest first. Returns {was_paused (0|1), pending, overdue}.
+local function resume(keys, args)
+  local prefix = prefix_of(keys[1])
+  local db = parse_db(args[1])
+  require_permission('DEL', prefix .. 'paused')
+  require_permission('PUBLISH', prefix .. 'wake', '0')
+  local was = redis.call('DEL', prefix .. 'paused')
+  local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
+  if head[1] ~= nil then redis.call('PUBLISH', prefix .. 'wake', wake_message(clamp_ms(tonumber(head[2])), db)) end
+  local pending, overdue = backlog(keys[1], now_ms())
+  return {was, pending, overdue}
+end
+
+redis.register_function('expiry_cancel_range', cancel_range)
+redis.register_function('expiry_run_now', run_now)
+redis.register_function('expiry_run_now_range', run_now_range)
+redis.register_function('expiry_pause', pause)
+redis.register_function('expiry_resume', resume)

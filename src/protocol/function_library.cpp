@@ -28,11 +28,12 @@ const char* mode_word(ScheduleMode mode) { return mode == ScheduleMode::Delay ? 
 
 std::vector<std::string> schedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode,
                                        long long ms, std::string_view payload, std::string_view stream,
-                                       std::optional<int> db) {
+                                       std::optional<int> db, std::string_view options) {
   auto argv = task_call("expiry_schedule", keys, id);
   argv.insert(argv.end(), {mode_word(mode), std::to_string(ms), std::string(payload)});
-  if (!stream.empty() || db) argv.emplace_back(stream);  // '' is the default stream
-  if (db) argv.push_back(std::to_string(*db));
+  if (!stream.empty() || db || !options.empty()) argv.emplace_back(stream);  // '' is the default stream
+  if (db || !options.empty()) argv.push_back(db ? std::to_string(*db) : std::string());
+  if (!options.empty()) argv.emplace_back(options);
   return argv;
 }
 
@@ -49,23 +50,53 @@ std::vector<std::string> cancel_argv(const KeyLayout& keys, std::string_view id)
 }
 
 std::vector<std::string> claim_argv(const KeyLayout& keys, std::string_view id, std::string_view via,
-                                    std::string_view stream, std::string_view group) {
-  return {"FCALL",
-          "expiry_claim",
-          "4",
-          keys.schedule_key(),
-          keys.trigger_key(id),
-          keys.shadow_key(id),
-          std::string(stream),
-          std::string(id),
-          std::string(via),
-          std::string(group)};
+                                    std::string_view stream, std::string_view group, const ClaimLimits& limits) {
+  std::vector<std::string> argv{"FCALL", "expiry_claim", limits.dead_stream.empty() ? "4" : "5", keys.schedule_key(),
+                                keys.trigger_key(id), keys.shadow_key(id), std::string(stream)};
+  if (!limits.dead_stream.empty()) argv.push_back(limits.dead_stream);
+  argv.insert(argv.end(), {std::string(id), std::string(via), std::string(group), std::to_string(limits.max_late_ms)});
+  return argv;
 }
 
 std::vector<std::string> sweep_argv(const KeyLayout& keys, std::string_view stream, int limit,
-                                    std::string_view via, std::string_view group) {
-  return {"FCALL",         "expiry_sweep",      "2", keys.schedule_key(), std::string(stream), std::to_string(limit),
-          std::string(via), std::string(group)};
+                                    std::string_view via, std::string_view group, const ClaimLimits& limits) {
+  std::vector<std::string> argv{"FCALL", "expiry_sweep", limits.dead_stream.empty() ? "2" : "3", keys.schedule_key(),
+                                std::string(stream)};
+  if (!limits.dead_stream.empty()) argv.push_back(limits.dead_stream);
+  argv.insert(argv.end(), {std::to_string(limit), std::string(via), std::string(group),
+                           std::to_string(limits.max_late_ms)});
+  return argv;
+}
+
+namespace {
+std::string optional_ms(std::optional<long long> ms) { return ms ? std::to_string(*ms) : std::string(); }
+std::string optional_db(std::optional<int> db) { return db ? std::to_string(*db) : std::string(); }
+}  // namespace
+
+std::vector<std::string> cancel_range_argv(const KeyLayout& keys, const RangeFilter& filter, std::string_view cursor,
+                                           int limit) {
+  return {"FCALL",        "expiry_cancel_range",          "1", keys.schedule_key(), optional_ms(filter.after_ms),
+          optional_ms(filter.before_ms), filter.prefix, std::string(cursor), std::to_string(limit)};
+}
+
+std::vector<std::string> run_now_range_argv(const KeyLayout& keys, const RangeFilter& filter, std::string_view cursor,
+                                            int limit, std::optional<int> db) {
+  return {"FCALL",       "expiry_run_now_range", "1", keys.schedule_key(), optional_ms(filter.before_ms),
+          filter.prefix, std::string(cursor),    std::to_string(limit), optional_db(db)};
+}
+
+std::vector<std::string> run_now_argv(const KeyLayout& keys, std::string_view id, std::optional<int> db) {
+  auto argv = task_call("expiry_run_now", keys, id);
+  argv.push_back(optional_db(db));
+  return argv;
+}
+
+std::vector<std::string> pause_argv(const KeyLayout& keys, long long for_ms) {
+  return {"FCALL", "expiry_pause", "1", keys.schedule_key(), std::to_string(for_ms)};
+}
+
+std::vector<std::string> resume_argv(const KeyLayout& keys, std::optional<int> db) {
+  return {"FCALL", "expiry_resume", "1", keys.schedule_key(), optional_db(db)};
 }
 
 namespace {
@@ -75,7 +106,7 @@ bool is_int(const Reply& r) { return r.type == Reply::Type::Integer; }
 std::optional<ScheduleResult> decode_schedule(const Reply& reply) {
   if (reply.type != Reply::Type::Array || reply.elements.size() != 2) return std::nullopt;
   if (!is_int(reply.elements[0]) || !is_int(reply.elements[1])) return std::nullopt;
-  return ScheduleResult{reply.elements[0].integer, reply.elements[1].integer == 1};
+  return ScheduleResult{reply.elements[0].integer, reply.elements[1].integer == 1, reply.elements[1].integer == 2};
 }
 
 std::optional<RescheduleResult> decode_reschedule(const Reply& reply) {
@@ -89,10 +120,11 @@ std::optional<ClaimResult> decode_claim(const Reply& reply) {
   ClaimResult r;
   switch (reply.elements[0].integer) {
     case 1:
+    case 2:
       if (reply.elements.size() != 3 || reply.elements[1].type != Reply::Type::String || !is_int(reply.elements[2])) {
         return std::nullopt;
       }
-      r.outcome = ClaimResult::Outcome::Forwarded;
+      r.outcome = reply.elements[0].integer == 1 ? ClaimResult::Outcome::Forwarded : ClaimResult::Outcome::DeadLettered;
       r.entry_id = reply.elements[1].str;
       r.lateness_ms = reply.elements[2].integer;
       return r;
@@ -105,16 +137,21 @@ std::optional<ClaimResult> decode_claim(const Reply& reply) {
       r.outcome = ClaimResult::Outcome::NotDue;
       r.due_ms = reply.elements[1].integer;
       return r;
+    case -2:
+      if (reply.elements.size() != 2 || !is_int(reply.elements[1])) return std::nullopt;
+      r.outcome = ClaimResult::Outcome::Paused;
+      r.paused_until_ms = reply.elements[1].integer;
+      return r;
     default:
       return std::nullopt;
   }
 }
 
 std::optional<SweepResult> decode_sweep(const Reply& reply) {
-  // Six elements from libraries before the migrating flag; the seventh is 0 or 1.
-  if (reply.type != Reply::Type::Array || (reply.elements.size() != 6 && reply.elements.size() != 7)) {
-    return std::nullopt;
-  }
+  // Six elements from libraries before the migrating flag; the seventh is 0 or 1; the eighth
+  // and ninth (paused_until, late) answer callers that send max_late_ms.
+  const size_t size = reply.elements.size();
+  if (reply.type != Reply::Type::Array || (size != 6 && size != 7 && size != 9)) return std::nullopt;
   for (size_t i = 0; i < 5; ++i) {
     if (!is_int(reply.elements[i])) return std::nullopt;
   }
@@ -128,11 +165,42 @@ std::optional<SweepResult> decode_sweep(const Reply& reply) {
     r.lateness_ms.push_back(l.integer);
   }
   if (r.lateness_ms.size() != static_cast<size_t>(r.forwarded)) return std::nullopt;
-  if (reply.elements.size() == 7) {
+  if (size >= 7) {
     if (!is_int(reply.elements[6])) return std::nullopt;
     r.migrating = reply.elements[6].integer != 0;
   }
+  if (size == 9) {
+    if (!is_int(reply.elements[7]) || !is_int(reply.elements[8])) return std::nullopt;
+    r.paused_until_ms = reply.elements[7].integer;
+    r.late = reply.elements[8].integer;
+  }
   return r;
+}
+
+std::optional<RangeResult> decode_range(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 3 || !is_int(reply.elements[0]) ||
+      !is_int(reply.elements[1]) || reply.elements[2].type != Reply::Type::String) {
+    return std::nullopt;
+  }
+  return RangeResult{reply.elements[0].integer, reply.elements[1].integer, reply.elements[2].str};
+}
+
+std::optional<RunNowResult> decode_run_now(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.empty()) return std::nullopt;
+  for (const auto& e : reply.elements) {
+    if (!is_int(e)) return std::nullopt;
+  }
+  if (reply.elements.size() == 1 && reply.elements[0].integer == 0) return RunNowResult{};
+  if (reply.elements.size() != 3 || reply.elements[0].integer != 1) return std::nullopt;
+  return RunNowResult{true, reply.elements[1].integer, reply.elements[2].integer};
+}
+
+std::optional<PauseResult> decode_pause(const Reply& reply) {
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 3) return std::nullopt;
+  for (const auto& e : reply.elements) {
+    if (!is_int(e)) return std::nullopt;
+  }
+  return PauseResult{reply.elements[0].integer, reply.elements[1].integer, reply.elements[2].integer};
 }
 
 }  // namespace expiry

@@ -1,6 +1,8 @@
 // See schedule_batch.h.
 #include "protocol/schedule_batch.h"
 
+#include <algorithm>
+
 #include "protocol/integers.h"
 
 namespace expiry {
@@ -14,6 +16,9 @@ std::vector<std::string> schedule_many_argv(const KeyLayout& keys, const std::ve
     argv.push_back(keys.trigger_key(t.id));
     argv.push_back(keys.shadow_key(t.id));
   }
+  const bool with_options =
+      std::any_of(tasks.begin(), tasks.end(), [](const ScheduleBatchTask& t) { return !t.options.empty(); });
+  if (with_options) argv.emplace_back("opts");
   argv.push_back(std::to_string(tasks.size()));
   for (const auto& t : tasks) {
     argv.emplace_back(t.id);
@@ -21,6 +26,7 @@ std::vector<std::string> schedule_many_argv(const KeyLayout& keys, const std::ve
     argv.push_back(std::to_string(t.ms));
     argv.emplace_back(t.payload);
     argv.emplace_back(t.stream);
+    if (with_options) argv.emplace_back(t.options);
   }
   if (db) argv.push_back(std::to_string(*db));
   return argv;
@@ -34,7 +40,7 @@ std::optional<std::vector<ScheduleResult>> decode_schedule_many(const Reply& rep
     const Reply& due = reply.elements[2 * i];
     const Reply& replaced = reply.elements[2 * i + 1];
     if (due.type != Reply::Type::Integer || replaced.type != Reply::Type::Integer) return std::nullopt;
-    out.push_back({due.integer, replaced.integer == 1});
+    out.push_back({due.integer, replaced.integer == 1, replaced.integer == 2});
   }
   return out;
 }

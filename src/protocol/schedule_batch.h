@@ -24,11 +24,13 @@ struct ScheduleBatchTask {
   long long ms = 0;
   std::string_view payload;
   std::string_view stream;  // empty: the relay's default stream
+  std::string_view options = {};  // task_options_argument's (protocol/task_options.h); empty: none
 };
 
 // FCALL expiry_schedule_many for `tasks`, all of which must belong to the bucket of `keys`
 // (at most kMaxScheduleBatchTasks; an empty list makes the call that only checks the layout,
 // which a client can use to learn whether it may call the function). `db` as for schedule_argv.
+// When a task has options, the call takes the form with options per task ("opts" first).
 std::vector<std::string> schedule_many_argv(const KeyLayout& keys, const std::vector<ScheduleBatchTask>& tasks,
                                             std::optional<int> db = std::nullopt);
 

@@ -134,17 +134,26 @@ TEST(FunctionLibrary, ClaimArgv) {
   KeyLayout keys("expiry");
   EXPECT_EQ(claim_argv(keys, "j1", "event", "expiry:stream", "workers"),
             (Argv{"FCALL", "expiry_claim", "4", "expiry:{0}:schedule", "expiry:{0}:t:j1", "expiry:{0}:task:j1",
-                  "expiry:stream", "j1", "event", "workers"}));
+                  "expiry:stream", "j1", "event", "workers", "0"}));
   EXPECT_EQ(claim_argv(KeyLayout("b", 2), "x", "timer", "out", "g"),
             (Argv{"FCALL", "expiry_claim", "4", "b:{2}:schedule", "b:{2}:t:x", "b:{2}:task:x", "out", "x", "timer",
-                  "g"}));
+                  "g", "0"}));
+}
+
+// With a dead-letter stream it is declared after the stream; the limit is always sent.
+TEST(FunctionLibrary, ClaimArgvWithLimits) {
+  EXPECT_EQ(claim_argv(KeyLayout("b", 2), "x", "event", "out", "g", {1500, "out:dead"}),
+            (Argv{"FCALL", "expiry_claim", "5", "b:{2}:schedule", "b:{2}:t:x", "b:{2}:task:x", "out", "out:dead", "x",
+                  "event", "g", "1500"}));
 }
 
 // expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
 TEST(FunctionLibrary, SweepArgv) {
   KeyLayout keys("expiry");
   EXPECT_EQ(sweep_argv(keys, "expiry:stream", 100, "sweep", "workers"),
-            (Argv{"FCALL", "expiry_sweep", "2", "expiry:{0}:schedule", "expiry:stream", "100", "sweep", "workers"}));
+            (Argv{"FCALL", "expiry_sweep", "2", "expiry:{0}:schedule", "expiry:stream", "100", "sweep", "workers", "0"}));
+  EXPECT_EQ(sweep_argv(keys, "s", 7, "sweep", "g", {9, "d"}),
+            (Argv{"FCALL", "expiry_sweep", "3", "expiry:{0}:schedule", "s", "d", "7", "sweep", "g", "9"}));
   EXPECT_EQ(sweep_argv(keys, "s", 10000, "sweep", "g")[5], "10000");
   EXPECT_EQ(sweep_argv(keys, "s", 1, "sweep", "g")[5], "1");
 }
@@ -245,10 +254,72 @@ TEST(FunctionLibrary, DecodeClaimRejectsErrorsAndNonArrays) {
   EXPECT_FALSE(decode_claim(status("OK")));
 }
 
+TEST(FunctionLibrary, DecodeClaimDeadLetteredAndPaused) {
+  auto dead = decode_claim(array({integer(2), bulk("7-0"), integer(900)}));
+  ASSERT_TRUE(dead);
+  EXPECT_EQ(dead->outcome, ClaimResult::Outcome::DeadLettered);
+  EXPECT_EQ(dead->entry_id, "7-0");
+  EXPECT_EQ(dead->lateness_ms, 900);
+  auto paused = decode_claim(array({integer(-2), integer(0)}));
+  ASSERT_TRUE(paused);
+  EXPECT_EQ(paused->outcome, ClaimResult::Outcome::Paused);
+  EXPECT_EQ(paused->paused_until_ms, 0);
+}
+
+TEST(FunctionLibrary, DecodeSweepReadsPauseAndLateCount) {
+  auto r = decode_sweep(array({integer(1), integer(50), integer(40000), integer(3), integer(0), array({integer(7)}),
+                               integer(0), integer(60), integer(2)}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->paused_until_ms, 60);
+  EXPECT_EQ(r->late, 2);
+  EXPECT_FALSE(decode_sweep(array({integer(0), integer(50), integer(40000), integer(3), integer(0), array({}),
+                                   integer(0), integer(60)})));
+}
+
+TEST(FunctionLibrary, RangeRunNowAndPauseArgvAndReplies) {
+  const KeyLayout keys("ns", 3);
+  EXPECT_EQ(cancel_range_argv(keys, {"order:", 10, std::nullopt}, "", 500),
+            (Argv{"FCALL", "expiry_cancel_range", "1", "ns:{3}:schedule", "10", "", "order:", "", "500"}));
+  EXPECT_EQ(run_now_range_argv(keys, {"", std::nullopt, 99}, "5:1", 100, 0),
+            (Argv{"FCALL", "expiry_run_now_range", "1", "ns:{3}:schedule", "99", "", "5:1", "100", "0"}));
+  EXPECT_EQ(run_now_argv(keys, "a"),
+            (Argv{"FCALL", "expiry_run_now", "3", "ns:{3}:schedule", "ns:{3}:t:a", "ns:{3}:task:a", "a", ""}));
+  EXPECT_EQ(pause_argv(keys, 0), (Argv{"FCALL", "expiry_pause", "1", "ns:{3}:schedule", "0"}));
+  EXPECT_EQ(resume_argv(keys, 2), (Argv{"FCALL", "expiry_resume", "1", "ns:{3}:schedule", "2"}));
+  auto range = decode_range(array({integer(4), integer(9), bulk("5:2")}));
+  ASSERT_TRUE(range);
+  EXPECT_EQ(range->acted, 4);
+  EXPECT_EQ(range->cursor, "5:2");
+  EXPECT_FALSE(decode_range(array({integer(4), integer(9)})));
+  auto run = decode_run_now(array({integer(1), integer(80), integer(20)}));
+  ASSERT_TRUE(run);
+  EXPECT_TRUE(run->pending);
+  EXPECT_EQ(run->previous_due_ms, 80);
+  auto none = decode_run_now(array({integer(0)}));
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->pending);
+  auto paused = decode_pause(array({integer(0), integer(5), integer(2)}));
+  ASSERT_TRUE(paused);
+  EXPECT_EQ(paused->overdue, 2);
+}
+
+TEST(FunctionLibrary, ScheduleArgvCarriesOptionsAfterStreamAndDb) {
+  const KeyLayout keys("ns");
+  EXPECT_EQ(schedule_argv(keys, "a", ScheduleMode::Delay, 5, "p", {}, std::nullopt, "if_absent"),
+            (Argv{"FCALL", "expiry_schedule", "3", "ns:{0}:schedule", "ns:{0}:t:a", "ns:{0}:task:a", "a", "delay", "5",
+                  "p", "", "", "if_absent"}));
+  auto kept = decode_schedule(array({integer(70), integer(2)}));
+  ASSERT_TRUE(kept);
+  EXPECT_TRUE(kept->kept);
+  EXPECT_FALSE(kept->replaced);
+}
+
 TEST(FunctionLibrary, DecodeClaimRejectsUnknownOutcomes) {
   EXPECT_FALSE(decode_claim(array({})));
-  EXPECT_FALSE(decode_claim(array({integer(2), bulk("1-0"), integer(0)})));
-  EXPECT_FALSE(decode_claim(array({integer(-2), integer(5)})));
+  EXPECT_FALSE(decode_claim(array({integer(3), bulk("1-0"), integer(0)})));
+  EXPECT_FALSE(decode_claim(array({integer(-3), integer(5)})));
+  EXPECT_FALSE(decode_claim(array({integer(-2)})));
+  EXPECT_FALSE(decode_claim(array({integer(2), integer(5), integer(0)})));
   EXPECT_FALSE(decode_claim(array({bulk("1"), bulk("1-0"), integer(0)})));
   EXPECT_FALSE(decode_claim(array({nil()})));
 }
