@@ -337,6 +337,7 @@ void Relay::check_notifications(const Reply& reply) {
   // `problem` states the fact; what follows from it depends on require_notifications.
   std::string problem;
   std::string fix;
+  stats_.keyspace_notifications[config_.instance] = false;  // until the reply says they are on
   if (reply.failed()) {
     problem = "cannot read notify-keyspace-events (" + reply.str + ")";
     if (classify(reply) == RedisErrorKind::NoPermission && !config_.require_notifications) {
@@ -356,7 +357,10 @@ void Relay::check_notifications(const Reply& reply) {
   } else {
     problem = "unexpected CONFIG GET reply " + reply.describe();
   }
-  if (problem.empty()) return;
+  if (problem.empty()) {
+    stats_.keyspace_notifications[config_.instance] = true;
+    return;
+  }
   if (config_.require_notifications) {
     fail(problem + "; require_notifications is set, so the relay exits." + fix);
   } else {

@@ -34,6 +34,12 @@ int64_t RelayStats::oldest_overdue_ms() const {
   return oldest;
 }
 
+bool RelayStats::keyspace_notifications_on() const {
+  if (keyspace_notifications.empty()) return false;
+  return std::all_of(keyspace_notifications.begin(), keyspace_notifications.end(),
+                     [](const auto& node) { return node.second; });
+}
+
 std::string RelayStats::summary() const {
   std::ostringstream out;
   out << "forwarded_event=" << forwarded_event << " forwarded_sweep=" << forwarded_sweep

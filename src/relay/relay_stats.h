@@ -46,12 +46,18 @@ struct RelayStats {
     int64_t length = 0;             // XLEN after the last trim call
   };
   std::map<std::string, StreamTrims> streams;  // by stream key
+  // Whether expired keyevents are on (notify-keyspace-events has E and x, or A), as the last
+  // check at a (re)connect found, by node relay (its instance name; one entry on a single Redis).
+  // false also when the check could not tell (CONFIG GET refused).
+  std::map<std::string, bool> keyspace_notifications;
   prometheus::Histogram* lateness = nullptr;  // seconds from due to forwarded; owned by Metrics
 
   // Over every bucket: the sums of pending and overdue, the oldest overdue age.
   int64_t pending() const;
   int64_t overdue() const;
   int64_t oldest_overdue_ms() const;
+  // True once every node relay has checked, and each found expired keyevents on.
+  bool keyspace_notifications_on() const;
 
   // A forwarded task's lateness; negative (the library's -1) counts a task that was already due
   // when scheduled, which has no lateness and stays out of the histogram.
