@@ -26,6 +26,7 @@ BenchSizes quick_sizes() {
   s.cluster_backdrop = 20000;
   s.cluster_grace_ms = 5000;
   s.cluster_burst_tasks = 20000;
+  s.deadline_tasks = 20000;
   return s;
 }
 

@@ -40,6 +40,7 @@ struct BenchSizes {
   size_t cluster_backdrop = 200000;     // far-future pending tasks, spread over the buckets
   long long cluster_grace_ms = 10000;   // as steady_grace_ms
   size_t cluster_burst_tasks = 100000;  // drain: all due in the same millisecond
+  size_t deadline_tasks = 100000;       // deadline scenario: bulk cancel, held-task resume, claim cost
 };
 
 BenchSizes full_sizes();

@@ -105,8 +105,8 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--work-dir", o.work_dir, "logs and generated files (default: a new /tmp/expiry-bench.XXXXXX)");
   app.add_option("--bin-dir", o.bin_dir, "where relay/expiry-relay and ctl/expiry-ctl are (default: the build's src/)");
   app.add_option("--only", o.only,
-                 "comma-separated scenarios to run: bulk,idle,steady,burst,backlog,cancel,kill, and cluster (not run by "
-                 "default)");
+                 "comma-separated scenarios to run: bulk,idle,steady,burst,backlog,cancel,kill, and deadline and cluster "
+                 "(not run by default)");
   app.add_option("--cluster-url", o.cluster_url, "cluster scenario: any node of a Redis Cluster (its data is flushed!)");
   app.add_option("--cluster-buckets", o.cluster_buckets, "cluster scenario: buckets on the cluster (default 64)");
   app.add_option("--standalone-buckets", o.standalone_buckets,
@@ -193,6 +193,7 @@ void run_scenarios(BenchContext& ctx, SyncConnection& conn, const std::set<std::
   if (wanted.count("backlog")) run_backlog_scenario(ctx, conn, report);
   if (wanted.count("cancel")) run_cancel_scenario(ctx, conn, report);
   if (wanted.count("kill")) run_kill_scenario(ctx, conn, report);
+  if (wanted.count("deadline")) run_deadline_scenario(ctx, conn, report);
   if (wanted.count("cluster")) run_cluster_scenario(ctx, report);
 }
 

@@ -9,11 +9,8 @@
 
 namespace expiry::bench {
 
-namespace {
-constexpr auto kPeriod = std::chrono::milliseconds(2);
-}  // namespace
-
-RedisPinger::RedisPinger(const RedisEndpoint& redis) : redis_(redis) {
+RedisPinger::RedisPinger(const RedisEndpoint& redis, std::chrono::microseconds period)
+    : redis_(redis), period_(period) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -42,7 +39,7 @@ void RedisPinger::run() {
       const Reply r = conn.command({"PING"});
       if (r.failed()) throw Error("PING: " + r.describe());
       rtt_ms_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count());
-      next = std::max(next + kPeriod, std::chrono::steady_clock::now());
+      next = std::max(next + period_, std::chrono::steady_clock::now());
       std::this_thread::sleep_until(next);
     }
   } catch (const std::exception& e) {

@@ -1,9 +1,10 @@
 // Redis's own responsiveness during a run: a thread that PINGs on its own connection every 2 ms
-// and records each round trip. When the relay's tasks are late while the PINGs are slow too,
+// (or `period`) and records each round trip. When the relay's tasks are late while the PINGs are slow too,
 // Redis (or the machine under it) stalled, not the relay.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,7 +17,7 @@ namespace expiry::bench {
 class RedisPinger {
  public:
   // Connects its own connection (throws IoError) and starts pinging.
-  explicit RedisPinger(const RedisEndpoint& redis);
+  explicit RedisPinger(const RedisEndpoint& redis, std::chrono::microseconds period = std::chrono::milliseconds(2));
   ~RedisPinger();
   RedisPinger(const RedisPinger&) = delete;
   RedisPinger& operator=(const RedisPinger&) = delete;
@@ -32,6 +33,7 @@ class RedisPinger {
   void run();
 
   RedisEndpoint redis_;
+  std::chrono::microseconds period_;
   std::atomic<bool> stop_{false};
   std::vector<double> rtt_ms_;  // written by the thread until joined
   std::string error_;           // written by the thread until joined

@@ -1,7 +1,7 @@
 // The scenarios of expiry-bench (docs/benchmarks.md) and the helpers they share. Each scenario
 // adds its table and JSON to the report and records every run's integrity. They run in order on
 // one Redis: bulk (leaves the far-future backdrop), idle, steady, then burst, backlog, cancel;
-// cluster, when asked for, last (it also uses a Redis Cluster).
+// deadline and cluster, when asked for, last (cluster also uses a Redis Cluster).
 #pragma once
 
 #include <string>
@@ -29,6 +29,10 @@ void run_backlog_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRe
 void run_cancel_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
 // (f) tasks due over a few seconds; the relay killed -9 half-way and a new one started.
 void run_kill_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
+// deadline (issue 20; not run by default): bulk cancel of ctx.sizes.deadline_tasks pending tasks
+// by prefix with a 1-ms PING probe beside it, the resume of as many held tasks with the relay
+// running, and the sweep's claim cost with and without a lateness limit. Flushes Redis.
+void run_deadline_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
 // cluster: the steady load and a burst drain, with the relay, on the single Redis (ctx.redis)
 // and on the Redis Cluster (ctx.cluster_url) in one run: lateness, claims/s and Redis CPU per
 // claim, side by side. Flushes both.

@@ -9,6 +9,7 @@
 
 #include "bench/bench_context.h"
 #include "io/sync/sync_connection.h"
+#include "protocol/function_library.h"
 
 namespace expiry::bench {
 
@@ -16,6 +17,7 @@ struct SweepDrive {
   double seconds = 0;
   long long calls = 0;
   long long forwarded = 0;
+  long long late = 0;  // dead-lettered for lateness (Library only)
 };
 
 enum class SweepScript { Library, Bare };
@@ -24,7 +26,9 @@ enum class SweepScript { Library, Bare };
 void load_bare_script(SyncConnection& conn);
 
 // Sweeps with `script` until a reply says no task is due any more. Throws Error on an error reply.
+// `limits` (the lateness limit and its dead stream) apply to the Library script only.
 SweepDrive drive_sweeps(SyncConnection& conn, const BenchContext& ctx, int batch, size_t depth,
-                        const std::string& via, SweepScript script = SweepScript::Library);
+                        const std::string& via, SweepScript script = SweepScript::Library,
+                        const ClaimLimits& limits = {});
 
 }  // namespace expiry::bench
