@@ -30,6 +30,20 @@ constexpr auto kIdleProbe = std::chrono::milliseconds(1000);  // the probe at id
 constexpr long long kResumeTimeoutMs = 300000;
 constexpr int kSweepBatch = 100;  // tasks per expiry_sweep call, the relay's default
 constexpr size_t kSweepDepth = 4;
+// Tasks are scheduled due this long after their schedule call, so that their lateness counts (a
+// task scheduled overdue has none) and the limit applies.
+constexpr long long kDueAfterMs = 1000;
+constexpr long long kOverdueMs = 3000;  // claim cost: the drain starts when every task is this late
+
+// Waits until the wall clock passes `at_ms` and Redis has expired every trigger key (PX), so the
+// run does not share Redis with active expiry.
+void wait_all_due(SyncConnection& conn, long long at_ms) {
+  sleep_until_wall_ms(at_ms);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (keyspace_db0(conn).expires > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
 
 long long elapsed_us(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - since).count();
@@ -174,11 +188,11 @@ ResumeRun run_resume(const BenchContext& ctx, SyncConnection& conn, size_t n) {
   const auto paused = decode_pause(conn.checked(pause_argv(ctx.keys, 0)));
   if (!paused || paused->value != 0) throw Error("FCALL expiry_pause did not pause until resumed");
   const std::string prefix = "held-";
-  const long long base = redis_time_us(conn) / 1000 - 60000;  // a minute overdue, oldest first by i
-  progress("deadline: resume: pausing, scheduling " + std::to_string(n) + " overdue tasks");
-  schedule_tasks(conn, ctx, prefix, n, ctx.pipeline_depth, [base, n](size_t i) {
-    return TaskDue{ScheduleMode::At, base + static_cast<long long>(i * 30000 / n)};
-  });
+  progress("deadline: resume: pausing, scheduling " + std::to_string(n) + " tasks due 1 s after each is scheduled");
+  const long long last_due = schedule_tasks(conn, ctx, prefix, n, ctx.pipeline_depth, [](size_t) {
+                               return TaskDue{ScheduleMode::Delay, kDueAfterMs};
+                             }).max_due_ms;
+  wait_all_due(conn, last_due + 200);
   StreamReader reader(ctx.redis, ctx.stream);
   // The relay sweeps as it starts: wait until SLOWLOG (logging every call) shows its
   // expiry_sweep, which claims nothing while paused, then check that the stream stays empty.
@@ -236,6 +250,7 @@ struct ClaimCostRun {
   SweepDrive drive;
   double tasks_per_s = 0;
   double redis_us_per_task = 0;  // INFO commandstats usec of fcall / tasks
+  double redis_cpu_us_per_task = 0;  // INFO cpu (user + sys) / tasks
   long long stream_after = 0;
   long long dead_after = 0;
   long long pending_after = 0;
@@ -264,19 +279,18 @@ ClaimCostRun run_claim_cost(const BenchContext& ctx, SyncConnection& conn, const
   run.tasks = n;
   run.expected_forwarded = all_dead ? 0 : n;
   run.expected_dead = all_dead ? n : 0;
-  const long long base = redis_time_us(conn) / 1000 - 60000;
-  progress("deadline: claim cost, " + label + ": scheduling " + std::to_string(n) + " overdue tasks");
-  schedule_tasks(conn, ctx, "cc-", n, ctx.pipeline_depth,
-                 [base](size_t i) { return TaskDue{ScheduleMode::At, base - static_cast<long long>(i % 1000)}; });
-  // Their trigger keys (PX 100 ms) expire first, so the drain does not share Redis with that.
-  const auto expired_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (keyspace_db0(conn).expires > 0 && std::chrono::steady_clock::now() < expired_deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  progress("deadline: claim cost, " + label + ": scheduling " + std::to_string(n) + " tasks due 1 s after each is scheduled");
+  const long long last_due = schedule_tasks(conn, ctx, "cc-", n, ctx.pipeline_depth, [](size_t) {
+                               return TaskDue{ScheduleMode::Delay, kDueAfterMs};
+                             }).max_due_ms;
+  // Every task at least kOverdueMs late when the drain starts.
+  wait_all_due(conn, last_due + kOverdueMs);
+  const double cpu0 = redis_cpu_seconds(conn);
   const long long usec0 = fcall_usec(conn);
   run.drive = drive_sweeps(conn, ctx, kSweepBatch, kSweepDepth, "sweep", SweepScript::Library,
                            ClaimLimits{max_late_ms, dead});
   run.redis_us_per_task = static_cast<double>(fcall_usec(conn) - usec0) / static_cast<double>(n);
+  run.redis_cpu_us_per_task = (redis_cpu_seconds(conn) - cpu0) * 1e6 / static_cast<double>(n);
   run.tasks_per_s = static_cast<double>(n) / run.drive.seconds;
   run.stream_after = conn.checked({"XLEN", ctx.stream}).integer;
   run.dead_after = conn.checked({"XLEN", dead}).integer;
@@ -339,7 +353,7 @@ void report_resume(const ResumeRun& r, nlohmann::json& j, BenchReport& report) {
           {"tasks", "held ms (relay swept, stream empty)", "resume call us", "resume -> all in stream ms",
            "resume -> first / last fired_ms", "forwarded", "lost", "duplicated", "out of due order", "via"},
           {},
-          {"FCALL expiry_pause 0 before scheduling (all a minute overdue); the relay's startup sweep claims nothing; "
+          {"FCALL expiry_pause 0 before scheduling (each task due 1 s after it was scheduled, all due before the relay starts); the relay's startup sweep claims nothing; "
            "FCALL expiry_resume publishes a wake and the relay drains. 'all in stream': XLEN polled every 1 ms."}};
   std::string via;
   for (const auto& [name, count] : r.tally.via) via += (via.empty() ? "" : " ") + name + ":" + std::to_string(count);
@@ -359,19 +373,22 @@ void report_resume(const ResumeRun& r, nlohmann::json& j, BenchReport& report) {
                  {"relay_exit_code", r.exit_code},
                  {"tally", tally_json(r.tally)}};
   report.check_integrity("deadline/resume", r.tally.lost, r.tally.duplicated, r.tally.foreign + r.out_of_order);
+  report.add_table(t);
 }
 
 void report_claim_costs(const std::vector<ClaimCostRun>& runs, nlohmann::json& j, BenchReport& report) {
   Table t{"deadline (3): claim cost with and without a lateness limit (expiry_sweep " + std::to_string(kSweepBatch) +
               " per call, " + std::to_string(kSweepDepth) + " calls per round trip, no relay)",
-          {"limit", "max_late_ms", "tasks", "seconds", "tasks/s", "Redis us/task", "calls", "forwarded",
+          {"limit", "max_late_ms", "tasks", "seconds", "tasks/s", "Redis us/task (commandstats / CPU)", "calls", "forwarded",
            "dead-lettered", "left"},
           {},
-          {"Tasks 60-61 s overdue. Redis us/task: INFO commandstats fcall usec over the drain / tasks."}};
+          {"Each task due 1 s after it was scheduled; the drain starts when all are at least 3 s late. Redis us/task: "
+           "INFO commandstats fcall usec over the drain / tasks, and Redis's CPU (user + sys) / tasks."}};
   const double base_rate = runs.empty() ? 0 : runs.front().tasks_per_s;
   for (const auto& r : runs) {
     t.rows.push_back({r.label, std::to_string(r.max_late_ms), std::to_string(r.tasks), fixed(r.drive.seconds, 3),
-                      fixed(r.tasks_per_s), fixed(r.redis_us_per_task, 2), std::to_string(r.drive.calls),
+                      fixed(r.tasks_per_s), fixed(r.redis_us_per_task, 2) + " / " + fixed(r.redis_cpu_us_per_task, 2),
+                      std::to_string(r.drive.calls),
                       std::to_string(r.stream_after), std::to_string(r.dead_after), std::to_string(r.pending_after)});
     j["claim_cost"][r.label] = {{"max_late_ms", r.max_late_ms},
                                 {"tasks", r.tasks},
@@ -379,6 +396,7 @@ void report_claim_costs(const std::vector<ClaimCostRun>& runs, nlohmann::json& j
                                 {"tasks_per_s", r.tasks_per_s},
                                 {"ratio_to_no_limit", base_rate > 0 ? r.tasks_per_s / base_rate : 0},
                                 {"redis_us_per_task", r.redis_us_per_task},
+                                {"redis_cpu_us_per_task", r.redis_cpu_us_per_task},
                                 {"calls", r.drive.calls},
                                 {"forwarded", r.stream_after},
                                 {"dead_lettered", r.dead_after},
