@@ -1167,13 +1167,15 @@ redis.register_function('expiry_retry', retry)
 
 -- Range operations (expiry_cancel_range, expiry_run_now_range) walk a bucket's schedule in due
 -- order in bounded calls: each examines at most `limit` members, RANGE_CHUNK at a time, and
--- stops after RANGE_BUDGET_US, so no call blocks Redis for more than a few milliseconds. A call
+-- stops after RANGE_BUDGET_US, so no call blocks Redis for much more than a millisecond (with
+-- 100 a chunk and 2 ms, calls ran 3-6 ms on a busy 2-core VM and a PING beside a 100k-task
+-- cancel waited up to 9.5 ms at p99: docs/benchmarks.md). A call
 -- returns a cursor "<score>:<skip>" to continue from ('' when the range is done): the next call
 -- starts at that score, after the `skip` members there that stayed (did not match). A matched
 -- member leaves the walked range (cancelled, or moved to now, below it), so the cursor stays
 -- exact while the schedule changes; a task added behind the cursor meanwhile is not visited.
-local RANGE_CHUNK = 100
-local RANGE_BUDGET_US = 2000
+local RANGE_CHUNK = 32
+local RANGE_BUDGET_US = 1000
 local MAX_RANGE_LIMIT = 10000
 
 local function parse_range_limit(s)
