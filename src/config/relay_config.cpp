@@ -12,6 +12,14 @@ std::vector<OptionSpec> relay_option_specs() {
   auto specs = connection_option_specs();
   append_specs(specs, stream_option_specs());
   append_specs(specs, {
+      {"dead_stream", OptionKind::String,
+       "dead-letter stream for tasks later than their lateness limit (empty: STREAM:dead; bucket streams "
+       "NS:{B}:stream always use NS:{B}:dead)",
+       ""},
+      {"max_late_ms", OptionKind::Integer,
+       "tasks more than this late when claimed (after an outage or a pause) go to the dead-letter stream with "
+       "reason late instead of the stream; a task's own max_late_ms wins (0: no limit, every task fires)",
+       "0", 0, 253402300799999},
       {"sweep_interval_ms", OptionKind::Integer,
        "longest time between two sweeps (the safety net: timers, wake messages and the sweep after every "
        "reconnect take tasks on time)",
@@ -80,6 +88,12 @@ RelayConfig relay_config_from(const Settings& s) {
   apply_connection_settings(s, c.redis, c.ns);
   apply_stream_settings(s, c.ns, c.stream, c.group);
   c.buckets = apply_bucket_setting(s);
+  c.max_late_ms = s.integer("max_late_ms");
+  c.dead_stream = s.text("dead_stream").empty() ? c.stream + ":dead" : s.text("dead_stream");
+  if (auto err = stream_name_error(c.dead_stream, c.ns)) throw ConfigError(s.source("dead_stream") + ": " + *err);
+  if (c.dead_stream == c.stream) {
+    throw ConfigError(s.source("dead_stream") + ": dead_stream must differ from the stream (" + c.stream + ")");
+  }
   c.sweep_interval = std::chrono::milliseconds(s.integer("sweep_interval_ms"));
   c.sweep_batch = static_cast<int>(s.integer("sweep_batch"));
   c.sweep_pipeline = static_cast<int>(s.integer("sweep_pipeline"));

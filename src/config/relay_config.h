@@ -17,6 +17,12 @@ struct RelayConfig {
   std::string ns = "expiry";
   std::string stream;                             // default: NS:stream
   std::string group = "workers";                  // consumer group created on the stream
+  // Tasks later than this past due (and without a limit of their own) are dead-lettered with
+  // reason `late` instead of forwarded; 0: no limit, every task fires however late.
+  long long max_late_ms = 0;
+  // Where late tasks of `stream` go: default STREAM:dead (the consumers' default). A namespace
+  // with bucket streams always uses each bucket's NS:{B}:dead.
+  std::string dead_stream;
   int buckets = 0;                                // 0: the count in NS:buckets, else 64 on a cluster, 1 on one Redis
   std::chrono::milliseconds sweep_interval{10000}; // longest gap between two sweeps
   int sweep_batch = 100;                          // tasks claimed per sweep call

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "protocol/errors.h"
 
@@ -106,6 +107,8 @@ TEST(RelayConfig, Defaults) {
   EXPECT_EQ(c.ns, "expiry");
   EXPECT_EQ(c.stream, "expiry:stream");
   EXPECT_EQ(c.group, "workers");
+  EXPECT_EQ(c.max_late_ms, 0) << "no lateness limit: order timeouts always fire";
+  EXPECT_EQ(c.dead_stream, "expiry:stream:dead");
   EXPECT_EQ(c.sweep_interval, milliseconds(10000));
   EXPECT_EQ(c.sweep_batch, 100);
   EXPECT_EQ(c.sweep_pipeline, 4);
@@ -259,6 +262,46 @@ TEST(RelayConfig, BadStreamRetentionOptionsAreConfigErrors) {
   EXPECT_TRUE(contains(msg, "env EXPIRY_RELAY_STREAM_TRIM_INTERVAL_MS")) << msg;
   EXPECT_TRUE(contains(msg, "at least 100")) << msg;
   EXPECT_TRUE(config_error({{"stream_trim_interval_ms", "100"}}).empty());
+}
+
+TEST(RelayConfig, MaxLateFromFlagEnvAndConfigFile) {
+  EXPECT_EQ(config({{"max_late_ms", "60000"}}).max_late_ms, 60000);
+  EXPECT_EQ(config({}, {{"EXPIRY_RELAY_MAX_LATE_MS", "253402300799999"}}).max_late_ms, 253402300799999LL);
+  const nlohmann::json file = {{"max_late_ms", 1500}};
+  EnvLookup none = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  const RelayConfig c =
+      relay_config_from(Settings::resolve(relay_option_specs(), &file, "relay.json", none, "EXPIRY_RELAY", {}));
+  EXPECT_EQ(c.max_late_ms, 1500);
+  const nlohmann::json bad = {{"max_late_ms", -3}};
+  try {
+    relay_config_from(Settings::resolve(relay_option_specs(), &bad, "relay.json", none, "EXPIRY_RELAY", {}));
+    ADD_FAILURE() << "a negative max_late_ms in the file was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(contains(e.what(), "relay.json")) << e.what();
+  }
+}
+
+TEST(RelayConfig, BadMaxLateIsAConfigErrorNamingItsSource) {
+  EXPECT_TRUE(contains(config_error({{"max_late_ms", "-1"}}), "flag --max-late-ms"));
+  EXPECT_TRUE(contains(config_error({{"max_late_ms", "253402300800000"}}), "flag --max-late-ms"));
+  EXPECT_TRUE(contains(config_error({{"max_late_ms", "5s"}}), "must be an integer"));
+  EXPECT_TRUE(contains(config_error({}, {{"EXPIRY_RELAY_MAX_LATE_MS", "x"}}), "env EXPIRY_RELAY_MAX_LATE_MS"));
+  EXPECT_TRUE(config_error({{"max_late_ms", "0"}}).empty());
+}
+
+TEST(RelayConfig, DeadStreamFollowsTheStreamLikeTheConsumers) {
+  EXPECT_EQ(config({{"stream", "orders:timeouts"}}).dead_stream, "orders:timeouts:dead");
+  EXPECT_EQ(config({{"namespace", "shop"}}).dead_stream, "shop:stream:dead");
+  EXPECT_EQ(config({{"dead_stream", "late:orders"}}).dead_stream, "late:orders");
+  EXPECT_EQ(config({}, {{"EXPIRY_RELAY_DEAD_STREAM", "late:x"}}).dead_stream, "late:x");
+}
+
+TEST(RelayConfig, BadDeadStreamIsAConfigErrorNamingItsSource) {
+  std::string msg = config_error({{"dead_stream", "expiry:{0}:t:x"}});
+  EXPECT_TRUE(contains(msg, "flag --dead-stream")) << msg;
+  msg = config_error({}, {{"EXPIRY_RELAY_DEAD_STREAM", "expiry:stream"}});
+  EXPECT_TRUE(contains(msg, "env EXPIRY_RELAY_DEAD_STREAM")) << msg;
+  EXPECT_TRUE(contains(msg, "must differ")) << msg;
 }
 
 TEST(RelayConfig, TrimStreamsListsPerTaskStreamsOnce) {
