@@ -11,7 +11,8 @@ namespace expiry {
 EventClaimer::EventClaimer(FunctionCaller& functions, const RelayConfig& config, RelayStats& stats)
     : functions_(functions), config_(config), stats_(stats) {}
 
-void EventClaimer::fire(const KeyLayout& keys, const std::string& stream, std::string_view id) {
+void EventClaimer::fire(const KeyLayout& keys, const std::string& stream, const ClaimLimits& limits,
+                        std::string_view id) {
   const int bucket = keys.bucket();
   if (inflight_ >= static_cast<size_t>(config_.max_inflight_claims)) {
     ++stats_.claims_deferred;
@@ -19,7 +20,7 @@ void EventClaimer::fire(const KeyLayout& keys, const std::string& stream, std::s
     return;
   }
   ++inflight_;
-  functions_.fcall(claim_argv(keys, id, "event", stream, config_.group), [this, bucket](const Reply& reply) {
+  functions_.fcall(claim_argv(keys, id, "event", stream, config_.group, limits), [this, bucket](const Reply& reply) {
     --inflight_;
     auto result = decode_claim(reply);
     if (!result) {
@@ -45,6 +46,12 @@ void EventClaimer::fire(const KeyLayout& keys, const std::string& stream, std::s
       case ClaimResult::Outcome::NotDue:
         ++stats_.claims_not_due;
         if (on_not_due_) on_not_due_(bucket, result->due_ms);
+        break;
+      case ClaimResult::Outcome::DeadLettered:
+        ++stats_.dead_lettered_late_event;
+        break;
+      case ClaimResult::Outcome::Paused:
+        ++stats_.claims_paused;
         break;
     }
   });

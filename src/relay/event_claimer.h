@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "io/function_caller.h"
+#include "protocol/function_library.h"
 #include "protocol/key_layout.h"
 #include "config/relay_config.h"
 #include "relay/relay_stats.h"
@@ -27,10 +28,11 @@ class EventClaimer {
   // Called when Redis answered MOVED: this node no longer owns the task's slot.
   void set_on_moved(std::function<void()> fn) { on_moved_ = std::move(fn); }
 
-  // Claims task `id` of the bucket `keys` names into `stream` (fire-and-forget). Over the
-  // in-flight bound it counts the event as deferred and asks for a sweep instead, so a burst
-  // never grows an unbounded queue.
-  void fire(const KeyLayout& keys, const std::string& stream, std::string_view id);
+  // Claims task `id` of the bucket `keys` names into `stream` (fire-and-forget), or into the
+  // dead letters when it is later than `limits` allow. Over the in-flight bound it counts the
+  // event as deferred and asks for a sweep instead, so a burst never grows an unbounded queue.
+  // A paused bucket's claim does nothing: the sweep after the resume forwards the task.
+  void fire(const KeyLayout& keys, const std::string& stream, const ClaimLimits& limits, std::string_view id);
 
   size_t inflight() const { return inflight_; }
 

@@ -52,6 +52,13 @@ std::vector<std::string> relay_streams(const RelayConfig& config, const BucketSc
   return streams;
 }
 
+ClaimLimits claim_limits_of(const RelayConfig& config, const BucketScope& scope, const KeyLayout& keys) {
+  ClaimLimits limits{config.max_late_ms, config.dead_stream};
+  // A bucket stream's late tasks go to the bucket's own dead stream, where consumers look.
+  if (uses_bucket_streams(scope.bucket_count, scope.cluster)) limits.dead_stream = keys.bucket_dead_stream();
+  return limits;
+}
+
 Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats* shared_stats)
     : loop_(loop),
       config_(std::move(config)),
@@ -69,7 +76,9 @@ Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats*
   for (int bucket : scope_.buckets) {
     KeyLayout keys(config_.ns, bucket);
     std::string stream = scope_.stream_of(keys, config_.stream);
-    auto sweeper = std::make_unique<Sweeper>(loop, functions_, config_, std::move(keys), std::move(stream), stats_);
+    ClaimLimits limits = claim_limits_of(config_, scope_, keys);
+    auto sweeper = std::make_unique<Sweeper>(loop, functions_, config_, std::move(keys), std::move(stream),
+                                             std::move(limits), stats_);
     sweeper->set_on_moved([this] { topology_hint("a bucket's slot moved (MOVED)"); });
     sweepers_.emplace(bucket, std::move(sweeper));
   }
@@ -97,7 +106,7 @@ Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats*
       ++stats_.events_to_draining_sweep;
       return;
     }
-    claimer_.fire(sweeper->keys(), sweeper->stream(), id);
+    claimer_.fire(sweeper->keys(), sweeper->stream(), sweeper->limits(), id);
   });
   listener_.set_on_wake([this](int bucket, long long due) {
     if (Sweeper* sweeper = lane(bucket)) sweeper->note_due(due);

@@ -35,6 +35,13 @@ std::vector<Metrics::Family> claim_families(const RelayStats& s) {
                      n(s.events_to_draining_sweep)),
       counter_family("expiry_relay_claim_errors_total", "Event claims that failed (the sweep retries them).",
                      n(s.claim_errors)),
+      labelled_family(K::Counter, "expiry_relay_tasks_dead_lettered_late_total",
+                      "Tasks later than their lateness limit (--max-late-ms or the task's own) when claimed: moved to "
+                      "the dead-letter stream with reason late instead of the stream, by the path that claimed them.",
+                      "via", {{"event", n(s.dead_lettered_late_event)}, {"sweep", n(s.dead_lettered_late_sweep)}}),
+      counter_family("expiry_relay_claims_paused_total",
+                     "Event claims that found their bucket paused (the task is held; the sweep after the resume forwards it).",
+                     n(s.claims_paused)),
       counter_family("expiry_relay_events_received_total", "Expired keyevents received.", n(s.events_received)),
       counter_family("expiry_relay_events_ignored_total",
                      "Expired keyevents of other databases or namespaces, or not trigger keys.", n(s.events_ignored)),
@@ -106,6 +113,10 @@ std::vector<Metrics::Family> sweep_and_connection_families(const RelayStats& s,
                    [&s] { return static_cast<double>(s.overdue()); }),
       gauge_family("expiry_relay_oldest_overdue_seconds", "Age of the earliest overdue task, as of the last sweep.",
                    [&s] { return static_cast<double>(s.oldest_overdue_ms()) / 1000.0; }),
+      gauge_family("expiry_relay_bucket_paused",
+                   "Buckets paused (expiry-ctl pause) as of their last sweep: 1 on a one-bucket namespace while "
+                   "paused; held tasks count in expiry_relay_overdue_tasks.",
+                   [&s] { return static_cast<double>(s.paused_buckets()); }),
   };
 }
 

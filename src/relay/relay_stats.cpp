@@ -40,6 +40,12 @@ bool RelayStats::keyspace_notifications_on() const {
                      [](const auto& node) { return node.second; });
 }
 
+int64_t RelayStats::paused_buckets() const {
+  int64_t n = 0;
+  for (const auto& [bucket, g] : schedules) n += g.paused_until_ms >= 0 ? 1 : 0;
+  return n;
+}
+
 std::string RelayStats::summary() const {
   std::ostringstream out;
   out << "forwarded_event=" << forwarded_event << " forwarded_sweep=" << forwarded_sweep
@@ -49,6 +55,8 @@ std::string RelayStats::summary() const {
       << " claims_lost=" << claims_lost << " claims_not_due=" << claims_not_due
       << " claims_deferred=" << claims_deferred
       << " events_to_draining_sweep=" << events_to_draining_sweep << " claim_errors=" << claim_errors
+      << " claims_paused=" << claims_paused
+      << " dead_lettered_late=" << dead_lettered_late_event + dead_lettered_late_sweep
       << " sweep_batches=" << sweep_batches << " sweep_errors=" << sweep_errors
       << " sweep_time_ms=" << sweep_time_us / 1000 << " wakeups=" << wakeups;
   return out.str();

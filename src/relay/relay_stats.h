@@ -24,6 +24,9 @@ struct RelayStats {
   uint64_t claims_deferred = 0;      // events left to the sweep because too many claims were in flight
   uint64_t events_to_draining_sweep = 0;  // events not claimed: a sweep was draining due tasks already
   uint64_t claim_errors = 0;
+  uint64_t claims_paused = 0;             // event claims refused because the bucket is paused
+  uint64_t dead_lettered_late_event = 0;  // tasks dead-lettered (reason late) by an event claim
+  uint64_t dead_lettered_late_sweep = 0;  // ... by the sweep
   uint64_t sweep_batches = 0;
   uint64_t sweep_errors = 0;
   uint64_t sweeps_migrating = 0;     // sweeps that stopped at a task whose slot was moving to another node
@@ -35,7 +38,8 @@ struct RelayStats {
   struct ScheduleGauges {
     int64_t pending = 0;             // tasks in the schedule
     int64_t overdue = 0;             // of which due and not yet forwarded
-    int64_t oldest_overdue_ms = 0;   // age of the earliest overdue task (0 if none)
+    int64_t oldest_overdue_ms = 0;   // age of the earliest overdue task (0 if none, or paused)
+    int64_t paused_until_ms = -1;    // -1: not paused; 0: until resumed; else the pause's end
   };
   std::map<int, ScheduleGauges> schedules;  // by bucket; every bucket this process sweeps
   // Retention of one stream the relay forwards into (StreamTrimmer).
@@ -58,6 +62,8 @@ struct RelayStats {
   int64_t oldest_overdue_ms() const;
   // True once every node relay has checked, and each found expired keyevents on.
   bool keyspace_notifications_on() const;
+  // Buckets whose last sweep said they are paused.
+  int64_t paused_buckets() const;
 
   // A forwarded task's lateness; negative (the library's -1) counts a task that was already due
   // when scheduled, which has no lateness and stays out of the histogram.

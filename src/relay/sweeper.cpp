@@ -24,12 +24,13 @@ constexpr milliseconds kSlotMoveRetry{50};
 }  // namespace
 
 Sweeper::Sweeper(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, KeyLayout keys,
-                 std::string stream, RelayStats& stats)
+                 std::string stream, ClaimLimits limits, RelayStats& stats)
     : loop_(loop),
       functions_(functions),
       config_(config),
       keys_(std::move(keys)),
       stream_(std::move(stream)),
+      limits_(std::move(limits)),
       stats_(stats),
       timer_(loop, [this] { sweep_now("timer"); }) {}
 
@@ -77,7 +78,7 @@ void Sweeper::run_batch() {
   ++in_flight_;
   again_ = false;
   const auto sent_at = Clock::now();
-  functions_.fcall(sweep_argv(keys_, stream_, config_.sweep_batch, "sweep", config_.group),
+  functions_.fcall(sweep_argv(keys_, stream_, config_.sweep_batch, "sweep", config_.group, limits_),
                    [this, sent_at](const Reply& reply) { on_batch_reply(reply, sent_at); });
 }
 
@@ -96,11 +97,23 @@ void Sweeper::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
     return;
   }
   stats_.forwarded_sweep += static_cast<uint64_t>(result->forwarded);
+  stats_.dead_lettered_late_sweep += static_cast<uint64_t>(result->late);
   for (long long ms : result->lateness_ms) stats_.observe_lateness_ms(ms);
   auto& gauges = stats_.schedules[keys_.bucket()];
   gauges.pending = result->pending;
   gauges.overdue = result->overdue;
+  // A paused reply's next_due is the end of the pause (or -1), not the earliest task: more_due()
+  // is false, so a paused bucket reports its overdue count but no oldest age.
   gauges.oldest_overdue_ms = result->more_due() ? saturating_sub(result->now_ms(), result->next_due_ms) : 0;
+  if (result->paused_until_ms >= 0 && gauges.paused_until_ms < 0) {
+    spdlog::info("{} is paused ({}): holding {} overdue task(s) until it resumes", keys_.schedule_key(),
+                 result->paused_until_ms == 0 ? std::string("until resumed")
+                                              : "until " + std::to_string(result->paused_until_ms) + " ms",
+                 result->overdue);
+  } else if (result->paused_until_ms < 0 && gauges.paused_until_ms >= 0) {
+    spdlog::info("{} resumed: forwarding what was held", keys_.schedule_key());
+  }
+  gauges.paused_until_ms = result->paused_until_ms;
   server_now_us_ = result->now_us;
   server_now_seen_at_ = now;
   if (result->migrating) {

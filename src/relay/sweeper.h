@@ -11,6 +11,7 @@
 
 #include "io/event_loop.h"
 #include "io/function_caller.h"
+#include "protocol/function_library.h"
 #include "protocol/key_layout.h"
 #include "config/relay_config.h"
 #include "relay/relay_stats.h"
@@ -19,9 +20,10 @@ namespace expiry {
 
 class Sweeper {
  public:
-  // `keys` names the bucket; `stream` is where its tasks go (its own or the namespace's).
+  // `keys` names the bucket; `stream` is where its tasks go (its own or the namespace's);
+  // `limits` the lateness limit and dead-letter stream its claims and sweeps send.
   Sweeper(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, KeyLayout keys, std::string stream,
-          RelayStats& stats);
+          ClaimLimits limits, RelayStats& stats);
   Sweeper(const Sweeper&) = delete;
   Sweeper& operator=(const Sweeper&) = delete;
 
@@ -33,6 +35,7 @@ class Sweeper {
   void set_on_moved(std::function<void()> fn) { on_moved_ = std::move(fn); }
   const KeyLayout& keys() const { return keys_; }
   const std::string& stream() const { return stream_; }
+  const ClaimLimits& limits() const { return limits_; }
   // Stops the timer; in-flight sweep calls still complete, but start no other.
   void stop();
   bool busy() const { return in_flight_ > 0; }
@@ -57,6 +60,7 @@ class Sweeper {
   const RelayConfig& config_;
   const KeyLayout keys_;
   const std::string stream_;
+  const ClaimLimits limits_;
   RelayStats& stats_;
   std::function<void()> on_moved_;
   Timer timer_;
