@@ -10,6 +10,12 @@
 
 namespace expiry {
 
+namespace {
+// The W3C trace context the task was scheduled with (expiry-ctl schedule --traceparent), copied
+// into the entry by the claim; absent when the producer sent none.
+constexpr const char* kTraceparentField = "traceparent";
+}  // namespace
+
 std::string order_id_of(const StreamEntry& entry) {
   const std::string& payload = entry.field(entry_field::kPayload);
   if (!payload.empty() && payload.front() == '{') {
@@ -52,8 +58,10 @@ void OrderCanceller::handle_on(FunctionCaller& orders, const StreamEntry& entry,
     return;
   }
   const std::string& due_ms = entry.field(entry_field::kDueMs);
-  orders.fcall({"FCALL", "order_cancel", "1", key, "payment timeout", due_ms, entry.field(entry_field::kId)},
-                [this, key, done](const Reply& r) {
+  const std::string& task_id = entry.field(entry_field::kId);
+  const std::string& traceparent = entry.field(kTraceparentField);
+  orders.fcall({"FCALL", "order_cancel", "1", key, "payment timeout", due_ms, task_id},
+                [this, key, done, task_id, due_ms, traceparent](const Reply& r) {
                   if (r.failed()) {
                     ++stats_.failed;
                     done(HandleOutcome::Retry, "order_cancel " + key + ": " + r.describe());
@@ -62,6 +70,14 @@ void OrderCanceller::handle_on(FunctionCaller& orders, const StreamEntry& entry,
                   ++stats_.processed;
                   if (r.str == "cancelled") {
                     ++stats_.cancelled;
+                    // The line that answers "why was this order cancelled": the task, its due
+                    // time and, when the producer sent one, the trace it belongs to.
+                    if (traceparent.empty()) {
+                      spdlog::info("cancelled {} (payment timeout, task {} due_ms={})", key, task_id, due_ms);
+                    } else {
+                      spdlog::info("cancelled {} (payment timeout, task {} due_ms={} traceparent={})", key, task_id,
+                                   due_ms, traceparent);
+                    }
                   } else if (r.str == "paid") {
                     ++stats_.skipped_paid;
                   } else if (r.str == "already_cancelled") {
