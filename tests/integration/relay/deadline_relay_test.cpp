@@ -238,6 +238,23 @@ TEST_F(DeadlineRelayTest, APauseHoldsEveryTaskAcrossARestartAndTheResumeForwards
   EXPECT_TRUE(wait_until([&] { return metric("r2", "expiry_relay_overdue_tasks") == 0; }, 10s));
 }
 
+// With a sweep period of a minute, only the resume's wake message can forward the held tasks
+// within seconds: the relay sweeps for a wake whose due time has passed even though its timer
+// was armed for later by the paused sweep.
+TEST_F(DeadlineRelayTest, TheResumeWakesTheRelayAtOnce) {
+  auto r1 = relay("r1", {"--sweep-interval-ms", "60000"});
+  ASSERT_FALSE(redis_.command(pause_argv(kKeys, 0)).failed());
+  long long last_due = 0;
+  for (int i = 0; i < 20; ++i) last_due = std::max(last_due, schedule("w-" + std::to_string(i), 50, "w"));
+  wait_redis_clock_past(last_due + 300);
+  ASSERT_TRUE(wait_until([&] { return metric("r1", "expiry_relay_bucket_paused") == 1; }, 10s)) << r1->output();
+  EXPECT_EQ(xlen(redis_, kStream), 0);
+  const long long resumed_at = redis_now_ms(redis_);
+  ASSERT_FALSE(redis_.command(resume_argv(kKeys)).failed());
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kStream) == 20; }, 30s)) << r1->output();
+  for (const auto& e : entries(kStream)) EXPECT_LT(std::stoll(e.at(entry_field::kFiredMs)) - resumed_at, 30000);
+}
+
 TEST_F(DeadlineRelayTest, HeldTasksLaterThanTheLimitAreDeadLetteredOnResume) {
   constexpr long long kLimit = 3000;
   auto r1 = relay("r1", {"--max-late-ms", std::to_string(kLimit), "--sweep-interval-ms", "300"});
