@@ -248,6 +248,10 @@ TEST_F(DeadlineRelayTest, TheResumeWakesTheRelayAtOnce) {
   for (int i = 0; i < 20; ++i) last_due = std::max(last_due, schedule("w-" + std::to_string(i), 50, "w"));
   wait_redis_clock_past(last_due + 300);
   ASSERT_TRUE(wait_until([&] { return metric("r1", "expiry_relay_bucket_paused") == 1; }, 10s)) << r1->output();
+  // A paused bucket does not spin: its sweep waits for the period (or a wake).
+  const double batches = metric("r1", "expiry_relay_sweep_batches_total");
+  wait_redis_clock_past(redis_now_ms(redis_) + 1000);
+  EXPECT_LE(metric("r1", "expiry_relay_sweep_batches_total") - batches, 2);
   EXPECT_EQ(xlen(redis_, kStream), 0);
   const long long resumed_at = redis_now_ms(redis_);
   ASSERT_FALSE(redis_.command(resume_argv(kKeys)).failed());
