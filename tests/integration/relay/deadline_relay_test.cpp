@@ -14,6 +14,7 @@
 #include "integration/ctl/ctl_run.h"
 #include "integration/relay/relay_harness.h"
 #include "orders/orders_library.h"
+#include "protocol/hash_slot.h"
 
 namespace expiry::test {
 namespace {
@@ -146,6 +147,52 @@ TEST_F(DeadlineRelayTest, ATaskLimitOfItsOwnAppliesWhenTheRelayHasNone) {
   EXPECT_EQ(dead.at(0).at(entry_field::kReason), "late");
   EXPECT_EQ(dead.at(0).at("max_late_ms"), "200");
   EXPECT_EQ(entries(kStream).at(0).at(entry_field::kId), "lenient");
+}
+
+// With bucket streams, each bucket's late tasks go to the bucket's own NS:{B}:dead (where the
+// consumers of that bucket look), whatever --dead-stream says; a pause holds one bucket only.
+TEST_F(DeadlineRelayTest, BucketStreamsDeadLetterIntoTheBucketsOwnDeadStream) {
+  constexpr int kBuckets = 4;
+  const std::vector<std::string> args = {"--buckets", std::to_string(kBuckets), "--max-late-ms", "500",
+                                         "--dead-stream", "elsewhere:dead"};
+  const auto subscribed = [&](const std::string& instance) {
+    auto numsub = redis_.command({"PUBSUB", "NUMSUB", kKeys.health_channel(instance)});
+    return numsub.elements.size() == 2 && numsub.elements[1].integer == 1;
+  };
+  auto warm = start_relay(server_, "warm", args);  // records the count, creates the groups
+  ASSERT_TRUE(wait_until([&] { return subscribed("warm"); }, 20s)) << warm->output();
+  ASSERT_EQ(warm->terminate(), 0);
+  long long last_due = 0;
+  std::map<int, int> per_bucket;
+  for (int i = 0; i < 40; ++i) {
+    const std::string id = "b-" + std::to_string(i);
+    const int b = bucket_of(id, kBuckets);
+    ++per_bucket[b];
+    const Reply r = redis_.command(schedule_argv(KeyLayout("expiry", b), id, ScheduleMode::Delay, 50, "pb"));
+    ASSERT_FALSE(r.failed()) << r.describe();
+    last_due = std::max(last_due, r.elements.at(0).integer);
+  }
+  wait_redis_clock_past(last_due + 800);
+  metrics_port_["b"] = free_port();
+  std::vector<std::string> with_metrics = args;
+  with_metrics.insert(with_metrics.end(), {"--metrics-port", std::to_string(metrics_port_["b"])});
+  auto relay = start_relay(server_, "b", with_metrics);
+  ASSERT_TRUE(wait_until([&] { return dead_lettered_late("b") == 40; }, 30s)) << relay->output();
+  for (int b = 0; b < kBuckets; ++b) {
+    const KeyLayout keys("expiry", b);
+    EXPECT_EQ(xlen(redis_, keys.bucket_dead_stream()), per_bucket[b]) << "bucket " << b;
+    EXPECT_EQ(xlen(redis_, keys.bucket_stream()), 0) << "bucket " << b;
+    for (const auto& e : entries(keys.bucket_dead_stream())) {
+      EXPECT_EQ(bucket_of(e.at(entry_field::kId), kBuckets), b);
+      EXPECT_EQ(e.at(entry_field::kReason), "late");
+    }
+  }
+  EXPECT_EQ(xlen(redis_, "elsewhere:dead"), 0);
+
+  ASSERT_FALSE(redis_.command(pause_argv(KeyLayout("expiry", 1), 0)).failed());
+  const Reply r = redis_.command(schedule_argv(KeyLayout("expiry", 1), "x", ScheduleMode::Delay, 0, "x"));
+  ASSERT_FALSE(r.failed()) << r.describe();
+  ASSERT_TRUE(wait_until([&] { return metric("b", "expiry_relay_bucket_paused") == 1; }, 30s)) << relay->output();
 }
 
 // Two relays with a limit race events and sweeps over tasks falling due while they start:
