@@ -166,6 +166,11 @@ void Relay::start() {
                  config_.instance, config_.redis.redacted(), config_.ns, scope_.buckets.size(), scope_.bucket_count,
                  config_.ns, config_.group, config_.sweep_interval.count());
   }
+  if (config_.max_late_ms > 0 && !sweepers_.empty()) {
+    spdlog::info("lateness limit: tasks more than {} ms late (without a limit of their own) go to {}",
+                 config_.max_late_ms, sweepers_.begin()->second->limits().dead_stream +
+                                          (sweepers_.size() > 1 || scope_.cluster ? " (each bucket's own)" : ""));
+  }
   commands_.start();
   listener_.start();
 }
