@@ -627,7 +627,7 @@ local function schedule_tasks(ctx, tasks, now, db)
         end
         first_ms = first_ms or now
         t.due = math.min(t.due, first_ms + opts.debounce_max_ms)
-        if first_ms ~= now then
+        if pending then
           fields[#fields + 1] = 'first_ms'
           fields[#fields + 1] = ms_string(first_ms)
         end
