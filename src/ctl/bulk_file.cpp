@@ -152,9 +152,24 @@ BulkLine parse_bulk_line(std::string_view line) {
       if (!value.is_string()) return invalid("stream must be a string, got " + std::string(value.type_name()));
       req.stream = std::move(value.get_ref<std::string&>());
       if (req.stream.empty()) return invalid("stream must not be empty (omit it for the default stream)");
+    } else if (key == "if_absent") {
+      if (!value.is_boolean()) return invalid("if_absent must be true or false, got " + std::string(value.type_name()));
+      req.options.if_absent = value.get<bool>();
+    } else if (key == "debounce_max_ms") {
+      auto ms = read_ms(value, "debounce_max_ms", 1, error);
+      if (!ms) return invalid(error);
+      req.options.debounce_max_ms = *ms;
+    } else if (key == "max_late_ms") {
+      auto ms = read_ms(value, "max_late_ms", 0, error);
+      if (!ms) return invalid(error);
+      req.options.max_late_ms = *ms;
+    } else if (key == "traceparent") {
+      if (!value.is_string()) return invalid("traceparent must be a string, got " + std::string(value.type_name()));
+      req.options.traceparent = std::move(value.get_ref<std::string&>());
     } else {
       return invalid("unknown key '" + escape_text(key) +
-                     "' (expected id, delay_ms or at_ms, payload or payload_b64, stream)");
+                     "' (expected id, delay_ms or at_ms, payload or payload_b64, stream, if_absent, "
+                     "debounce_max_ms, max_late_ms, traceparent)");
     }
   }
   if (!has_id) return invalid("missing key 'id'");
@@ -223,7 +238,8 @@ void BulkReader::skip_lines(size_t count) {
 
 size_t kept_bytes_of(const BulkTask& task) {
   const ScheduleRequest& r = task.request;
-  return sizeof(BulkTask) + r.id.capacity() + r.payload.capacity() + r.stream.capacity();
+  return sizeof(BulkTask) + r.id.capacity() + r.payload.capacity() + r.stream.capacity() +
+         (r.options.traceparent ? r.options.traceparent->capacity() : 0);
 }
 
 BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors, std::string_view ns, size_t keep_bytes) {

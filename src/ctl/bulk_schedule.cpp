@@ -122,6 +122,7 @@ struct BulkTally {
   size_t total = 0;              // valid tasks in the input
   size_t written = 0;
   size_t replaced = 0;
+  size_t kept = 0;               // if_absent found the task pending and left it (counted in written)
   size_t rejected = 0;
   size_t last_written_line = 0;  // the line of the last task Redis confirmed
   std::optional<SentTask> first_rejected;
@@ -137,6 +138,7 @@ struct BulkTally {
     } else if (auto result = decode_schedule(reply)) {
       ++written;
       replaced += result->replaced ? 1 : 0;
+      kept += result->kept ? 1 : 0;
       last_written_line = sent.line;
     } else {
       ++rejected;
@@ -153,7 +155,10 @@ struct BulkTally {
     const auto results = decode_schedule_many(reply, batch.tasks.size());
     if (results) {
       written += results->size();
-      for (const auto& r : *results) replaced += r.replaced ? 1 : 0;
+      for (const auto& r : *results) {
+        replaced += r.replaced ? 1 : 0;
+        kept += r.kept ? 1 : 0;
+      }
       last_written_line = std::max(last_written_line, batch.last_line());
       return;
     }
@@ -430,8 +435,10 @@ int report_outcome(const BulkTally& tally, const std::string& name, StopSignals&
               << tally.rejected << " rejected, " << not_sent << " not sent\n";
     return kExitRedisError;
   }
-  std::cout << "scheduled " << tally.written << " tasks (" << tally.replaced << " replaced) in " << elapsed_ms(start)
-            << " ms\n";
+  // Kept tasks (if_absent found them pending) are among the scheduled ones: Redis accepted them.
+  std::cout << "scheduled " << tally.written << " tasks (" << tally.replaced << " replaced";
+  if (tally.kept > 0) std::cout << ", " << tally.kept << " kept";
+  std::cout << ") in " << elapsed_ms(start) << " ms\n";
   return kExitOk;
 }
 

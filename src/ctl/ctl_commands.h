@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "ctl/ctl_settings.h"
+#include "protocol/task_options.h"
 
 namespace expiry {
 
 constexpr int kExitOk = 0;
 constexpr int kExitRedisError = 1;  // connection failures and error replies
 constexpr int kExitUsage = 2;       // usage, configuration and input errors; nothing was written
-constexpr int kExitNotPending = 3;  // show, cancel --strict: the task is not pending
+constexpr int kExitNotPending = 3;  // show, cancel --strict, run-now: the task is not pending
 constexpr int kExitOrphansFound = 1;  // check without --repair: orphaned keys were found
 // schedule --wait-replicas N: the tasks were written, but fewer than N replicas acknowledged them.
 constexpr int kExitNotReplicated = 4;
@@ -37,6 +38,7 @@ struct ScheduleOptions {
   std::optional<std::string> payload;
   std::string payload_file;  // payload read from this file; empty: none
   std::optional<std::string> stream;
+  TaskOptions task;  // --if-absent, --debounce-max-ms, --max-late-ms, --traceparent
   ReplicaWait wait;
 };
 
@@ -122,6 +124,32 @@ int run_dead_purge(const CtlTarget& target, const DeadPurgeOptions& options);
 // One FCALL expiry_replay_dead per entry: the task scheduled again and the entry deleted
 // atomically; named entries already gone: kExitNotPending.
 int run_dead_replay(const CtlTarget& target, const DeadReplayOptions& options);
+
+// The pending tasks a bulk run-now or cancel acts on. Times are epoch ms, or "+MS" for MS from
+// now on the Redis clock (parse_due_before); bounds are exclusive. At least one must be set.
+struct TaskRange {
+  std::optional<std::string> prefix;      // ids starting with it (not empty)
+  std::optional<std::string> due_before;  // due < this
+  std::optional<std::string> due_after;   // due > this (cancel only)
+};
+// Members each range call examines (the library stops a call after ~2 ms besides).
+constexpr int kRangeCallLimit = 500;
+
+// Makes one pending task due now (its payload, stream and attempt kept) and prints the
+// previous and new due times; kExitNotPending when it is not pending.
+int run_run_now(const CtlTarget& target, const std::string& id);
+// Makes every matching task not yet due due now, bucket by bucket, in calls of at most
+// kRangeCallLimit members; prints the count promoted.
+int run_run_now_range(const CtlTarget& target, const TaskRange& range);
+// Cancels every matching pending task, bucket by bucket, in calls of at most kRangeCallLimit
+// members; prints the count cancelled.
+int run_cancel_range(const CtlTarget& target, const TaskRange& range);
+// Pauses every bucket of the namespace for `for_ms` (0: until resumed) and prints the end, the
+// bucket count and the tasks held (pending, overdue).
+int run_pause(const CtlTarget& target, long long for_ms);
+// Ends the pause of every bucket; prints how many were paused and the overdue tasks that are
+// now forwarded.
+int run_resume(const CtlTarget& target);
 
 // Prints up to options.count pending tasks after the cursor in due order (score, then id bytes),
 // merged across the buckets; when more follow, the cursor to continue with (stderr in text,

@@ -26,6 +26,8 @@ struct CtlLayout {
   static int slot_of_bucket(int b);
   // The stream a task of bucket `b` without a stream of its own is forwarded to.
   std::string default_stream_of_bucket(int b) const;
+  // NS:{b}:paused, bucket `b`'s pause flag (expiry_pause: the end ms, 0 until resumed).
+  std::string paused_key_of_bucket(int b) const { return ns + ":{" + std::to_string(b) + "}:paused"; }
   // Every stream the relay forwards to by default: the bucket streams in bucket order, or the
   // one configured stream.
   std::vector<std::string> streams() const;

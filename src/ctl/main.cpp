@@ -7,6 +7,7 @@
 
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_settings.h"
+#include "ctl/duration_text.h"
 #include "protocol/errors.h"
 #include "protocol/text_escape.h"
 
@@ -31,6 +32,32 @@ struct ScheduleCommand {
   CLI::Option* stream = nullptr;
   CLI::Option* file = nullptr;
   CLI::Option* wait_timeout = nullptr;
+  long long debounce_max_ms = 0;
+  long long max_late_ms = 0;
+  std::string traceparent;
+  CLI::Option* debounce = nullptr;
+  CLI::Option* max_late = nullptr;
+  CLI::Option* trace = nullptr;
+};
+
+// The options of the range forms of cancel and run-now.
+struct RangeFlags {
+  std::string prefix;
+  std::string due_before;
+  std::string due_after;
+  CLI::Option* prefix_option = nullptr;
+  CLI::Option* before_option = nullptr;
+  CLI::Option* after_option = nullptr;
+
+  TaskRange range() const {
+    TaskRange r;
+    if (prefix_option != nullptr && *prefix_option) r.prefix = prefix;
+    if (before_option != nullptr && *before_option) r.due_before = due_before;
+    if (after_option != nullptr && *after_option) r.due_after = due_after;
+    return r;
+  }
+  bool any() const { return (prefix_option && *prefix_option) || (before_option && *before_option) ||
+                            (after_option && *after_option); }
 };
 
 struct RescheduleCommand {
@@ -49,7 +76,16 @@ struct CtlCommandLine {
   RescheduleCommand reschedule;
   CLI::App* cancel = nullptr;
   std::string cancel_id;
+  CLI::Option* cancel_id_option = nullptr;
+  RangeFlags cancel_range;
   bool strict = false;
+  CLI::App* run_now = nullptr;
+  std::string run_now_id;
+  CLI::Option* run_now_id_option = nullptr;
+  RangeFlags run_now_range;
+  CLI::App* pause = nullptr;
+  std::string pause_for;
+  CLI::App* resume = nullptr;
   CLI::App* show = nullptr;
   std::string show_id;
   bool show_json = false;
@@ -83,11 +119,14 @@ void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
       "schedule",
       "Schedule a task (or replace the pending task with the same id), or every task of a JSON-lines file.\n"
       "File lines: {\"id\": \"..\", \"delay_ms\": N | \"at_ms\": EPOCH_MS, \"payload\": \"..\", \"stream\": \"..\"}\n"
-      "(payload and stream optional). payload must be a JSON string: send a JSON document as a string\n"
+      "(payload and stream optional), and optionally \"if_absent\": true, \"debounce_max_ms\": M, \"max_late_ms\": N,\n"
+      "\"traceparent\": \"..\" as the flags below. payload must be a JSON string: send a JSON document as a string\n"
       "(\"payload\": \"{\\\"n\\\": 1}\"), and any bytes as \"payload_b64\": \"<base64>\" instead (RFC 4648, with '='\n"
       "padding, no line breaks). The whole file is validated first: one bad line and nothing is written.\n"
       "Ctrl-C or SIGTERM during the writes: no new window of tasks is sent, the replies of those sent are\n"
-      "read, the written and unwritten counts are printed, and the exit code is 130 (SIGINT) or 143 (SIGTERM).");
+      "read, the written and unwritten counts are printed, and the exit code is 130 (SIGINT) or 143 (SIGTERM).\n"
+      "With --if-absent, a task already pending is kept: it prints 'kept ID due_ms=<its due time>' and exits 0\n"
+      "(the summary of --file counts the kept tasks).");
   add_global_options(*s.command, cl.global);
   s.id = s.command->add_option("id", s.options.id, "task id: 1..256 bytes of UTF-8, no control characters");
   s.delay = s.command->add_option("--delay-ms", s.delay_ms, "due this many milliseconds from now (Redis clock)");
@@ -97,6 +136,20 @@ void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
                                           "read the payload (any bytes) from this file");
   s.stream = s.command->add_option("--stream", s.stream_name, "stream to deliver to (default: the relay's stream)");
   s.file = s.command->add_option("--file", s.bulk_file, "schedule every line of this JSON-lines file ('-': stdin)");
+  auto* if_absent = s.command->add_flag(
+      "--if-absent", s.options.task.if_absent,
+      "keep a pending task with this id instead of replacing it: prints 'kept', its due time, and exits 0");
+  s.debounce = s.command->add_option(
+      "--debounce-max-ms", s.debounce_max_ms,
+      "debounce: move a pending task to the new due time, but never later than this many ms after the\n"
+      "call that first scheduled it (kept while it stays pending)");
+  s.max_late = s.command->add_option(
+      "--max-late-ms", s.max_late_ms,
+      "lateness limit: a task claimed more than this many ms after its due time goes to the dead letters\n"
+      "(reason late) instead of its stream; overrides the relay's --max-late-ms (0: no limit)");
+  s.trace = s.command->add_option("--traceparent", s.traceparent,
+                                  "W3C trace context (00-<32 hex>-<16 hex>-<2 hex>), copied into the stream entry");
+  if_absent->excludes(s.debounce);
   auto* wait = s.command->add_option(
       "--wait-replicas", s.options.wait.replicas,
       "after the writes, WAIT until this many replicas of every primary written to have them; fewer within\n"
@@ -109,7 +162,9 @@ void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
   s.wait_timeout->needs(wait);
   s.delay->excludes(s.at);
   s.payload->excludes(s.payload_file);
-  for (auto* o : {s.id, s.delay, s.at, s.payload, s.payload_file, s.stream}) s.file->excludes(o);
+  for (auto* o : {s.id, s.delay, s.at, s.payload, s.payload_file, s.stream, if_absent, s.debounce, s.max_late, s.trace}) {
+    s.file->excludes(o);
+  }
 }
 
 void add_reschedule_command(CLI::App& app, CtlCommandLine& cl) {
@@ -123,11 +178,59 @@ void add_reschedule_command(CLI::App& app, CtlCommandLine& cl) {
   r.delay->excludes(r.at);
 }
 
+// --prefix, --due-before and (with `after`) --due-after of a range command.
+void add_range_flags(CLI::App& command, RangeFlags& f, bool after) {
+  f.prefix_option = command.add_option("--prefix", f.prefix, "only tasks whose id starts with this (not empty)");
+  f.before_option = command.add_option(
+      "--due-before", f.due_before,
+      "only tasks due before this time: epoch milliseconds, or +MS for MS milliseconds from now (Redis clock)");
+  if (after) {
+    f.after_option = command.add_option("--due-after", f.due_after,
+                                        "only tasks due after this time: epoch milliseconds, or +MS from now");
+  }
+}
+
 void add_task_commands(CLI::App& app, CtlCommandLine& cl) {
-  cl.cancel = app.add_subcommand("cancel", "Cancel a pending task.");
+  cl.cancel = app.add_subcommand(
+      "cancel",
+      "Cancel a pending task, or every pending task matching --prefix, --due-before and --due-after (all given\n"
+      "must match; bounds exclusive), bucket by bucket in calls that each examine at most 500 tasks (and stop\n"
+      "after ~2 ms), so Redis is never blocked for long; prints the count cancelled. A task claimed at the same\n"
+      "moment is either cancelled or forwarded, never both.");
   add_global_options(*cl.cancel, cl.global);
-  cl.cancel->add_option("id", cl.cancel_id, "task id")->required();
-  cl.cancel->add_flag("--strict", cl.strict, "exit 3 when the task was not pending");
+  cl.cancel_id_option = cl.cancel->add_option("id", cl.cancel_id, "task id");
+  auto* strict = cl.cancel->add_flag("--strict", cl.strict, "exit 3 when the task was not pending");
+  add_range_flags(*cl.cancel, cl.cancel_range, true);
+  for (auto* o : {cl.cancel_range.prefix_option, cl.cancel_range.before_option, cl.cancel_range.after_option}) {
+    o->excludes(cl.cancel_id_option)->excludes(strict);
+  }
+
+  cl.run_now = app.add_subcommand(
+      "run-now",
+      "Make a pending task due now (payload, stream and attempt kept; the stream entry gets promoted_ms and\n"
+      "promoted_from_ms): prints its previous and new due time, exit 3 when it is not pending. Or, with\n"
+      "--due-before and/or --prefix, every pending task not yet due that matches, in bounded calls per bucket;\n"
+      "prints the count promoted.");
+  add_global_options(*cl.run_now, cl.global);
+  cl.run_now_id_option = cl.run_now->add_option("id", cl.run_now_id, "task id");
+  add_range_flags(*cl.run_now, cl.run_now_range, false);
+  for (auto* o : {cl.run_now_range.prefix_option, cl.run_now_range.before_option}) o->excludes(cl.run_now_id_option);
+
+  cl.pause = app.add_subcommand(
+      "pause",
+      "Pause delivery for the namespace (every bucket; on a cluster each on its node): no claim or sweep\n"
+      "forwards anything, on every relay, across restarts; schedule, cancel, list and stats still work. Tasks\n"
+      "that fall due are held, and forwarded oldest first on resume or when --for runs out (a task's lateness\n"
+      "limit applies to them). Prints the end of the pause, the buckets and the tasks held.");
+  add_global_options(*cl.pause, cl.global);
+  cl.pause->add_option("--for", cl.pause_for,
+                       "pause for this long: milliseconds, or with a unit ms, s, m or h (30s, 5m, 2h); default: until "
+                       "resume");
+
+  cl.resume = app.add_subcommand(
+      "resume", "End the pause of every bucket: the held tasks are forwarded at once, oldest first. Prints how many\n"
+                "buckets were paused and the overdue tasks being forwarded.");
+  add_global_options(*cl.resume, cl.global);
 
 
   cl.show = app.add_subcommand("show", "Show a pending task (exit 3 when it is not pending).");
@@ -288,6 +391,9 @@ int run_schedule_command(const CtlTarget& target, ScheduleCommand& s) {
   if (*s.at) s.options.at_ms = s.at_ms;
   if (*s.payload) s.options.payload = s.payload_text;
   if (*s.stream) s.options.stream = s.stream_name;
+  if (*s.debounce) s.options.task.debounce_max_ms = s.debounce_max_ms;
+  if (*s.max_late) s.options.task.max_late_ms = s.max_late_ms;
+  if (*s.trace) s.options.task.traceparent = s.traceparent;
   return run_schedule(target, s.options);
 }
 
@@ -302,7 +408,29 @@ int run_command(CtlCommandLine& cl) {
   const CtlTarget target = resolve_target(cl.global, process_env());
   if (*cl.schedule.command) return run_schedule_command(target, cl.schedule);
   if (*cl.reschedule.command) return run_reschedule_command(target, cl.reschedule);
-  if (*cl.cancel) return run_cancel(target, cl.cancel_id, cl.strict);
+  if (*cl.cancel) {
+    if (cl.cancel_range.any()) return run_cancel_range(target, cl.cancel_range.range());
+    if (!*cl.cancel_id_option) throw ConfigError("cancel needs a task id, or --prefix / --due-before / --due-after");
+    return run_cancel(target, cl.cancel_id, cl.strict);
+  }
+  if (*cl.run_now) {
+    if (cl.run_now_range.any()) return run_run_now_range(target, cl.run_now_range.range());
+    if (!*cl.run_now_id_option) throw ConfigError("run-now needs a task id, or --due-before / --prefix");
+    return run_run_now(target, cl.run_now_id);
+  }
+  if (*cl.pause) {
+    long long for_ms = 0;
+    if (cl.pause->count("--for") > 0) {
+      const auto ms = parse_duration_ms(cl.pause_for);
+      if (!ms) {
+        throw ConfigError("--for must be a positive duration: milliseconds, or with a unit ms, s, m or h (30s, 5m), "
+                          "at most 10 years; got '" + escape_text(cl.pause_for) + "'");
+      }
+      for_ms = *ms;
+    }
+    return run_pause(target, for_ms);
+  }
+  if (*cl.resume) return run_resume(target);
   if (*cl.show) return run_show(target, cl.show_id, cl.show_json);
   if (*cl.stats) return run_stats(target, cl.stats_options);
   if (*cl.load) return run_load_functions(target);
@@ -328,9 +456,9 @@ int main(int argc, char** argv) {
                "given --stream / --group, and show names the task's stream or this default.\n"
                "Exit codes: 0 ok, 1 Redis or connection error (check: orphans found and not deleted),\n"
                "2 usage or input error (nothing was written), 3 task not pending (show, reschedule,\n"
-               "cancel --strict), 4 schedule --wait-replicas: fewer replicas acknowledged the writes, 130 / 143\n"
+               "cancel --strict, run-now ID), 4 schedule --wait-replicas: fewer replicas acknowledged the writes, 130 / 143\n"
                "schedule --file stopped by SIGINT (Ctrl-C) / SIGTERM (it prints how many tasks were written; the\n"
-               "others were not).\n"
+               "others were not). schedule --if-absent that keeps a pending task exits 0 and prints 'kept'.\n"
                "On a Redis Cluster (found out from the server: INFO cluster) --redis-url may name any node, and\n"
                "every command follows the slot map. A namespace's bucket count is read from NAMESPACE:buckets\n"
                "(written when absent on a cluster, 64 by default); a task belongs to bucket CRC16(id) mod the\n"

@@ -16,11 +16,13 @@ std::optional<std::string> schedule_request_error(const ScheduleRequest& request
   } else if (request.ms < 1 || request.ms > kMaxTimeMs) {
     return "at_ms must be between 1 and " + std::to_string(kMaxTimeMs) + ", got " + std::to_string(request.ms);
   }
+  if (auto err = task_options_error(request.options)) return err;
   return std::nullopt;
 }
 
 std::vector<std::string> schedule_request_argv(const KeyLayout& keys, const ScheduleRequest& request, int db) {
-  return schedule_argv(keys, request.id, request.mode, request.ms, request.payload, request.stream, db);
+  return schedule_argv(keys, request.id, request.mode, request.ms, request.payload, request.stream, db,
+                       task_options_argument(request.options));
 }
 
 }  // namespace expiry

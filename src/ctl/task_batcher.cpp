@@ -7,10 +7,14 @@
 namespace expiry {
 
 std::vector<std::string> TaskBatch::argv(const std::string& ns, int db) const {
+  std::vector<std::string> options;  // each task's options argument, viewed by `views`
+  options.reserve(tasks.size());
+  for (const auto& t : tasks) options.push_back(task_options_argument(t.request.options));
   std::vector<ScheduleBatchTask> views;
   views.reserve(tasks.size());
-  for (const auto& t : tasks) {
-    views.push_back({t.request.id, t.request.mode, t.request.ms, t.request.payload, t.request.stream});
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const ScheduleRequest& r = tasks[i].request;
+    views.push_back({r.id, r.mode, r.ms, r.payload, r.stream, options[i]});
   }
   return schedule_many_argv(KeyLayout(ns, bucket), views, db);
 }

@@ -49,11 +49,17 @@ ScheduleRequest request_from(const ScheduleOptions& o) {
     if (o.stream->empty()) throw ConfigError("--stream must not be empty (omit it for the default stream)");
     r.stream = *o.stream;
   }
+  r.options = o.task;
   if (auto err = schedule_request_error(r)) {
     throw ConfigError(*err + (r.id.empty() ? "" : " (task id '" + escape_text(r.id) + "')"));
   }
   return r;
 }
+
+// Shadow hash fields that only tasks scheduled with options, or promoted, have; show prints
+// those present after the others.
+constexpr const char* kOptionalShadowFields[] = {"first_ms", "max_late_ms", "traceparent", "promoted_ms",
+                                                 "promoted_from_ms", "attempt"};
 
 void check_id(const std::string& id) {
   if (auto err = task_id_error(id)) throw ConfigError(*err);
@@ -93,6 +99,12 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
   expect_ok(reply, "FCALL expiry_schedule");
   const auto result = decode_schedule(reply);
   if (!result) throw ReplyError("FCALL expiry_schedule: unexpected reply " + reply.describe());
+  if (result->kept) {
+    // --if-absent found the task pending: exit 0, since the task the caller wanted exists.
+    std::cout << "kept " << escape_text(request.id) << " due_ms=" << result->due_ms
+              << " (already pending; nothing was changed)\n";
+    return confirm_replicas(session.redis, options.wait);
+  }
   std::cout << "scheduled " << escape_text(request.id) << " due_ms=" << result->due_ms
             << (result->replaced ? " (replaced an existing task)" : "") << "\n";
   if (result->replaced && request.payload.empty()) {
@@ -201,6 +213,12 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
     }
     if (payload) out["payload"] = *payload;
     if (trigger_pttl != -2) out["trigger_pttl_ms"] = trigger_pttl;
+    for (const char* name : kOptionalShadowFields) {
+      const auto value = field_value(shadow, name);
+      if (!value) continue;
+      const auto number = to_integer(*value);
+      out[name] = number && std::string_view(name) != "traceparent" ? nlohmann::json(*number) : nlohmann::json(*value);
+    }
     std::cout << json_dump(out) << "\n";
     return kExitOk;
   }
@@ -212,6 +230,9 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
             << "\n"
             << "trigger_pttl_ms: " << (trigger_pttl != -2 ? std::to_string(trigger_pttl) : "(trigger key missing)") << "\n"
             << "payload: " << (payload ? escape_text(*payload) : "(missing)") << "\n";
+  for (const char* name : kOptionalShadowFields) {
+    if (const auto value = field_value(shadow, name)) std::cout << name << ": " << escape_text(*value) << "\n";
+  }
   return kExitOk;
 }
 
