@@ -8,6 +8,7 @@
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "ctl/redis_values.h"
+#include "ctl/task_listing.h"
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
 #include "protocol/key_layout.h"
@@ -72,6 +73,8 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
     commands.push_back({slot, {"ZCARD", keys.schedule_key()}});
     commands.push_back({slot, {"ZCOUNT", keys.schedule_key(), "-inf", std::to_string(*now)}});
     commands.push_back({slot, {"ZRANGE", keys.schedule_key(), "0", "0", "WITHSCORES"}});
+    commands.push_back({slot, {"GET", layout.paused_key_of_bucket(b)}});
+    commands.push_back({slot, {"PTTL", layout.paused_key_of_bucket(b)}});
     if (!bucketed && b > 0) continue;
     commands.push_back({slot, {"XLEN", stream}});
     commands.push_back({slot, {"EXISTS", stream}});
@@ -87,17 +90,33 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
   size_t groups_found = 0;
   std::optional<long long> lag = 0;  // summed; unknown as soon as one group's is
   long long group_pending = 0;
+  std::vector<long long> paused_buckets;  // the pause end of each paused bucket (0: until resumed)
   for (int b = 0; b < layout.buckets; ++b) {
     const Reply* r = &replies[first[static_cast<size_t>(b)]];
     expect_ok(r[0], "ZCARD");
     expect_ok(r[1], "ZCOUNT");
     expect_ok(r[2], "ZRANGE");
+    expect_ok(r[3], "GET");
+    expect_ok(r[4], "PTTL");
+    // A pause flag (expiry_pause): its value is the end ms, 0 until resumed; a timed one whose
+    // end has come counts as over before its key expires, as the library reads it. A flag that
+    // holds no end but expires (set by hand) ends when it expires (PTTL).
+    if (r[3].type == Reply::Type::String) {
+      long long until = to_integer(r[3].str).value_or(0);
+      if (until == 0 && r[4].type == Reply::Type::Integer && r[4].integer > 0) until = *now + r[4].integer;
+      if (until == 0) {
+        paused_buckets.push_back(0);
+      } else if (until > *now) {
+        paused_buckets.push_back(until);
+      }
+    }
     pending += r[0].integer;
     overdue += r[1].integer;
     const Reply& head = r[2];
     if (head.type == Reply::Type::Array && head.elements.size() == 2) {
       if (auto due = score_to_ms(head.elements[1].str)) next_due = next_due ? std::min(*next_due, *due) : *due;
     }
+    r += 2;  // past GET and PTTL: the stream's replies follow
     if (!bucketed && b > 0) continue;
     expect_ok(r[3], "XLEN");  // before EXISTS: without read access to the stream, XLEN is named
     expect_ok(r[4], "EXISTS");
@@ -112,6 +131,13 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
     ++groups_found;
     lag = lag && group->lag ? std::optional<long long>(*lag + *group->lag) : std::nullopt;
     if (group->pending) group_pending += *group->pending;
+  }
+  // Paused when any bucket is; until the latest end, or 0 when one is paused until resumed.
+  const bool paused = !paused_buckets.empty();
+  std::optional<long long> paused_until;
+  if (paused) {
+    paused_until = *std::max_element(paused_buckets.begin(), paused_buckets.end());
+    if (std::find(paused_buckets.begin(), paused_buckets.end(), 0) != paused_buckets.end()) paused_until = 0;
   }
   std::optional<long long> next_due_in;
   if (next_due) next_due_in = *next_due - *now;
@@ -130,6 +156,9 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
                           {"now_ms", *now},
                           {"pending", pending},
                           {"overdue", overdue},
+                          {"paused", paused},
+                          {"paused_until_ms", nullable(paused_until)},
+                          {"paused_buckets", paused_buckets.size()},
                           {"next_due_ms", nullable(next_due)},
                           {"next_due_in_ms", nullable(next_due_in)},
                           {"stream", stream},
@@ -152,6 +181,19 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
   std::cout << "now_ms: " << *now << "\n"
             << "pending: " << pending << "\n"
             << "overdue: " << overdue << "\n"
+            << "paused: " << (paused ? "true" : "false");
+  if (paused) {
+    std::cout << " (" << paused_buckets.size() << " of " << layout.buckets << " bucket"
+              << (layout.buckets == 1 ? "" : "s") << ", ";
+    const auto iso = *paused_until > 0 ? iso8601_utc(*paused_until) : std::nullopt;
+    if (*paused_until == 0) {
+      std::cout << "until resumed)";
+    } else {
+      std::cout << "until " << (iso ? *iso : std::to_string(*paused_until)) << ")";
+    }
+  }
+  std::cout << "\n"
+            << "paused_until_ms: " << text_of(paused_until) << "\n"
             << "next_due_ms: " << text_of(next_due) << "\n"
             << "next_due_in_ms: " << text_of(next_due_in) << "\n";
   if (bucketed) {
