@@ -404,6 +404,47 @@ TEST(CtlSingleRedisBuckets, TasksGoToTheirBucketsAndStatsAndTailCoverThemAll) {
   EXPECT_EQ(ctl({"check"}).exit_code, 0);
 }
 
+// pause / resume set and clear every bucket's flag on its owner node, and a prefix cancel
+// reaches the tasks of every primary, leaving the others.
+TEST_F(CtlCluster, PauseResumeAndPrefixCancelCoverEveryBucketOfEveryPrimary) {
+  const auto doomed = ids_on_every_primary("gone-", 3);
+  const auto kept = ids_on_every_primary("stay-", 2);
+  std::string lines;
+  for (const auto& id : doomed) lines += "{\"id\":\"" + id + "\",\"at_ms\":1000}\n";
+  for (const auto& id : kept) lines += "{\"id\":\"" + id + "\",\"delay_ms\":600000}\n";
+  ASSERT_EQ(ctl({"schedule", "--file", write_file("deadline.jsonl", lines)}).exit_code, 0);
+
+  const CtlRun pause = ctl({"pause", "--for", "10m"});
+  ASSERT_EQ(pause.exit_code, 0) << pause.output;
+  EXPECT_TRUE(contains(pause.output, "64 buckets, " + std::to_string(doomed.size() + kept.size()) + " pending, " +
+                                         std::to_string(doomed.size()) + " overdue"))
+      << pause.output;
+  for (int b = 0; b < kBuckets; ++b) {
+    const Reply ttl = on_bucket(b, {"PTTL", ns_ + ":{" + std::to_string(b) + "}:paused"});
+    EXPECT_GT(ttl.integer, 0) << "bucket " << b << " on " << primary_of_bucket(b);
+  }
+  const CtlRun stats = ctl({"stats", "--json"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.output;
+  const auto j = nlohmann::json::parse(stats.output);
+  EXPECT_EQ(j.at("paused"), true);
+  EXPECT_EQ(j.at("paused_buckets"), kBuckets);
+  EXPECT_EQ(j.at("overdue").get<size_t>(), doomed.size());
+
+  const CtlRun cancel = ctl({"cancel", "--prefix", "gone-"});
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.output;
+  EXPECT_TRUE(contains(cancel.output, "cancelled " + std::to_string(doomed.size()) + " tasks")) << cancel.output;
+  for (const auto& id : doomed) EXPECT_FALSE(score(id).has_value()) << id;
+  for (const auto& id : kept) EXPECT_TRUE(score(id).has_value()) << id;
+  EXPECT_EQ(pending(), static_cast<long long>(kept.size()));
+
+  const CtlRun resume = ctl({"resume"});
+  ASSERT_EQ(resume.exit_code, 0) << resume.output;
+  EXPECT_TRUE(contains(resume.output, "resumed: 64 of 64 buckets were paused; 0 overdue")) << resume.output;
+  for (int b = 0; b < kBuckets; ++b) {
+    EXPECT_EQ(on_bucket(b, {"EXISTS", ns_ + ":{" + std::to_string(b) + "}:paused"}).integer, 0) << b;
+  }
+}
+
 }  // namespace
 }  // namespace expiry::test
 
