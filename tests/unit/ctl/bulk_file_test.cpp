@@ -32,6 +32,34 @@ BulkValidation validate(const std::string& text, size_t max_errors = kMaxBulkErr
 
 // ---------------------------------------------------------------- good lines
 
+TEST(BulkLine, ScheduleOptionFields) {
+  const ScheduleRequest r = task(
+      R"({"id":"a","delay_ms":1,"max_late_ms":0,"debounce_max_ms":5000,)"
+      R"("traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})").request;
+  EXPECT_FALSE(r.options.if_absent);
+  EXPECT_EQ(r.options.debounce_max_ms, 5000);
+  EXPECT_EQ(r.options.max_late_ms, 0);
+  EXPECT_EQ(r.options.traceparent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  EXPECT_TRUE(task(R"({"id":"a","delay_ms":1,"if_absent":true})").request.options.if_absent);
+  EXPECT_TRUE(task(R"({"id":"a","delay_ms":1,"if_absent":false})").request.options.empty());
+  EXPECT_TRUE(task(R"({"id":"a","delay_ms":1})").request.options.empty());
+}
+
+TEST(BulkLine, ScheduleOptionFieldsAreValidated) {
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"if_absent":1})").find("if_absent must be true or false"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"debounce_max_ms":0})").find("debounce_max_ms must be an integer between 1"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"max_late_ms":-1})").find("max_late_ms must be an integer between 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"traceparent":7})").find("traceparent must be a string"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"traceparent":"00-zz"})").find("traceparent must be W3C"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","delay_ms":1,"if_absent":true,"debounce_max_ms":5})").find("exclude each other"),
+            std::string::npos);
+}
+
 TEST(BulkLine, DelayWithDefaults) {
   const auto r = task(R"({"id": "job-1", "delay_ms": 1500})").request;
   EXPECT_EQ(r.id, "job-1");
