@@ -12,6 +12,7 @@
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_error.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {
@@ -91,17 +92,24 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
   std::optional<long long> lag = 0;  // summed; unknown as soon as one group's is
   long long group_pending = 0;
   std::vector<long long> paused_buckets;  // the pause end of each paused bucket (0: until resumed)
+  bool pause_unknown = false;             // some bucket's flag could not be read (NOPERM)
   for (int b = 0; b < layout.buckets; ++b) {
     const Reply* r = &replies[first[static_cast<size_t>(b)]];
     expect_ok(r[0], "ZCARD");
     expect_ok(r[1], "ZCOUNT");
     expect_ok(r[2], "ZRANGE");
-    expect_ok(r[3], "GET");
-    expect_ok(r[4], "PTTL");
+    // A user whose ACL predates the pause flag may not read it: the pause is then unknown
+    // (null), and the rest of the report stands.
+    if (classify(r[3]) == RedisErrorKind::NoPermission || classify(r[4]) == RedisErrorKind::NoPermission) {
+      pause_unknown = true;
+    } else {
+      expect_ok(r[3], "GET");
+      expect_ok(r[4], "PTTL");
+    }
     // A pause flag (expiry_pause): its value is the end ms, 0 until resumed; a timed one whose
     // end has come counts as over before its key expires, as the library reads it. A flag that
     // holds no end but expires (set by hand) ends when it expires (PTTL).
-    if (r[3].type == Reply::Type::String) {
+    if (!pause_unknown && r[3].type == Reply::Type::String) {
       long long until = to_integer(r[3].str).value_or(0);
       if (until == 0 && r[4].type == Reply::Type::Integer && r[4].integer > 0) until = *now + r[4].integer;
       if (until == 0) {
@@ -133,7 +141,7 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
     if (group->pending) group_pending += *group->pending;
   }
   // Paused when any bucket is; until the latest end, or 0 when one is paused until resumed.
-  const bool paused = !paused_buckets.empty();
+  const bool paused = !pause_unknown && !paused_buckets.empty();
   std::optional<long long> paused_until;
   if (paused) {
     paused_until = *std::max_element(paused_buckets.begin(), paused_buckets.end());
@@ -156,7 +164,7 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
                           {"now_ms", *now},
                           {"pending", pending},
                           {"overdue", overdue},
-                          {"paused", paused},
+                          {"paused", pause_unknown ? nlohmann::json() : nlohmann::json(paused)},
                           {"paused_until_ms", nullable(paused_until)},
                           {"paused_buckets", paused_buckets.size()},
                           {"next_due_ms", nullable(next_due)},
@@ -181,8 +189,9 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
   std::cout << "now_ms: " << *now << "\n"
             << "pending: " << pending << "\n"
             << "overdue: " << overdue << "\n"
-            << "paused: " << (paused ? "true" : "false");
-  if (paused) {
+            << "paused: " << (pause_unknown ? "unknown (the Redis user may not read " + layout.ns + ":{B}:paused)"
+                                            : paused ? "true" : "false");
+  if (paused && !pause_unknown) {
     std::cout << " (" << paused_buckets.size() << " of " << layout.buckets << " bucket"
               << (layout.buckets == 1 ? "" : "s") << ", ";
     const auto iso = *paused_until > 0 ? iso8601_utc(*paused_until) : std::nullopt;

@@ -362,5 +362,21 @@ TEST_F(CtlDeadlineTest, BulkCancelByDueRangeWithExclusiveBounds) {
   EXPECT_EQ(pending(), 5);
 }
 
+// A user whose ACL predates the pause flag (no access to expiry:{0}:paused) still gets stats,
+// with the pause unknown.
+TEST_F(CtlDeadlineTest, StatsWithoutAccessToThePauseFlagReportsItUnknown) {
+  ASSERT_FALSE(redis_.command({"ACL", "SETUSER", "old-operator", "on", ">pw", "~expiry:{0}:schedule", "%R~expiry:stream",
+                               "%R~expiry:buckets", "+@all"}).failed());
+  const std::string url = "redis://old-operator:pw@" + server_.host() + ":" + std::to_string(server_.port());
+  const CtlRun json = ctl({"stats", "--json"}, url);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output.substr(0, json.output.find('\n')));
+  EXPECT_TRUE(j.at("paused").is_null());
+  EXPECT_TRUE(j.at("paused_until_ms").is_null());
+  const CtlRun text = ctl({"stats"}, url);
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_TRUE(contains(text.output, "paused: unknown")) << text.output;
+}
+
 }  // namespace
 }  // namespace expiry::test
