@@ -62,13 +62,14 @@ const AclUser kCtlProducer{
 const AclUser kOperator{
     "expiry-operator",
     "ACL SETUSER expiry-operator reset resetchannels on >OPERATOR_PASSWORD"
-    " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:stream %R~expiry:buckets &expiry:{0}:wake"
-    " ~expiry:stream:dead"
+    " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* ~expiry:{0}:paused %R~expiry:stream %R~expiry:buckets"
+    " &expiry:{0}:wake ~expiry:stream:dead"
     " +fcall|expiry_schedule +fcall|expiry_schedule_many +fcall|expiry_cancel +fcall|expiry_version"
-    " +fcall|expiry_replay_dead +function|load"
+    " +fcall|expiry_replay_dead +fcall|expiry_pause +fcall|expiry_resume +fcall|expiry_run_now"
+    " +fcall|expiry_run_now_range +fcall|expiry_cancel_range +function|load"
     " +time +zrange +zadd +zrem +del +hset +set +publish"
     " +zscore +hgetall +pttl +zcard +zcount +xlen +xinfo|groups +xrevrange +xread +scan +exists +multi +exec +eval"
-    " +eval_ro +zrank +hget +hstrlen +xrange +xdel +get +info"};
+    " +eval_ro +zrank +hget +hstrlen +xrange +xdel +get +info +type"};
 
 const AclUser kCanceller{
     "order-canceller",
@@ -783,6 +784,13 @@ TEST_P(CtlAcl, OperatorRunsEveryCommand) {
       {{"dead", "purge", dead_entries[2]}, ""},
       {{"cancel", "order:1"}, "cancelled order:1"},
       {{"cancel", "dead2"}, "cancelled dead2"},
+      {{"schedule", "order:3", "--delay-ms", "60000", "--if-absent", "--max-late-ms", "5"}, "scheduled order:3"},
+      {{"run-now", "order:3"}, "run-now order:3"},
+      {{"run-now", "--prefix", "none:"}, "promoted 0 tasks"},
+      {{"pause", "--for", "1h"}, "paused until"},
+      {{"stats"}, "paused: true"},
+      {{"resume"}, "resumed: 1 of 1 bucket was paused"},
+      {{"cancel", "--prefix", "order:3"}, "cancelled 1 tasks"},
       {{"check"}, "no orphans"},
   };
   for (const auto& [args, expected] : runs) {
