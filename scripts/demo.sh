@@ -163,4 +163,24 @@ echo "expiry-ctl stats --stream $ORDER_STREAM:"
 echo
 echo "relay metrics (selected):"
 http_get "${METRICS_PORTS[0]}" /metrics | grep -E "$SELECTED_METRICS" | sed 's/^/  /'
+
+# Payment reminders through a downstream outage: deliveries are paused, two reminders fall due,
+# and on resume the one more than its lateness limit late goes to the dead letters (reason=late)
+# instead of reaching the customer, while the fresher one is delivered.
+ctl() { "$BIN/ctl/expiry-ctl" "$@"; }
+echo
+echo "payment reminders through an outage (expiry-ctl pause, two reminders fall due, resume 2.5 s later):"
+ctl pause | sed 's/^/  /'
+ctl schedule remind:demo-1 --delay-ms 100 --max-late-ms 1000 --payload '{"order_id":"demo-1","action":"remind"}' | sed 's/^/  /'
+ctl schedule remind:demo-2 --delay-ms 2000 --max-late-ms 5000 --payload '{"order_id":"demo-2","action":"remind"}' | sed 's/^/  /'
+sleep 2.5  # the outage
+ctl resume | sed 's/^/  /'
+for _ in $(seq 1 100); do  # both settled: forwarded or dead-lettered (at most 10 s)
+  [ "$(redis-cli -u "$REDIS_URL" ZCARD 'expiry:{0}:schedule')" = 0 ] && break
+  sleep 0.1
+done
+echo "  delivered (expiry:stream):"
+ctl tail --from 0 --count 10 --timeout-ms 200 | grep ' id=remind:' | sed 's/^/    /'
+echo "  dead letters (expiry-ctl dead list):"
+ctl dead list | grep 'task=remind:' | sed 's/^/    /'
 exit "$status"

@@ -25,6 +25,8 @@ check '^last timeout tasks in orders:timeouts:$' "the demo shows the order timeo
 check '^  [0-9]+-[0-9]+ id=order:demo-[0-9]+ via=' "order timeouts were forwarded to orders:timeouts"
 check '^  stream: orders:timeouts$' "expiry-ctl stats reports orders:timeouts"
 check '^  stream_length: [1-9][0-9]*$' "orders:timeouts holds the fired timeouts"
+check '^    [0-9]+-[0-9]+ id=remind:demo-2 via=(sweep|event) ' "the fresh reminder was delivered after the resume"
+check '^    [0-9]+-[0-9]+ .* task=remind:demo-1 reason=late ' "the stale reminder went to the dead letters as late"
 [ "$status" -eq 0 ] && { passed=$((passed + 1)); echo "ok   - demo exit code 0"; } || { failed=$((failed + 1)); echo "FAIL - demo exit code $status"; }
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
