@@ -4,6 +4,9 @@
 #include <chrono>
 #include <iostream>
 
+#include "ctl/redis_values.h"
+#include "protocol/errors.h"
+
 namespace expiry {
 
 CtlSession::CtlSession(const CtlTarget& target) : redis(target.redis) {
@@ -25,6 +28,14 @@ int confirm_replicas(RoutedClient& redis, const ReplicaWait& wait) {
   std::cerr << "expiry-ctl: " << replica_shortfall_message(wait.replicas, acknowledged, wait.timeout_ms, redis.cluster())
             << "\n";
   return kExitNotReplicated;
+}
+
+long long redis_now_ms(RoutedClient& redis) {
+  const Reply time = redis.command({"TIME"}, CtlLayout::slot_of_bucket(0));
+  expect_ok(time, "TIME");
+  const auto now = time_reply_ms(time);
+  if (!now) throw ReplyError("TIME: unexpected reply " + time.describe());
+  return *now;
 }
 
 }  // namespace expiry

@@ -23,4 +23,7 @@ struct CtlSession {
 // returns kExitNotReplicated.
 int confirm_replicas(RoutedClient& redis, const ReplicaWait& wait);
 
+// The Redis clock (TIME) of bucket 0's node, in ms (the nodes of a cluster share a host clock).
+long long redis_now_ms(RoutedClient& redis);
+
 }  // namespace expiry

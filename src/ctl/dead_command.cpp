@@ -89,14 +89,6 @@ std::vector<DeadRef> parse_refs(const std::vector<DeadStream>& streams, const st
   return refs;
 }
 
-long long redis_now_ms(RoutedClient& redis) {
-  const Reply time = redis.command({"TIME"}, CtlLayout::slot_of_bucket(0));
-  expect_ok(time, "TIME");
-  const auto now = time_reply_ms(time);
-  if (!now) throw ReplyError("TIME: unexpected reply " + time.describe());
-  return *now;
-}
-
 // Calls `visit` with every entry of `stream` up to `end` (an XRANGE end: "+", an id, or
 // "(id"), kBatch at a time, each batch after the last one read.
 template <typename Visit>

@@ -37,15 +37,6 @@ void check_range(const TaskRange& range) {
   check_time(range.due_after, "--due-after");
 }
 
-// The Redis clock of bucket 0's node (the nodes of a cluster share a host clock).
-long long redis_now_ms(RoutedClient& redis) {
-  const Reply time = redis.command({"TIME"}, CtlLayout::slot_of_bucket(0));
-  expect_ok(time, "TIME");
-  const auto now = time_reply_ms(time);
-  if (!now) throw ReplyError("TIME: unexpected reply " + time.describe());
-  return *now;
-}
-
 // The filter of `range`, its relative times resolved on the Redis clock.
 RangeFilter filter_of(RoutedClient& redis, const TaskRange& range) {
   const bool relative = (range.due_before && due_before_is_relative(*range.due_before)) ||
@@ -145,47 +136,45 @@ int run_cancel_range(const CtlTarget& target, const TaskRange& range) {
   return kExitOk;
 }
 
+namespace {
+// One call of `what` per bucket (`argv_of(keys)`), each on the node that owns it; the replies'
+// sums (pending, overdue, and `value` summed or, with `latest`, its largest).
+template <typename ArgvOf>
+PauseResult call_every_bucket(CtlSession& session, const char* what, bool latest, ArgvOf argv_of) {
+  PauseResult total;
+  for (int b = 0; b < session.layout.buckets; ++b) {
+    const Reply reply = session.redis.fcall(argv_of(KeyLayout(session.layout.ns, b)), CtlLayout::slot_of_bucket(b));
+    expect_ok(reply, what);
+    const auto result = decode_pause(reply);
+    if (!result) throw ReplyError(std::string(what) + ": unexpected reply " + reply.describe());
+    total.value = latest ? std::max(total.value, result->value) : total.value + result->value;
+    total.pending += result->pending;
+    total.overdue += result->overdue;
+  }
+  return total;
+}
+}  // namespace
+
 int run_pause(const CtlTarget& target, long long for_ms) {
   if (for_ms < 0) throw ConfigError("--for must be positive");
   CtlSession session(target);
-  long long until = 0;
-  long long pending = 0;
-  long long overdue = 0;
-  for (int b = 0; b < session.layout.buckets; ++b) {
-    const KeyLayout keys(session.layout.ns, b);
-    const Reply reply = session.redis.fcall(pause_argv(keys, for_ms), CtlLayout::slot_of_bucket(b));
-    expect_ok(reply, "FCALL expiry_pause");
-    const auto result = decode_pause(reply);
-    if (!result) throw ReplyError("FCALL expiry_pause: unexpected reply " + reply.describe());
-    until = std::max(until, result->value);  // each bucket's end on its node's clock: the latest
-    pending += result->pending;
-    overdue += result->overdue;
-  }
-  std::cout << "paused " << until_text(until) << ": " << session.layout.buckets << " bucket"
-            << (session.layout.buckets == 1 ? "" : "s") << ", " << pending << " pending, " << overdue
+  // Each bucket's end is on its node's clock: the latest is printed.
+  const PauseResult r = call_every_bucket(session, "FCALL expiry_pause", true,
+                                          [&](const KeyLayout& keys) { return pause_argv(keys, for_ms); });
+  std::cout << "paused " << until_text(r.value) << ": " << session.layout.buckets << " bucket"
+            << (session.layout.buckets == 1 ? "" : "s") << ", " << r.pending << " pending, " << r.overdue
             << " overdue (held)\n";
   return kExitOk;
 }
 
 int run_resume(const CtlTarget& target) {
   CtlSession session(target);
-  long long was_paused = 0;
-  long long pending = 0;
-  long long overdue = 0;
-  for (int b = 0; b < session.layout.buckets; ++b) {
-    const KeyLayout keys(session.layout.ns, b);
-    const Reply reply =
-        session.redis.fcall(resume_argv(keys, session.layout.db), CtlLayout::slot_of_bucket(b));
-    expect_ok(reply, "FCALL expiry_resume");
-    const auto result = decode_pause(reply);
-    if (!result) throw ReplyError("FCALL expiry_resume: unexpected reply " + reply.describe());
-    was_paused += result->value;
-    pending += result->pending;
-    overdue += result->overdue;
-  }
-  std::cout << "resumed: " << was_paused << " of " << session.layout.buckets << " bucket"
-            << (session.layout.buckets == 1 ? " was" : "s were") << " paused; " << overdue
-            << " overdue tasks are being forwarded, " << pending << " pending\n";
+  const PauseResult r = call_every_bucket(session, "FCALL expiry_resume", false, [&](const KeyLayout& keys) {
+    return resume_argv(keys, session.layout.db);
+  });
+  std::cout << "resumed: " << r.value << " of " << session.layout.buckets << " bucket"
+            << (session.layout.buckets == 1 ? " was" : "s were") << " paused; " << r.overdue
+            << " overdue tasks are being forwarded, " << r.pending << " pending\n";
   return kExitOk;
 }
 

@@ -52,10 +52,14 @@ std::vector<std::string> relay_streams(const RelayConfig& config, const BucketSc
   return streams;
 }
 
-ClaimLimits claim_limits_of(const RelayConfig& config, const BucketScope& scope, const KeyLayout& keys) {
-  ClaimLimits limits{config.max_late_ms, config.dead_stream};
-  // A bucket stream's late tasks go to the bucket's own dead stream, where consumers look.
-  if (uses_bucket_streams(scope.bucket_count, scope.cluster)) limits.dead_stream = keys.bucket_dead_stream();
+// The dead stream is declared only when it is not the one the library derives (STREAM:dead, and
+// NS:{B}:dead for a bucket stream, where consumers look): a declared key must pass the relay's
+// ACL key patterns on every call, while the derived one is touched only when a task is late.
+ClaimLimits claim_limits_of(const RelayConfig& config, const BucketScope& scope) {
+  ClaimLimits limits{config.max_late_ms, {}};
+  if (!uses_bucket_streams(scope.bucket_count, scope.cluster) && config.dead_stream != config.stream + ":dead") {
+    limits.dead_stream = config.dead_stream;
+  }
   return limits;
 }
 
@@ -76,7 +80,7 @@ Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats*
   for (int bucket : scope_.buckets) {
     KeyLayout keys(config_.ns, bucket);
     std::string stream = scope_.stream_of(keys, config_.stream);
-    ClaimLimits limits = claim_limits_of(config_, scope_, keys);
+    ClaimLimits limits = claim_limits_of(config_, scope_);
     auto sweeper = std::make_unique<Sweeper>(loop, functions_, config_, std::move(keys), std::move(stream),
                                              std::move(limits), stats_);
     sweeper->set_on_moved([this] { topology_hint("a bucket's slot moved (MOVED)"); });

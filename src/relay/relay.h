@@ -34,9 +34,9 @@ std::string handshake_hint(const Reply& reply);
 // Redis with one bucket, else each bucket's NS:{B}:stream.
 std::vector<std::string> relay_streams(const RelayConfig& config, const BucketScope& scope);
 
-// What the claims and sweeps of bucket `keys` send: the relay's lateness limit, and the dead
-// stream of its stream (the configured dead_stream, or NS:{B}:dead with bucket streams).
-ClaimLimits claim_limits_of(const RelayConfig& config, const BucketScope& scope, const KeyLayout& keys);
+// What the claims and sweeps send: the relay's lateness limit, and the configured dead_stream
+// when the library would not derive it (relay.cpp).
+ClaimLimits claim_limits_of(const RelayConfig& config, const BucketScope& scope);
 
 class Relay {
  public:

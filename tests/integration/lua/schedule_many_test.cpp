@@ -189,7 +189,7 @@ TEST_F(ScheduleMany, TheCallsShapeAndSizeAreChecked) {
   std::vector<ScheduleBatchTask> tasks;
   for (const auto& id : ids) tasks.push_back({id, ScheduleMode::Delay, 60000, "p", {}});
   r = many(tasks);
-  EXPECT_TRUE(contains(r.str, "the task count (first argument) must be an integer 0..250")) << r.str;
+  EXPECT_TRUE(contains(r.str, "the task count (first argument, after opts) must be an integer 0..250")) << r.str;
   tasks.pop_back();
   ASSERT_TRUE(decode_schedule_many(many(tasks), kMaxScheduleBatchTasks).has_value());
   EXPECT_EQ(integer(redis_, {"ZCARD", kKeys.schedule_key()}), static_cast<long long>(kMaxScheduleBatchTasks));

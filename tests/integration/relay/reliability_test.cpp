@@ -252,7 +252,7 @@ TEST_F(ReliabilityTest, ASweepCallStopsAfterItsTimeBudgetAndTheNextCallGoesOn) {
   while (forwarded < kTasks && calls < kTasks) {
     // [forwarded, next_due_ms, now_us, pending, overdue, [lateness...]]
     const auto r = redis_.command(sweep_argv(keys, "expiry:stream", 10000, "sweep", "workers"));
-    ASSERT_EQ(r.elements.size(), 7u) << r.describe();
+    ASSERT_EQ(r.elements.size(), 9u) << r.describe();
     ++calls;
     forwarded += r.elements[0].integer;
     ASSERT_EQ(r.elements[3].integer, kTasks - forwarded);
@@ -281,7 +281,7 @@ TEST_F(ReliabilityTest, ASweepCallReadsDueTasksInChunksAndNeverExceedsItsLimit) 
   while (forwarded < kTasks && calls < 500) {
     const int limit = limits[calls % 4];
     const auto r = redis_.command(sweep_argv(keys, "expiry:stream", limit, "sweep", "workers"));
-    ASSERT_EQ(r.elements.size(), 7u) << r.describe();
+    ASSERT_EQ(r.elements.size(), 9u) << r.describe();
     ++calls;
     EXPECT_LE(r.elements[0].integer, limit);
     EXPECT_EQ(static_cast<long long>(r.elements[5].elements.size()), r.elements[0].integer);
