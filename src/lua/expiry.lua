@@ -1050,7 +1050,8 @@ redis.register_function{function_name = 'expiry_version', callback = version, fl
 --                    ARGV: entry_id, task_id, delay_ms, default_stream[, db]
 -- Schedules the task of one dead-letter entry again, exactly as expiry_schedule with 'delay'
 -- would (its payload, and its stream when original_stream is not `default_stream`; a
--- missing_payload marker is kept in the shadow hash, so the next entry carries it again), and
+-- missing_payload marker and a traceparent are kept in the shadow hash, so the next entry
+-- carries them again), and
 -- deletes the entry, in one step. An entry that is gone (replayed or purged already) fails
 -- and writes nothing, so two concurrent replays of one entry schedule the task once.
 -- task_id must be the entry's `id` field (the caller read it to find the task's bucket); the
@@ -1081,10 +1082,12 @@ local function replay_dead(keys, args)
   if stream == default_stream then stream = nil end
   require_permission('XDEL', keys[1], entry_id)
   local marker = fields['missing_payload']
-  if marker then require_permission('HSET', keys[4], 'missing_payload', marker) end
+  local trace = fields['traceparent']
+  if marker or trace then require_permission('HSET', keys[4], 'missing_payload', '') end
   local result = schedule({keys[2], keys[3], keys[4]},
                           {task_id, 'delay', delay, fields['payload'] or '', stream or '', args[5]})
   if marker then redis.call('HSET', keys[4], 'missing_payload', marker) end
+  if trace then redis.call('HSET', keys[4], 'traceparent', trace) end
   redis.call('XDEL', keys[1], entry_id)
   return result
 end
@@ -1097,8 +1100,8 @@ redis.register_function('expiry_replay_dead', replay_dead)
 -- run it twice): the entry is acknowledged (not deleted: retention trims it) and the task is
 -- scheduled again in `delay_ms` with its payload, for this stream, and attempt = the entry's
 -- attempt + 1 in its shadow hash (the claim copies it into the next entry). The entry's
--- attempt is its `attempt` field, 1 when absent. An entry's missing_payload marker is kept in the
--- shadow hash too, so the next entry carries it again. When that attempt is max_attempts or more (or
+-- attempt is its `attempt` field, 1 when absent. An entry's missing_payload marker and traceparent are kept
+-- in the shadow hash too, so the next entry carries them again. When that attempt is max_attempts or more (or
 -- the entry is gone from the stream), the entry is moved to dead_stream instead, with the
 -- fields expiry_dead_letter writes (reason "failed N attempts: <reason>", deliveries = N).
 -- When the task is pending again already (a producer scheduled it meanwhile), that schedule is
@@ -1159,6 +1162,7 @@ local function retry(keys, args)
                           {task_id, 'delay', delay, fields['payload'] or '', keys[1], args[7]})
   redis.call('HSET', keys[5], 'attempt', ms_string(attempt + 1))
   if fields['missing_payload'] then redis.call('HSET', keys[5], 'missing_payload', fields['missing_payload']) end
+  if fields['traceparent'] then redis.call('HSET', keys[5], 'traceparent', fields['traceparent']) end
   redis.call('XACK', keys[1], group, entry_id)
   return {1, result[1], attempt + 1}
 end

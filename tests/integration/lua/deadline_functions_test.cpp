@@ -284,6 +284,36 @@ TEST_F(DeadlineFunctions, RunNowMakesATaskDueKeepingItsPayloadAndSaysItWasPromot
   EXPECT_FALSE(gone->pending);
 }
 
+TEST_F(DeadlineFunctions, ARetryAndAReplayKeepTheTraceparent) {
+  ASSERT_FALSE(schedule("tr", ScheduleMode::At, 1, std::string("traceparent=") + kTrace).failed());
+  const auto sweep = decode_sweep(redis_.command(sweep_argv(kKeys, kStream, 100, "sweep", "workers")));
+  ASSERT_TRUE(sweep);
+  ASSERT_EQ(sweep->forwarded, 1);
+  const Reply read = redis_.command({"XREADGROUP", "GROUP", "workers", "c", "COUNT", "1", "STREAMS", kStream, ">"});
+  ASSERT_EQ(read.type, Reply::Type::Array) << read.describe();
+  const std::string entry_id = read.elements[0].elements[1].elements[0].elements[0].str;
+  const Reply retry = redis_.command({"FCALL", "expiry_retry", "5", kStream, kDead, kKeys.schedule_key(),
+                                      kKeys.trigger_key("tr"), kKeys.shadow_key("tr"), "workers", entry_id, "tr", "0",
+                                      "5", "handler failed"});
+  ASSERT_EQ(retry.type, Reply::Type::Array) << retry.describe();
+  EXPECT_EQ(retry.elements[0].integer, 1);
+  EXPECT_EQ(hash(kKeys.shadow_key("tr"))["traceparent"], kTrace);
+
+  // A dead letter replayed: schedule the late task with a limit, dead-letter it, replay it.
+  const long long due = now_ms() + 20;
+  ASSERT_FALSE(schedule("tl", ScheduleMode::At, due, std::string("max_late_ms=1 traceparent=") + kTrace).failed());
+  wait_clock_past(due + 20);
+  const auto dead = decode_claim(redis_.command(claim_argv(kKeys, "tl", "event", kStream, "workers", {0, ""})));
+  ASSERT_TRUE(dead);
+  ASSERT_EQ(dead->outcome, ClaimResult::Outcome::DeadLettered);
+  const Reply replay = redis_.command({"FCALL", "expiry_replay_dead", "4", kDead, kKeys.schedule_key(),
+                                       kKeys.trigger_key("tl"), kKeys.shadow_key("tl"), dead->entry_id, "tl", "0",
+                                       kStream});
+  ASSERT_EQ(replay.type, Reply::Type::Array) << replay.describe();
+  EXPECT_EQ(hash(kKeys.shadow_key("tl"))["traceparent"], kTrace);
+  EXPECT_TRUE(pending("tl"));
+}
+
 // Walks a range to its end, asserting each call stays within its limit; returns the total acted on.
 template <class Argv>
 long long walk(TestConnection& redis, Argv argv_for, int limit, int* calls) {
