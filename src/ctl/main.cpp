@@ -195,7 +195,7 @@ void add_task_commands(CLI::App& app, CtlCommandLine& cl) {
       "cancel",
       "Cancel a pending task, or every pending task matching --prefix, --due-before and --due-after (all given\n"
       "must match; bounds exclusive), bucket by bucket in calls that each examine at most 500 tasks (and stop\n"
-      "after ~2 ms), so Redis is never blocked for long; prints the count cancelled. A task claimed at the same\n"
+      "after ~1 ms), so Redis is never blocked for long; prints the count cancelled. A task claimed at the same\n"
       "moment is either cancelled or forwarded, never both.");
   add_global_options(*cl.cancel, cl.global);
   cl.cancel_id_option = cl.cancel->add_option("id", cl.cancel_id, "task id");

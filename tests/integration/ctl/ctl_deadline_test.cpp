@@ -28,27 +28,12 @@ constexpr long long kFar = 4102444800000;  // 2100-01-01
 
 class CtlDeadlineTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "ctl_deadline_XXXXXX";
-    ASSERT_NE(mkdtemp(dir_.data()), nullptr);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-
   CtlRun ctl(std::vector<std::string> args, const std::string& url = {}) {
     args.push_back("--redis-url=" + (url.empty() ? server_.url() : url));
     return run_ctl(args);
   }
 
-  std::string write_file(const std::string& name, const std::string& content) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream out(path, std::ios::binary);
-    out << content;
-    EXPECT_TRUE(out.good()) << path;
-    return path;
-  }
+  std::string write_file(const std::string& name, const std::string& content) { return scratch_.write(name, content); }
 
   // Uses `buckets` buckets (the key expiry-ctl and the relay agree on).
   void use_buckets(int buckets) {
@@ -86,7 +71,8 @@ class CtlDeadlineTest : public ::testing::Test {
 
   RedisServer server_;
   TestConnection redis_{server_.host(), server_.port()};
-  std::string dir_;
+  ScratchDir scratch_{"ctl_deadline"};
+  const std::string& dir_ = scratch_.path();
   int buckets_ = 1;
 };
 

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +36,33 @@ inline CtlRun run_ctl(const std::vector<std::string>& args,
   run.output = child.output();
   return run;
 }
+
+// A private directory for one test's files (bulk files, configs), removed with the test.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& stem) : path_(::testing::TempDir() + stem + "_XXXXXX") {
+    if (mkdtemp(path_.data()) == nullptr) ADD_FAILURE() << "mkdtemp " << path_;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Writes `content` (any bytes) to `name` in the directory and returns the file's path.
+  std::string write(const std::string& name, const std::string& content) const {
+    const std::string file = path_ + "/" + name;
+    std::ofstream out(file, std::ios::binary);
+    out << content;
+    EXPECT_TRUE(out.good()) << file;
+    return file;
+  }
+
+ private:
+  std::string path_;
+};
 
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

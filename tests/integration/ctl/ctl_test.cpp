@@ -46,15 +46,6 @@ std::string shadow(const std::string& id) { return "expiry:{0}:task:" + id; }
 
 class CtlTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "ctl_test_XXXXXX";
-    ASSERT_NE(mkdtemp(dir_.data()), nullptr);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-
   std::string url_flag() const { return "--redis-url=" + server_.url(); }
 
   // Runs expiry-ctl with `args` and the server's URL appended.
@@ -63,13 +54,7 @@ class CtlTest : public ::testing::Test {
     return run_ctl(args);
   }
 
-  std::string write_file(const std::string& name, const std::string& content) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream out(path, std::ios::binary);
-    out << content;
-    EXPECT_TRUE(out.good()) << path;
-    return path;
-  }
+  std::string write_file(const std::string& name, const std::string& content) { return scratch_.write(name, content); }
 
   long long zcard() { return integer(redis_, {"ZCARD", kSchedule}); }
   long long dbsize() { return integer(redis_, {"DBSIZE"}); }
@@ -81,7 +66,8 @@ class CtlTest : public ::testing::Test {
 
   RedisServer server_;
   TestConnection redis_{server_.host(), server_.port()};
-  std::string dir_;
+  ScratchDir scratch_{"ctl_test"};
+  const std::string& dir_ = scratch_.path();
 };
 
 // ---------------------------------------------------------------- single tasks
