@@ -3,11 +3,19 @@
 # hiredis >= 1.1 with TLS: the system's libhiredis-dev where it is that new (Debian 13), else
 # (Debian 12, whose hiredis is 0.14) scripts/hiredis.sh builds Debian 13's own source package
 # into a private prefix in the build tree, once. Without root it prints the apt-get command.
-# Then scripts/promtool.sh extracts promtool (Debian's prometheus package, not installed) into
-# $BUILD_DIR/_deps/promtool for the deploy tests, once.
-# Env: BUILD_DIR (default build), where those go: $BUILD_DIR/_deps/hiredis-1.2.0, .../promtool.
+# Usage: scripts/deps.sh [--ci]
+#   --ci: also what only CI's other stages use: valgrind (leak check), clang with its sanitizer
+#   and libFuzzer runtimes (scripts/sanitize.sh), docker-compose (the deploy checks validate the
+#   compose files; no engine). promtool is fetched by the deploy check that runs it.
+# Env: BUILD_DIR (default build), where hiredis goes: $BUILD_DIR/_deps/hiredis-1.2.0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+CI=0
+case "${1:-}" in
+  "") ;;
+  --ci) CI=1 ;;
+  *) echo "usage: $0 [--ci]" >&2; exit 2 ;;
+esac
 
 PACKAGES=(
   build-essential cmake pkg-config
@@ -18,6 +26,9 @@ PACKAGES=(
 HIREDIS_PACKAGE=libhiredis-dev
 # What building Debian's hiredis source package needs on Debian 12 (apt-get source, dpkg-source).
 HIREDIS_SOURCE_TOOLS=(dpkg-dev xz-utils ca-certificates)
+# CI only (--ci): --no-install-recommends keeps docker.io out of docker-compose.
+CI_PACKAGES=(valgrind clang libclang-rt-14-dev docker-compose)
+[ "$CI" = 0 ] || PACKAGES+=("${CI_PACKAGES[@]}")
 
 debian_major=$( (. /etc/os-release 2>/dev/null && echo "${VERSION_ID%%.*}") || true)
 hiredis_candidate=$(apt-cache policy "$HIREDIS_PACKAGE" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
@@ -46,12 +57,15 @@ install_missing() {
   else
     SUDO=
   fi
-  echo "Installing: ${missing[*]}" >&2
+  local started=$SECONDS
+  echo "deps: installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
+  echo "deps: apt-get update ..." >&2
   $SUDO apt-get update -qq
+  echo "deps: apt-get install (downloads, then unpacks; about a minute on a fresh machine) ..." >&2
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "deps: ${#missing[@]} packages installed in $((SECONDS - started)) s" >&2
   # The redis-server package may start a system instance; the project never uses it (its
   # scripts and tests start their own servers on free ports).
 }
 [ ${#missing[@]} -eq 0 ] || install_missing
 [ "$BUILD_HIREDIS" = 0 ] || scripts/hiredis.sh
-scripts/promtool.sh

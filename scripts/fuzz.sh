@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz/) with clang into build-fuzz and runs each for
-# SECONDS_PER_TARGET seconds on a scratch copy of its committed seed corpus (the committed
-# corpus never grows here), with its dictionary. Prints one line per target and exits non-zero
-# if any target crashed, leaked, timed out or broke an invariant; the input that did is kept
-# in build-fuzz/fuzz-artifacts/<target>/ (reproduce: build-fuzz/tests/fuzz/fuzz_<target> FILE).
+# Builds the libFuzzer targets (tests/fuzz/) in the sanitizer tree, build-asan (clang with
+# ASan+UBSan; scripts/lib.sh configure_sanitizer_tree, shared with scripts/sanitize.sh), and runs
+# each for SECONDS_PER_TARGET seconds on a scratch copy of its committed seed corpus (the
+# committed corpus never grows here), with its dictionary. Prints one line per target and exits
+# non-zero if any target crashed, leaked, timed out or broke an invariant; the input that did is
+# kept in build-asan/fuzz-artifacts/<target>/ (reproduce: build-asan/tests/fuzz/fuzz_<target> FILE).
 # Usage: scripts/fuzz.sh [seconds_per_target (20)] [target ...]
-# Env: BUILD_DIR (build-fuzz), JOBS (2: build jobs; each target fuzzes in one process).
+# Env: BUILD_DIR (build-asan), JOBS (nproc: build jobs; each target fuzzes in one process), SKIP_DEPS=1.
 # Needs clang and libclang-rt-14-dev (Debian 12: libFuzzer and the sanitizer runtimes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${1:-20}
 shift || true
-BUILD_DIR=${BUILD_DIR:-build-fuzz}
-JOBS=${JOBS:-2}
+source scripts/lib.sh
+BUILD_DIR=${BUILD_DIR:-build-asan}
+JOBS=${JOBS:-$(nproc)}
 ALL_TARGETS=(redis_url keyevent config_json bulk_line stream_entry)
 TARGETS=("${ALL_TARGETS[@]}")
 [ $# -gt 0 ] && TARGETS=("$@")
@@ -26,12 +28,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "fuzz.sh needs: ${missing[*]} (apt-get install -y --no-install-recommends ${missing[*]})" >&2
   exit 1
 fi
-scripts/deps.sh
+[ "${SKIP_DEPS:-0}" = 1 ] || scripts/deps.sh
 
 mkdir -p "$BUILD_DIR"
 build_log=$BUILD_DIR/fuzz-build.log
-if ! { cmake -S . -B "$BUILD_DIR" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DEXPIRY_RELAY_FUZZ=ON -DEXPIRY_RELAY_BUILD_TESTS=ON && cmake --build "$BUILD_DIR" -j "$JOBS" --target fuzzers; } \
+if ! { configure_sanitizer_tree "$BUILD_DIR" && cmake --build "$BUILD_DIR" -j "$JOBS" --target fuzzers; } \
   >"$build_log" 2>&1; then
   tail -n 40 "$build_log"
   echo "fuzz.sh: build failed (full log: $build_log)" >&2

@@ -4,14 +4,16 @@
 # files), where CMakeLists.txt looks first. For Debian 12, whose hiredis is 0.14 (no TLS).
 #
 # The source comes through apt's own source mechanism with a private apt configuration (a trixie
-# deb-src line, its own lists and cache under the work directory), so apt verifies it against the
-# archive's signed Release file; nothing outside the build tree is changed. It is built the way
+# deb-src line for the archive this machine's own apt sources name, scripts/apt_archive.sh; its
+# own lists and cache under the work directory), so apt verifies it against the archive's signed
+# Release file; nothing outside the build tree is changed. It is built the way
 # Debian's rules build it (make USE_SSL=1), but only the static libraries are installed, so the
 # programs need no runtime library path. Does nothing when the prefix is complete.
 # Needs: dpkg-dev, xz-utils, libssl-dev, build-essential (scripts/deps.sh installs them).
 # Env: BUILD_DIR (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/apt_archive.sh
 
 VERSION=1.2.0-6
 BUILD_DIR=${BUILD_DIR:-build}
@@ -24,13 +26,14 @@ started=$(date +%s)
 WORK=$(mktemp -d "$(dirname "$PREFIX")/hiredis-src.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/apt/lists/partial" "$WORK/apt/cache/archives/partial" "$WORK/src"
-echo "deb-src http://deb.debian.org/debian trixie main" >"$WORK/apt/sources.list"
+ARCHIVE=$(debian_archive_uri)
+echo "deb-src $ARCHIVE trixie main" >"$WORK/apt/sources.list"
 apt_private=(
   -o "Dir::Etc::SourceList=$WORK/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
   -o "Dir::State::Lists=$WORK/apt/lists" -o "Dir::Cache=$WORK/apt/cache"
   -o APT::Sandbox::User=root
 )
-echo "hiredis: fetching Debian's source package hiredis=$VERSION" >&2
+echo "hiredis: fetching Debian's source package hiredis=$VERSION from $ARCHIVE (this machine's apt sources)" >&2
 apt-get "${apt_private[@]}" -qq update
 (cd "$WORK/src" && apt-get "${apt_private[@]}" -qq source "hiredis=$VERSION" >/dev/null)
 SRC=$WORK/src/hiredis-1.2.0

@@ -16,22 +16,21 @@ TASKS=${LEAKCHECK_TASKS:-300}
 source scripts/lib.sh
 started=$SECONDS
 
-scripts/deps.sh
+[ "${SKIP_DEPS:-0}" = 1 ] || scripts/deps.sh
 case "$MODE" in
   valgrind)
-    command -v valgrind >/dev/null || { echo "leakcheck.sh needs valgrind (apt-get install -y valgrind)" >&2; exit 1; }
+    command -v valgrind >/dev/null || { echo "leakcheck.sh needs valgrind (scripts/deps.sh --ci installs it)" >&2; exit 1; }
     BUILD_DIR=${BUILD_DIR:-build}
-    sanitize=OFF
+    cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" >/dev/null
     ;;
   lsan)
     BUILD_DIR=${BUILD_DIR:-build-asan}
-    sanitize=ON
+    configure_sanitizer_tree "$BUILD_DIR"
     ;;
   *) echo "usage: $0 [valgrind|lsan]" >&2; exit 2 ;;
 esac
 # Only the three programs used here (a no-op where scripts/test.sh or sanitize.sh built them).
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" -DEXPIRY_RELAY_SANITIZE=$sanitize >/dev/null
-cmake --build "$BUILD_DIR" -j "${JOBS:-2}" --target expiry-relay expiry-ctl order-canceller >/dev/null
+cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}" --target expiry-relay expiry-ctl order-canceller >/dev/null
 BIN=$(cd "$BUILD_DIR/src" && pwd)
 built=$SECONDS
 

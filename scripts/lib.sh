@@ -111,3 +111,19 @@ http_get() {
   exec 3<&-
   printf '%s\n' "${body#*$'\r\n\r\n'}"
 }
+
+# configure_sanitizer_tree DIR: configures DIR as the one sanitizer tree: clang with
+# AddressSanitizer + UndefinedBehaviorSanitizer (EXPIRY_RELAY_SANITIZE) that also builds the
+# libFuzzer targets (EXPIRY_RELAY_FUZZ) and not expiry-bench. scripts/sanitize.sh,
+# scripts/fuzz.sh and scripts/leakcheck.sh lsan share it. A tree configured with another
+# compiler (an older gcc sanitizer tree) is started afresh.
+configure_sanitizer_tree() {
+  local dir=$1
+  if [ -f "$dir/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' "$dir/CMakeCache.txt"; then
+    echo "$dir was configured with another compiler: starting it afresh with clang++" >&2
+    rm -rf "$dir"
+  fi
+  cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DEXPIRY_RELAY_SANITIZE=ON -DEXPIRY_RELAY_FUZZ=ON -DEXPIRY_RELAY_BUILD_TESTS=ON \
+    -DEXPIRY_RELAY_BUILD_BENCH=OFF >/dev/null
+}

@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# Builds everything with AddressSanitizer + UndefinedBehaviorSanitizer (EXPIRY_RELAY_SANITIZE,
-# gcc) into build-asan and runs the unit tests, then the integration tests, whose redis-server
-# fixtures start the (instrumented) relay, ctl and canceller binaries. Fails on a failed test
-# and on any sanitizer report, including one from a child process whose exit code no test
-# looks at: every report is also written under build-asan/sanitizer-logs/ and printed at the end.
-# Usage: scripts/sanitize.sh [extra ctest arguments, e.g. -R Relay]
-# Env: BUILD_DIR (build-asan), JOBS (2), SANITIZE_LABELS ("unit integration"),
-#      SANITIZE_EXCLUDE_LABELS ("chaos|cluster": the chaos and cluster tiers drive the same code
-#      as the integration tests, for minutes, and run unsanitized in scripts/test.sh; "" runs
-#      them too), SANITIZE_STRICT=1 to also run the tests listed in KNOWN_FAILURES.
+# The sanitizer tree: builds with clang, AddressSanitizer + UndefinedBehaviorSanitizer, into
+# build-asan (the same tree builds the libFuzzer targets: scripts/fuzz.sh), then runs its tests:
+# the unit tests, the in-process async tier (tests/integration/io), the function-library tier
+# (tests/integration/lua) and the programs' tests (relay, ctl, orders, TLS), whose fixtures
+# start the instrumented programs (tests/CMakeLists.txt lists what this tree holds; the chaos,
+# cluster, Sentinel and ACL tiers drive the same code for minutes and run unsanitized in
+# scripts/test.sh). Fails on a failed test and on any sanitizer report, including one from a
+# child process whose exit code no test looks at: every report is also written under
+# build-asan/sanitizer-logs/ and printed at the end.
+# Usage: scripts/sanitize.sh [--build-only] [extra ctest arguments, e.g. -R Relay]
+# Env: BUILD_DIR (build-asan), JOBS (nproc: build jobs), TEST_JOBS (2 per core),
+#      SKIP_DEPS=1, SANITIZE_STRICT=1 to also run the tests listed in KNOWN_FAILURES.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 BUILD_DIR=${BUILD_DIR:-build-asan}
-JOBS=${JOBS:-2}
-LABELS=${SANITIZE_LABELS:-unit integration}
-EXCLUDE_LABELS=${SANITIZE_EXCLUDE_LABELS-chaos|cluster}
+BUILD_ONLY=0
+if [ "${1:-}" = --build-only ]; then BUILD_ONLY=1; shift; fi
 started=$SECONDS
 
 # Tests with a known sanitizer finding in the test itself (not in src/), skipped until fixed so
@@ -23,11 +25,19 @@ started=$SECONDS
 KNOWN_FAILURES=''
 [ "${SANITIZE_STRICT:-0}" = 1 ] && KNOWN_FAILURES=
 
-scripts/deps.sh
-# The benchmark driver is not built: no test runs it, and it is a tenth of the build.
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEXPIRY_RELAY_SANITIZE=ON \
-  -DEXPIRY_RELAY_BUILD_TESTS=ON -DEXPIRY_RELAY_BUILD_BENCH=OFF >/dev/null
-cmake --build "$BUILD_DIR" -j "$JOBS"
+[ "${SKIP_DEPS:-0}" = 1 ] || scripts/deps.sh
+missing=()
+command -v clang++ >/dev/null 2>&1 || missing+=(clang)
+[ -n "$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -n 1)" ] ||
+  missing+=(libclang-rt-14-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "sanitize.sh needs: ${missing[*]} (scripts/deps.sh --ci installs them)" >&2
+  exit 1
+fi
+configure_sanitizer_tree "$BUILD_DIR"
+cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}"
+echo "sanitize: built in $((SECONDS - started)) s"
+[ "$BUILD_ONLY" = 0 ] || exit 0
 built=$SECONDS
 
 logs=$(cd "$BUILD_DIR" && pwd)/sanitizer-logs
@@ -46,7 +56,7 @@ export LSAN_OPTIONS="report_objects=1"
 probe=$(mktemp -d)
 trap 'rm -rf "$probe"' EXIT
 printf 'int main(){return 0;}\n' >"$probe/p.c"
-if gcc -fsanitize=address "$probe/p.c" -o "$probe/p" 2>/dev/null &&
+if clang -fsanitize=address "$probe/p.c" -o "$probe/p" 2>/dev/null &&
   ! ASAN_OPTIONS=detect_leaks=1 "$probe/p" 2>&1 | grep -q "LeakSanitizer has encountered a fatal error"; then
   echo "LeakSanitizer: on"
 else
@@ -56,23 +66,16 @@ fi
 
 status=0
 cd "$BUILD_DIR"
-for label in $LABELS; do
-  t0=$SECONDS
-  jobs=1  # integration tests are timing-sensitive: one at a time
-  [ "$label" = unit ] && jobs=$JOBS
-  echo "== ctest -L $label (sanitized)"
-  exclude=()
-  [ -z "$EXCLUDE_LABELS" ] || exclude=(-LE "$EXCLUDE_LABELS")
-  if [ -n "$KNOWN_FAILURES" ]; then
-    exclude+=(-E "$KNOWN_FAILURES")
-    echo "skipped (known finding, see KNOWN_FAILURES in $0): $KNOWN_FAILURES"
-  fi
-  if ! ctest -L "$label" -j "$jobs" --output-on-failure "${exclude[@]}" "$@"; then
-    status=1
-    echo "ctest -L $label: FAILED (see above; rerun single tests with ctest -R NAME -V)"
-  fi
-  echo "ctest -L $label took $((SECONDS - t0)) s"
-done
+exclude=()
+if [ -n "$KNOWN_FAILURES" ]; then
+  exclude+=(-E "$KNOWN_FAILURES")
+  echo "skipped (known finding, see KNOWN_FAILURES in $0): $KNOWN_FAILURES"
+fi
+echo "== ctest -L 'unit|integration' (sanitized), ${TEST_JOBS:-$(($(nproc) * 2))} at a time"
+if ! ctest -L 'unit|integration' -j "${TEST_JOBS:-$(($(nproc) * 2))}" --output-on-failure "${exclude[@]}" "$@"; then
+  status=1
+  echo "sanitized ctest: FAILED (see above; rerun single tests with ctest -R NAME -V)"
+fi
 
 reports=$(find "$logs" -type f | sort)
 if [ -n "$reports" ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Deploy test: `cmake --install BUILD_DIR --prefix TMP` installs the four programs into TMP/bin
-# and the function library's source and redis.conf into TMP/share/expiry-relay, nothing of the
-# benchmark or the tests, and the installed expiry-relay runs (`--help` exits 0).
+# Deploy test: `cmake --install BUILD_DIR --prefix TMP` installs the four programs, stripped, into
+# TMP/bin and the function library's source and redis.conf into TMP/share/expiry-relay, nothing of
+# the benchmark or the tests, and the installed expiry-relay runs (`--help` exits 0).
 #
 # Usage: tests/deploy/check_install.sh BUILD_DIR   (an already built tree)
 set -uo pipefail
@@ -41,6 +41,18 @@ else
   fail "installed files differ from the expected six"
   diff -u --label expected --label installed <(printf '%s\n' "$expected") <(printf '%s\n' "$installed") >&2
 fi
+
+# Installed programs are stripped (EXPIRY_RELAY_INSTALL_STRIP, on by default): no symbol table,
+# no debug sections, and small (unstripped they were 35-38 MB each).
+for program in expiry-relay expiry-ctl order-canceller order-sim; do
+  sections=$(LC_ALL=C readelf -S --wide "$PREFIX/bin/$program" 2>/dev/null | grep -oE '\.(symtab|debug_[a-z]+)' | sort -u | paste -sd' ')
+  size=$(stat -c %s "$PREFIX/bin/$program" 2>/dev/null || echo 0)
+  if [ -z "$sections" ] && [ "$size" -gt 0 ] && [ "$size" -lt $((12 * 1024 * 1024)) ]; then
+    pass "bin/$program is stripped ($((size / 1024)) KiB)"
+  else
+    fail "bin/$program is not stripped: ${sections:-no debug sections} and $size bytes"
+  fi
+done
 
 # The installed binary runs from its new place (no reference into the build tree is needed).
 if help=$("$PREFIX/bin/expiry-relay" --help 2>&1) && grep -q -- '--redis-url' <<<"$help"; then

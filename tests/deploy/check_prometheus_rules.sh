@@ -2,8 +2,9 @@
 # Deploy test: `promtool check rules` on deploy/prometheus/alerts.yml, `promtool check config`
 # on deploy/prometheus/prometheus.yml (which loads alerts.yml again, as Prometheus will), and
 # `promtool test rules` with the alerts' unit tests (tests/deploy/alerts_test.yml).
-# promtool: $PROMTOOL, else BUILD_DIR/_deps/promtool/bin/promtool (scripts/promtool.sh, run by
-# scripts/deps.sh), else build/_deps/..., else promtool on PATH. Fails, never skips, without it.
+# promtool: $PROMTOOL, else BUILD_DIR/_deps/promtool/bin/promtool, which scripts/promtool.sh
+# extracts there first when it is missing (only this check needs it), else promtool on PATH.
+# Fails, never skips, without it.
 # Usage: tests/deploy/check_prometheus_rules.sh [BUILD_DIR]
 set -uo pipefail
 
@@ -13,9 +14,11 @@ cd "$ROOT" || exit 1
 # shellcheck source=tests/deploy/checks.sh
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
+if [ -z "${PROMTOOL:-}" ] && [ ! -x "$BUILD_DIR/_deps/promtool/bin/promtool" ] && ! command -v promtool >/dev/null 2>&1; then
+  BUILD_DIR=$BUILD_DIR "$ROOT/scripts/promtool.sh" || true
+fi
 promtool=
-for candidate in "${PROMTOOL:-}" "$BUILD_DIR/_deps/promtool/bin/promtool" "$ROOT/build/_deps/promtool/bin/promtool" \
-  "$(command -v promtool 2>/dev/null)"; do
+for candidate in "${PROMTOOL:-}" "$BUILD_DIR/_deps/promtool/bin/promtool" "$(command -v promtool 2>/dev/null)"; do
   [ -n "$candidate" ] && [ -x "$candidate" ] && { promtool=$candidate; break; }
 done
 if [ -z "$promtool" ]; then

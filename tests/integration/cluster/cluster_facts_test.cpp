@@ -1,4 +1,4 @@
-// The Redis Cluster facts the design relies on (docs: /work/shared/redis-facts.md, issue 14),
+// The Redis Cluster facts the design relies on (docs/redis-facts.md, issue 14),
 // reproduced on a real 3+3 cluster: expired events are node-local, a PUBLISH from a Function
 // reaches every node, functions loaded on primaries reach replicas and survive a failover, and a
 // Function may touch one slot only.
