@@ -84,6 +84,38 @@ local function prefix_of(schedule_key)
   return ns .. ':{' .. bucket .. '}:', ns, '{' .. bucket .. '}'
 end
 
+-- Fails unless bucket `tag` ("{B}") of namespace ns is served: B is below the namespace's
+-- bucket count NS:buckets (absent: 1), the buckets relays sweep. A task in any other bucket would
+-- be accepted and never fire (a producer that computed its bucket with a cluster's count against
+-- a single Redis). Bucket 0 is always served. The count is read where it can be: on a cluster
+-- NS:buckets lives in another slot, and a caller may lack the right to read it; then the call goes
+-- on (expiry-ctl check reports tasks in unserved buckets).
+local function check_bucket_served(ns, tag)
+  local bucket = tonumber(string.sub(tag, 2, -2))
+  if bucket == 0 then return end
+  local key = ns .. ':buckets'
+  if not redis.acl_check_cmd('GET', key) then return end
+  local ok, value = pcall(redis.call, 'GET', key)
+  if not ok then return end  -- another slot: a cluster
+  local count = 1
+  if value then count = tonumber(value) end
+  if count == nil then return end  -- not a number: the relays refuse to start with it, and say so
+  if bucket >= count then
+    fail('bucket ' .. tag .. ' is not served: namespace ' .. ns .. ' has ' .. ms_string(count) ..
+         ' bucket(s) (' .. key .. (value and (' = ' .. value) or ' is absent: 1') .. '), so only buckets {0}..{' ..
+         ms_string(count - 1) .. '} are swept; a task id belongs in bucket CRC16(id) mod ' .. ms_string(count) ..
+         ' (docs/protocol.md); nothing was written')
+  end
+end
+
+-- The key prefix, namespace and tag of prefix_of, for a call that writes tasks or their
+-- bucket's state: fails unless the bucket is served (check_bucket_served).
+local function served_prefix_of(schedule_key)
+  local prefix, ns, tag = prefix_of(schedule_key)
+  check_bucket_served(ns, tag)
+  return prefix, ns, tag
+end
+
 -- True if `key` lies in namespace ns's bucket key space "NS:{<digits>}:...", which belongs to
 -- the library (schedules, triggers, shadow hashes): a stream there would be deleted by a
 -- later schedule or claim of the task whose key it shadows. The bucket's own streams
@@ -385,16 +417,17 @@ end
 -- expiry_retry), traceparent (a schedule option), promoted_ms and promoted_from_ms (expiry_run_now).
 local CARRIED_FIELDS = {'attempt', 'traceparent', 'promoted_ms', 'promoted_from_ms'}
 
--- Puts the entry of task `id`, more than `limit` ms late, into the dead letters of `target`
--- (the stream it was due in; dead_stream_of), or when that stream cannot take it into the
--- default stream's, with reason "late", late_ms, max_late_ms and original_stream before the
--- entry's own fields. Returns the dead entry id, or MIGRATING (nothing written). Fails, writing
--- nothing, when neither can take it: the task stays pending.
+-- Puts the entry of task `id`, more than `limit` ms late, into the dead letters of `target`,
+-- the stream it was due in: the caller's dead stream (ctx.default_dead) for the default stream,
+-- else dead_stream_of(target); when a per-task stream's dead letters cannot take it, into the
+-- default stream's. The dead entry has reason "late", late_ms, max_late_ms and original_stream
+-- before the entry's own fields. Returns the dead entry id, or MIGRATING (nothing written).
+-- Fails, writing nothing, when none can take it: the task stays pending.
 local function dead_letter_late(ctx, id, entry, target, lateness, limit)
   local dead = {'reason', 'late', 'late_ms', ms_string(lateness), 'max_late_ms', ms_string(limit),
                 'original_stream', target, 'group', ctx.group, 'deliveries', '0', 'dead_ms', ctx.fired}
   for i = 1, #entry do dead[#dead + 1] = entry[i] end
-  local first = dead_stream_of(target)
+  local first = target == ctx.default_stream and ctx.default_dead or dead_stream_of(target)
   local dead_id, problem = try_append(ctx, first, id, dead, false)
   if dead_id == nil and first ~= ctx.default_dead then
     dead_id, problem = try_append(ctx, ctx.default_dead, id, dead, false)
@@ -516,7 +549,7 @@ end
 -- What the schedule functions check once per call: the bucket's key prefix, namespace and
 -- hash tag, the Redis clock, and the streams whose slot was checked already.
 local function schedule_context(schedule_key)
-  local prefix, ns, tag = prefix_of(schedule_key)
+  local prefix, ns, tag = served_prefix_of(schedule_key)
   return {schedule_key = schedule_key, prefix = prefix, ns = ns, tag = tag, streams = {}}
 end
 
@@ -753,6 +786,7 @@ local function reschedule(keys, args)
   check_id(id)
   local db = parse_db(args[4])
   local prefix = check_task_keys(keys, id)
+  served_prefix_of(keys[1])
   local now = now_ms()
   local due = due_from(mode, value, now)
   if not redis.call('ZSCORE', keys[1], id) then
@@ -1280,6 +1314,7 @@ local function run_now(keys, args)
   check_id(id)
   local db = parse_db(args[2])
   local prefix = check_task_keys(keys, id)
+  served_prefix_of(keys[1])
   local score = redis.call('ZSCORE', keys[1], id)
   if not score then return {0} end
   local due = tonumber(score)
@@ -1297,7 +1332,7 @@ end
 -- `limit` members per call (walk_range), and wakes the relays once. Returns
 -- {promoted, examined, cursor}; call again with the cursor until it is ''.
 local function run_now_range(keys, args)
-  local prefix = prefix_of(keys[1])
+  local prefix = served_prefix_of(keys[1])
   local upper = exclusive_bound(args[1], 'before_ms', '+inf')
   local limit = parse_range_limit(args[4])
   local db = parse_db(args[5])
@@ -1326,7 +1361,7 @@ end
 -- every relay (NS:{B}:paused holds the end, 0 for none, and expires with it). Schedule,
 -- cancel and reads work as usual. Returns {until_ms (0: until resumed), pending, overdue}.
 local function pause(keys, args)
-  local prefix = prefix_of(keys[1])
+  local prefix = served_prefix_of(keys[1])
   local for_ms = parse_ms(args[1], 'for_ms')
   local now = now_ms()
   local untl = for_ms > 0 and now + for_ms or 0
@@ -1344,7 +1379,7 @@ end
 -- Ends the bucket's pause and wakes the relays for its earliest task, so what was held is
 -- forwarded at once, earliest first. Returns {was_paused (0|1), pending, overdue}.
 local function resume(keys, args)
-  local prefix = prefix_of(keys[1])
+  local prefix = served_prefix_of(keys[1])
   local db = parse_db(args[1])
   require_permission('DEL', prefix .. 'paused')
   require_permission('PUBLISH', prefix .. 'wake', '0')

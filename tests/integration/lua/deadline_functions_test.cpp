@@ -198,6 +198,46 @@ TEST_F(DeadlineFunctions, ASweepDeadLettersLateTasksAndForwardsTheRestEachOnce) 
   EXPECT_EQ(seen.size(), 40u);
 }
 
+// The caller's dead stream is where the default stream's late tasks go (docs/protocol.md, the
+// dead stream table): not <stream>:dead. When it cannot take the entry, the task stays pending
+// and nothing is written anywhere.
+TEST_F(DeadlineFunctions, TheCallersDeadStreamTakesTheDefaultStreamsLateTasksOrTheTaskStaysPending) {
+  const long long due = now_ms() + 20;
+  ASSERT_FALSE(schedule("to-my-dead", ScheduleMode::At, due, "", "p1").failed());
+  wait_clock_past(due + 60);
+  const auto dead = decode_claim(redis_.command(claim_argv(kKeys, "to-my-dead", "event", kStream, "workers", {10, "my:dead"})));
+  ASSERT_TRUE(dead);
+  ASSERT_EQ(dead->outcome, ClaimResult::Outcome::DeadLettered);
+  const auto mine = entries("my:dead");
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].at("id"), "to-my-dead");
+  EXPECT_EQ(mine[0].at("reason"), "late");
+  EXPECT_EQ(integer({"EXISTS", kDead}), 0) << "the default stream's late task went to <stream>:dead";
+
+  // The same through a sweep.
+  const long long due2 = now_ms() + 20;
+  ASSERT_FALSE(schedule("swept", ScheduleMode::At, due2, "", "p2").failed());
+  wait_clock_past(due2 + 60);
+  const auto sweep = decode_sweep(redis_.command(sweep_argv(kKeys, kStream, 100, "sweep", "workers", {10, "my:dead"})));
+  ASSERT_TRUE(sweep);
+  EXPECT_EQ(sweep->late, 1);
+  EXPECT_EQ(entries("my:dead").size(), 2u);
+  EXPECT_EQ(integer({"EXISTS", kDead}), 0);
+
+  // A dead stream that holds a string: the call fails, nothing is written, the task stays pending.
+  ASSERT_EQ(redis_.command({"SET", "bad:dead", "x"}).str, "OK");
+  const long long due3 = now_ms() + 20;
+  ASSERT_FALSE(schedule("stays", ScheduleMode::At, due3, "", "p3").failed());
+  wait_clock_past(due3 + 60);
+  const Reply refused = redis_.command(sweep_argv(kKeys, kStream, 100, "sweep", "workers", {10, "bad:dead"}));
+  EXPECT_TRUE(refused.failed()) << refused.describe();
+  EXPECT_NE(refused.str.find("bad:dead"), std::string::npos) << refused.str;
+  EXPECT_TRUE(pending("stays"));
+  EXPECT_EQ(integer({"EXISTS", kDead, kStream}), 0) << "the task was written to another stream";
+  EXPECT_EQ(entries("my:dead").size(), 2u);
+  EXPECT_EQ(redis_.command({"GET", "bad:dead"}).str, "x");
+}
+
 TEST_F(DeadlineFunctions, OlderCallersGetTheRepliesTheyKnew) {
   ASSERT_FALSE(schedule("o", ScheduleMode::At, 1, "").failed());
   ASSERT_FALSE(redis_.command(pause_argv(kKeys, 0)).failed());
