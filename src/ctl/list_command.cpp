@@ -67,6 +67,19 @@ return out
 
 constexpr size_t kPayloadShown = 1024;  // bytes of payload in --json; the rest: `show`
 
+// The first ARGV[1] bytes of a shadow hash's payload (false when there is none), so that a page
+// of large payloads costs expiry-ctl only what it prints. KEYS: shadow. Read-only (EVAL_RO).
+constexpr const char* kPayloadHeadScript = R"lua(
+local p = redis.call('HGET', KEYS[1], 'payload')
+if not p then return false end
+return string.sub(p, 1, tonumber(ARGV[1]))
+)lua";
+// Read past kPayloadShown by the longest UTF-8 character, so shown_payload can tell a character
+// cut at the limit from one that is invalid in the payload itself.
+constexpr size_t kPayloadHead = kPayloadShown + 4;
+// Tasks whose details are read and printed per pipelined batch.
+constexpr size_t kDetailChunk = 500;
+
 struct BucketPage {
   int bucket = 0;
   std::deque<TaskPosition> buffered;
@@ -134,8 +147,8 @@ std::string json_dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// The first `limit` bytes of `payload`, cut back to a whole UTF-8 character when that is what
-// made it invalid.
+// The first `limit` bytes of `payload` (which may itself be only the first kPayloadHead bytes of
+// the stored payload), cut back to a whole UTF-8 character when that is what made it invalid.
 std::string shown_payload(const std::string& payload, size_t limit) {
   if (payload.size() <= limit) return payload;
   std::string head = payload.substr(0, limit);
@@ -200,60 +213,69 @@ int run_list(const CtlTarget& target, const ListOptions& options) {
   }
 
   // The details of each task listed, read after the page (a task that fired meanwhile shows
-  // without payload and with its bucket's default stream).
-  std::vector<ClusterClient::Routed> details;
-  for (const ListedTask& t : listed) {
-    const KeyLayout keys(layout.ns, t.bucket);
-    const int slot = CtlLayout::slot_of_bucket(t.bucket);
-    details.push_back({slot, {"HSTRLEN", keys.shadow_key(t.position.member), "payload"}});
-    details.push_back({slot, {"HGET", keys.shadow_key(t.position.member), "stream"}});
-    if (options.json) details.push_back({slot, {"HGET", keys.shadow_key(t.position.member), "payload"}});
-  }
-  const std::vector<Reply> replies = details.empty() ? std::vector<Reply>{} : session.redis.batch(details);
-  const size_t per_task = options.json ? 3 : 2;
+  // without payload and with its bucket's default stream), kDetailChunk tasks at a time and
+  // printed as they come, so the memory a page costs is bounded by a chunk, whatever its
+  // payloads (at most kPayloadHead bytes of each is read).
   const std::optional<std::string> next_cursor =
       more ? std::optional<std::string>(encode_list_cursor(listed.back().position)) : std::nullopt;
-
-  nlohmann::json tasks = nlohmann::json::array();
-  for (size_t i = 0; i < listed.size(); ++i) {
-    const ListedTask& t = listed[i];
-    const Reply* r = &replies[i * per_task];
-    expect_ok(r[0], "HSTRLEN");
-    expect_ok(r[1], "HGET");
-    const long long size = r[0].type == Reply::Type::Integer ? r[0].integer : 0;
-    const bool own_stream = r[1].type == Reply::Type::String;
-    const std::string stream = own_stream ? r[1].str : layout.default_stream_of_bucket(t.bucket);
-    const auto due = score_to_ms(t.position.score);
-    const auto iso = due ? iso8601_utc(*due) : std::nullopt;
-    if (!options.json) {
-      std::cout << (due ? std::to_string(*due) : t.position.score) << " " << (iso ? *iso : "-") << " "
-                << format_entry_token(t.position.member) << " stream=" << format_entry_token(stream)
-                << " payload_bytes=" << size << "\n";
-      continue;
+  const size_t per_task = options.json ? 3 : 2;
+  // The same text as one json_dump of {"count", "next", "tasks"} (keys in order, compact).
+  if (options.json) {
+    std::cout << "{\"count\":" << listed.size()
+              << ",\"next\":" << (next_cursor ? json_dump(*next_cursor) : std::string("null")) << ",\"tasks\":[";
+  }
+  for (size_t first = 0; first < listed.size(); first += kDetailChunk) {
+    const size_t last = std::min(listed.size(), first + kDetailChunk);
+    std::vector<ClusterClient::Routed> details;
+    for (size_t i = first; i < last; ++i) {
+      const ListedTask& t = listed[i];
+      const KeyLayout keys(layout.ns, t.bucket);
+      const int slot = CtlLayout::slot_of_bucket(t.bucket);
+      details.push_back({slot, {"HSTRLEN", keys.shadow_key(t.position.member), "payload"}});
+      details.push_back({slot, {"HGET", keys.shadow_key(t.position.member), "stream"}});
+      if (options.json) {
+        details.push_back({slot, {"EVAL_RO", kPayloadHeadScript, "1", keys.shadow_key(t.position.member),
+                                  std::to_string(kPayloadHead)}});
+      }
     }
-    expect_ok(r[2], "HGET");
-    nlohmann::json task = {{"id", t.position.member},
-                           {"due_ms", due ? nlohmann::json(*due) : nlohmann::json()},
-                           {"due", iso ? nlohmann::json(*iso) : nlohmann::json()},
-                           {"bucket", t.bucket},
-                           {"stream", stream},
-                           {"default_stream", !own_stream},
-                           {"payload_bytes", size}};
-    const std::string payload = r[2].type == Reply::Type::String ? r[2].str : "";
-    const std::string shown = shown_payload(payload, kPayloadShown);
-    if (first_invalid_utf8(shown) == std::string::npos) {
-      task["payload"] = shown;
-    } else {
-      task["payload_b64"] = base64_encode(shown);
+    const std::vector<Reply> replies = session.redis.batch(details);
+    for (size_t i = first; i < last; ++i) {
+      const ListedTask& t = listed[i];
+      const Reply* r = &replies[(i - first) * per_task];
+      expect_ok(r[0], "HSTRLEN");
+      expect_ok(r[1], "HGET");
+      const long long size = r[0].type == Reply::Type::Integer ? r[0].integer : 0;
+      const bool own_stream = r[1].type == Reply::Type::String;
+      const std::string stream = own_stream ? r[1].str : layout.default_stream_of_bucket(t.bucket);
+      const auto due = score_to_ms(t.position.score);
+      const auto iso = due ? iso8601_utc(*due) : std::nullopt;
+      if (!options.json) {
+        std::cout << (due ? std::to_string(*due) : t.position.score) << " " << (iso ? *iso : "-") << " "
+                  << format_entry_token(t.position.member) << " stream=" << format_entry_token(stream)
+                  << " payload_bytes=" << size << "\n";
+        continue;
+      }
+      expect_ok(r[2], "EVAL_RO (payload head)");
+      nlohmann::json task = {{"id", t.position.member},
+                             {"due_ms", due ? nlohmann::json(*due) : nlohmann::json()},
+                             {"due", iso ? nlohmann::json(*iso) : nlohmann::json()},
+                             {"bucket", t.bucket},
+                             {"stream", stream},
+                             {"default_stream", !own_stream},
+                             {"payload_bytes", size}};
+      const std::string head = r[2].type == Reply::Type::String ? r[2].str : "";
+      const std::string shown = shown_payload(head, kPayloadShown);
+      if (first_invalid_utf8(shown) == std::string::npos) {
+        task["payload"] = shown;
+      } else {
+        task["payload_b64"] = base64_encode(shown);
+      }
+      task["payload_truncated"] = static_cast<long long>(shown.size()) < size;
+      std::cout << (i == 0 ? "" : ",") << json_dump(task);
     }
-    task["payload_truncated"] = shown.size() < payload.size();
-    tasks.push_back(std::move(task));
   }
   if (options.json) {
-    std::cout << json_dump({{"tasks", tasks},
-                            {"count", listed.size()},
-                            {"next", next_cursor ? nlohmann::json(*next_cursor) : nlohmann::json()}})
-              << "\n";
+    std::cout << "]}\n";
     return kExitOk;
   }
   std::cout.flush();
