@@ -1,5 +1,7 @@
 // check: finds trigger keys and shadow hashes whose id is not in the schedule (orphans, e.g.
-// after the schedule ZSET was deleted from outside), and with --repair deletes them.
+// after the schedule ZSET was deleted from outside), and with --repair deletes them. It also
+// reports pending tasks in buckets no relay serves (a bucket not below the namespace's count:
+// they would never fire), which --repair leaves alone.
 //
 // The walk is SCAN MATCH NS:{*}:t* COUNT 1000, so each call does bounded work in Redis. For
 // each key found, one MULTI/EXEC of ZSCORE (is the id scheduled?) and EXISTS (is the key still
@@ -12,6 +14,7 @@
 // redirect), and the deletes are routed the same way, pipelined per node.
 #include <chrono>
 #include <iostream>
+#include <set>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -56,6 +59,9 @@ struct CheckReport {
   uint64_t deleted = 0;          // --repair
   uint64_t kept_scheduled = 0;   // --repair: scheduled again between the report and the delete
   uint64_t already_gone = 0;     // --repair: claimed, cancelled or expired in between
+  uint64_t unserved = 0;         // pending tasks in a bucket not below the bucket count
+  std::set<int> unserved_buckets;
+  std::vector<std::string> unserved_examples;  // their shadow hashes, the first --examples
 
   uint64_t orphans() const { return orphan_shadows + orphan_triggers; }
 };
@@ -69,8 +75,8 @@ void expect_no_error(const Reply& r, const std::string& what) {
 
 class OrphanChecker {
  public:
-  OrphanChecker(RoutedClient& redis, const KeyLayout& keys, const CheckOptions& options)
-      : redis_(redis), keys_(keys), options_(options) {}
+  OrphanChecker(RoutedClient& redis, const KeyLayout& keys, int buckets, const CheckOptions& options)
+      : redis_(redis), keys_(keys), buckets_(buckets), options_(options) {}
 
   // Scans every node holding data (one Redis, or each primary of a cluster).
   CheckReport run() {
@@ -84,6 +90,7 @@ class OrphanChecker {
     std::string id;
     TaskKeyKind kind;
     std::string schedule_key;
+    int bucket;
   };
 
   void scan(const NodeAddress& node) {
@@ -157,7 +164,8 @@ class OrphanChecker {
     for (const Reply& k : found) {
       auto ref = keys_.parse_task_key(k.str);
       if (!ref) continue;  // matched NS:{*}:t* but is not one of ours
-      candidates.push_back({k.str, std::string(ref->id), ref->kind, KeyLayout(keys_.ns(), ref->bucket).schedule_key()});
+      candidates.push_back(
+          {k.str, std::string(ref->id), ref->kind, KeyLayout(keys_.ns(), ref->bucket).schedule_key(), ref->bucket});
     }
     report_.examined += candidates.size();
     if (candidates.empty()) return;
@@ -166,6 +174,14 @@ class OrphanChecker {
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Candidate& c = candidates[i];
       const auto [scheduled, present] = states[i];
+      if (scheduled && present && c.kind == TaskKeyKind::Shadow && c.bucket >= buckets_ &&
+          unserved_seen_.insert(c.key).second) {
+        ++report_.unserved;
+        report_.unserved_buckets.insert(c.bucket);
+        if (report_.unserved_examples.size() < static_cast<size_t>(options_.examples)) {
+          report_.unserved_examples.push_back(c.key);
+        }
+      }
       if (scheduled || !present) continue;
       if (!seen_.insert(c.key).second) continue;  // SCAN may return a key twice
       (c.kind == TaskKeyKind::Shadow ? report_.orphan_shadows : report_.orphan_triggers) += 1;
@@ -197,9 +213,11 @@ class OrphanChecker {
 
   RoutedClient& redis_;
   const KeyLayout& keys_;
+  const int buckets_;  // the namespace's bucket count: buckets at or above it are not served
   const CheckOptions& options_;
   CheckReport report_;
-  std::unordered_set<std::string> seen_;  // orphan keys counted so far
+  std::unordered_set<std::string> seen_;           // orphan keys counted so far
+  std::unordered_set<std::string> unserved_seen_;  // unserved shadow hashes counted so far
 };
 
 std::string json_dump(const nlohmann::json& j) {
@@ -221,7 +239,10 @@ void print_json(const CtlTarget& target, const CheckOptions& options, const Chec
                         {"deleted", nullptr},
                         {"kept_scheduled", nullptr},
                         {"already_gone", nullptr},
-                        {"clean", r.orphans() == 0 || options.repair}};
+                        {"unserved_tasks", r.unserved},
+                        {"unserved_buckets", r.unserved_buckets},
+                        {"unserved_examples", r.unserved_examples},
+                        {"clean", (r.orphans() == 0 || options.repair) && r.unserved == 0}};
   if (options.repair) {
     out["deleted"] = r.deleted;
     out["kept_scheduled"] = r.kept_scheduled;
@@ -230,8 +251,21 @@ void print_json(const CtlTarget& target, const CheckOptions& options, const Chec
   std::cout << json_dump(out) << "\n";
 }
 
-void print_text(const CtlTarget& target, const CheckOptions& options, const CheckReport& r) {
+// The unserved-bucket part of the text report.
+void print_unserved(const CheckReport& r, int buckets) {
+  if (r.unserved == 0) return;
+  std::cout << "unserved: " << r.unserved << " pending task" << (r.unserved == 1 ? "" : "s") << " in bucket"
+            << (r.unserved_buckets.size() == 1 ? "" : "s");
+  for (int b : r.unserved_buckets) std::cout << " {" << b << "}";
+  std::cout << ", which no relay serves (the namespace has " << buckets << " bucket" << (buckets == 1 ? "" : "s")
+            << "): they will never fire; schedule them again under bucket CRC16(id) mod " << buckets
+            << " (expiry-ctl schedule does), then cancel these\n";
+  for (const auto& key : r.unserved_examples) std::cout << "  shadow hash " << escape_text(key) << "\n";
+}
+
+void print_text(const CtlTarget& target, const CheckOptions& options, const CheckReport& r, int buckets) {
   std::cout << "examined " << r.examined << " task keys of namespace " << target.ns << "\n";
+  print_unserved(r, buckets);
   if (r.orphans() == 0) {
     std::cout << "no orphans: every trigger key and shadow hash belongs to a scheduled task\n";
     return;
@@ -252,16 +286,21 @@ int run_check(const CtlTarget& target, const CheckOptions& options) {
   if (options.examples < 0) throw ConfigError("--examples must not be negative");
   const KeyLayout keys(target.ns);
   CtlSession session(target);
-  OrphanChecker checker(session.redis, keys, options);
+  OrphanChecker checker(session.redis, keys, session.layout.buckets, options);
   const CheckReport report = checker.run();
   if (options.json) {
     print_json(target, options, report);
   } else {
-    print_text(target, options, report);
+    print_text(target, options, report, session.layout.buckets);
   }
-  if (report.orphans() == 0 || options.repair) return kExitOk;
-  std::cerr << "expiry-ctl: " << report.orphans()
-            << " orphaned keys found and not deleted; run 'expiry-ctl check --repair' to delete them\n";
+  if (report.unserved > 0) {
+    std::cerr << "expiry-ctl: " << report.unserved << " pending tasks in buckets no relay serves\n";
+  }
+  if ((report.orphans() == 0 || options.repair) && report.unserved == 0) return kExitOk;
+  if (report.orphans() > 0 && !options.repair) {
+    std::cerr << "expiry-ctl: " << report.orphans()
+              << " orphaned keys found and not deleted; run 'expiry-ctl check --repair' to delete them\n";
+  }
   return kExitOrphansFound;
 }
 
