@@ -38,10 +38,7 @@ std::optional<std::string> task_id_error(std::string_view id) {
   return std::nullopt;
 }
 
-bool is_forbidden_in_id(char32_t cp) {
-  return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF ||
-         cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
-}
+bool is_forbidden_in_id(char32_t cp) { return is_disguising_code_point(cp); }
 
 bool in_task_key_space(std::string_view key, std::string_view ns) {
   if (key.size() <= ns.size() + 2 || key.compare(0, ns.size(), ns) != 0 || key.compare(ns.size(), 2, ":{") != 0) {

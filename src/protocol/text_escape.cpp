@@ -23,9 +23,10 @@ std::string escape(std::string_view s, bool backslash) {
     if (n == 0) {
       append_hex(out, b);
       ++i;
-    } else if (n == 2 && b == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
-      append_hex(out, b), append_hex(out, static_cast<unsigned char>(s[i + 1]));  // C1 control
-      i += 2;
+    } else if (n > 1 && is_disguising_code_point(utf8_code_point(s, i, n))) {
+      // A C1 control, a line or paragraph separator, a bidi control, a BOM: its bytes as \xNN.
+      for (size_t k = 0; k < n; ++k) append_hex(out, static_cast<unsigned char>(s[i + k]));
+      i += n;
     } else if (n > 1) {
       out.append(s.substr(i, n));
       i += n;

@@ -27,6 +27,20 @@ TEST(EscapeTextReversible, BackslashIsEscapedSoEscapesCannotBeForged) {
   EXPECT_EQ(escape_text("a\\nb"), "a\\nb") << "the log format keeps its own rule";
 }
 
+// The characters that can break or disguise a line are escaped like controls, byte by byte:
+// NEL (U+0085), the line and paragraph separators, the bidi overrides and isolates, the BOM.
+TEST(EscapeText, SeparatorsBidiControlsAndTheBomAreEscapedLikeC1Controls) {
+  EXPECT_EQ(escape_text("a\xC2\x85" "b"), "a\\xc2\\x85b");                    // U+0085 NEL
+  EXPECT_EQ(escape_text("a\xE2\x80\xA8" "b"), "a\\xe2\\x80\\xa8b");           // U+2028
+  EXPECT_EQ(escape_text("a\xE2\x80\xA9" "b"), "a\\xe2\\x80\\xa9b");           // U+2029
+  EXPECT_EQ(escape_text("evil\xE2\x80\xAE" "gnp.exe"), "evil\\xe2\\x80\\xaegnp.exe");  // U+202E
+  EXPECT_EQ(escape_text("\xE2\x81\xA6" "x"), "\\xe2\\x81\\xa6x");             // U+2066
+  EXPECT_EQ(escape_text("\xEF\xBB\xBF" "x"), "\\xef\\xbb\\xbfx");             // U+FEFF
+  EXPECT_EQ(escape_text_reversible("\xE2\x80\x8F"), "\\xe2\\x80\\x8f");       // U+200F
+  // Other non-ASCII text is kept as it is.
+  EXPECT_EQ(escape_text("\xE2\x80\x94 \xE2\x82\xAC \xC2\xA0"), "\xE2\x80\x94 \xE2\x82\xAC \xC2\xA0");
+}
+
 // ---------------------------------------------------------------- tokens
 
 TEST(EntryToken, PlainValuesAreBare) {
