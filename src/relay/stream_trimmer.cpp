@@ -42,7 +42,9 @@ StreamTrimmer::StreamTrimmer(EventLoop& loop, FunctionCaller& functions, const R
 void StreamTrimmer::start() {
   if (stopped_ || config_.stream_trim_interval.count() == 0 || streams_.empty()) return;
   if (timer_.armed() || in_flight_) return;
-  timer_.arm(config_.stream_trim_interval);
+  // The first pass runs at once, so expiry_relay_stream_length is right from the start.
+  timer_.arm(started_ ? config_.stream_trim_interval : std::chrono::milliseconds(0));
+  started_ = true;
 }
 
 void StreamTrimmer::stop() {

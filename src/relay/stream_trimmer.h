@@ -44,8 +44,9 @@ class StreamTrimmer {
   StreamTrimmer(const StreamTrimmer&) = delete;
   StreamTrimmer& operator=(const StreamTrimmer&) = delete;
 
-  // Arms the first pass one interval from now unless a pass is armed or running (a no-op when
-  // stream_trim_interval is 0). Called whenever the command connection is (re)prepared.
+  // Arms a pass unless one is armed or running (a no-op when stream_trim_interval is 0): the
+  // first at once (so the stream length gauge is right from the start), later ones one interval
+  // from now. Called whenever the command connection is (re)prepared.
   void start();
   // No new calls; one in flight still completes.
   void stop();
@@ -56,6 +57,8 @@ class StreamTrimmer {
  private:
   void trim_next();
   void on_reply(const std::string& stream, const Reply& reply);
+
+  bool started_ = false;  // the first pass has been armed
 
   FunctionCaller& functions_;
   const RelayConfig& config_;

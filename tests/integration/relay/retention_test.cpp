@@ -107,6 +107,18 @@ TEST_F(RetentionTest, PendingAndUndeliveredEntriesSurviveEveryTrim) {
   EXPECT_EQ(metric("expiry_relay_stream_trims_skipped_total{stream=\"expiry:stream\",reason=\"no_group\"}"), 0);
 }
 
+// The stream length gauge is right from the start, not one trim interval later (it read 0 for
+// the default 10 s while the stream held entries).
+TEST_F(RetentionTest, TheStreamLengthGaugeIsRightSoonAfterStartAtTheDefaultInterval) {
+  ASSERT_EQ(redis_.command({"XGROUP", "CREATE", kStream, "workers", "$", "MKSTREAM"}).str, "OK");
+  add(7);
+  relay_ = start_relay(server_, "ret", {"--metrics-port", std::to_string(metrics_port_)});  // 10 s interval
+  const auto started = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_until([&] { return metric("expiry_relay_stream_length{stream=\"expiry:stream\"}") == 7; }, 60s))
+      << relay_->output();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 8s) << "the gauge waited for the first trim interval";
+}
+
 TEST_F(RetentionTest, TwoGroupsAtDifferentPositionsTrimUpToTheLowerOne) {
   start("0");
   const auto ids = add(20);
