@@ -64,40 +64,17 @@ else
 fi
 export EXPIRY_RELAY_REDIS_URL=$REDIS_URL ORDER_CANCELLER_REDIS_URL=$REDIS_URL ORDER_SIM_REDIS_URL=$REDIS_URL
 
-# start_relay NAME: starts expiry-relay NAME with its metrics on a free port and waits (up to
-# 20 s) until it says it is ready. A port that another process took between the choice and the
-# relay's bind ("cannot listen") is chosen again, up to 5 times. Appends the port to METRICS_PORTS.
+# start_relay NAME: starts expiry-relay NAME with its metrics on a free port (chosen again when
+# another process takes it first) and waits (up to 20 s) until it says it is ready. Appends the
+# port to METRICS_PORTS.
 start_relay() {
-  local r=$1 port pid
-  for _ in 1 2 3 4 5; do
-    port=$(free_port)
-    setsid "$BIN/relay/expiry-relay" --instance "$r" --metrics-port "$port" >"$WORK/$r.log" 2>&1 &
-    pid=$!
-    STARTED_PIDS+=("$pid")
-    for _ in $(seq 400); do
-      if [ "$(http_get "$port" /readyz 2>/dev/null)" = ready ]; then
-        METRICS_PORTS+=("$port")
-        return 0
-      fi
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.05
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      echo "warning: $r is not ready after 20 s (see $WORK/$r.log)" >&2
-      METRICS_PORTS+=("$port")
-      return 0
-    fi
-    wait "$pid" 2>/dev/null || true
-    # It exited and was reaped: drop its pid (the last one added) so it is never signalled again.
-    STARTED_PIDS=("${STARTED_PIDS[@]:0:${#STARTED_PIDS[@]}-1}")
-    if ! grep -q "cannot listen" "$WORK/$r.log"; then
-      echo "expiry-relay $r exited:" >&2
-      tail -n 5 "$WORK/$r.log" >&2
-      return 1
-    fi
-  done
-  echo "expiry-relay $r: its metrics port was taken 5 times in a row" >&2
-  return 1
+  local r=$1 rc=0
+  start_with_metrics "$WORK/$r.log" 20 "$BIN/relay/expiry-relay" --instance "$r" || rc=$?
+  case $rc in
+    0) METRICS_PORTS+=("$METRICS_PORT") ;;
+    2) echo "warning: $r is not ready after 20 s (see $WORK/$r.log)" >&2; METRICS_PORTS+=("$METRICS_PORT") ;;
+    *) echo "expiry-relay $r did not start (see $WORK/$r.log)" >&2; return 1 ;;
+  esac
 }
 
 METRICS_PORTS=()

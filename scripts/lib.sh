@@ -127,3 +127,39 @@ configure_sanitizer_tree() {
     -DEXPIRY_RELAY_SANITIZE=ON -DEXPIRY_RELAY_FUZZ=ON -DEXPIRY_RELAY_BUILD_TESTS=ON \
     -DEXPIRY_RELAY_BUILD_BENCH=OFF >/dev/null
 }
+
+# start_with_metrics LOG DEADLINE_S PROGRAM ARGS...: starts PROGRAM ARGS --metrics-port P (P a
+# free port) in its own session, logging to LOG, and waits (up to DEADLINE_S seconds) until its
+# /readyz answers "ready". A port another process took between the choice and the program's
+# bind ("cannot listen": likely when tests run in parallel) is chosen again, up to 5 times.
+# Sets METRICS_PORT and appends the pid to STARTED_PIDS. Returns 1 when the program exited for
+# another reason (the log's tail on stderr), 2 when it still runs but is not ready in time.
+start_with_metrics() {
+  local log=$1 deadline_s=$2
+  shift 2
+  local port pid _attempt
+  for _attempt in 1 2 3 4 5; do
+    port=$(free_port) || return 1
+    setsid "$@" --metrics-port "$port" >"$log" 2>&1 &
+    pid=$!
+    STARTED_PIDS+=("$pid")
+    for _ in $(seq $((deadline_s * 20))); do
+      if [ "$(http_get "$port" /readyz 2>/dev/null)" = ready ]; then
+        METRICS_PORT=$port
+        return 0
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.05
+    done 2>/dev/null
+    if kill -0 "$pid" 2>/dev/null; then
+      METRICS_PORT=$port
+      return 2
+    fi
+    wait "$pid" 2>/dev/null || true
+    # It exited and was reaped: drop its pid (the last one added) so it is never signalled again.
+    STARTED_PIDS=("${STARTED_PIDS[@]:0:${#STARTED_PIDS[@]}-1}")
+    grep -q "cannot listen" "$log" || { tail -n 5 "$log" >&2; return 1; }
+  done
+  echo "$1: its metrics port was taken 5 times in a row" >&2
+  return 1
+}

@@ -53,22 +53,18 @@ NS=metricnames
 export EXPIRY_RELAY_REDIS_URL=$REDIS_URL EXPIRY_RELAY_NAMESPACE=$NS
 export ORDER_CANCELLER_REDIS_URL=$REDIS_URL ORDER_CANCELLER_NAMESPACE=$NS
 CANCELLER_STREAM=orders:timeouts   # order-canceller's default --stream
-relay_port=$(free_port) canceller_port=$(free_port)
-relay_args=(--instance names-relay --metrics-port "$relay_port")
+relay_args=(--instance names-relay)
 # A short trim interval, when the relay has one, so that the per-stream series come soon.
 "$BIN/relay/expiry-relay" --help 2>&1 | grep -q -- '--stream-trim-interval-ms' &&
   relay_args+=(--stream-trim-interval-ms 200)
-"$BIN/relay/expiry-relay" "${relay_args[@]}" >"$WORK/relay.log" 2>&1 &
-STARTED_PIDS+=($!)
-"$BIN/orders/order-canceller" --consumer names-canceller --metrics-port "$canceller_port" \
-  >"$WORK/canceller.log" 2>&1 &
-STARTED_PIDS+=($!)
+# Each on a free port, chosen again if another process takes it first (start_with_metrics).
+start_with_metrics "$WORK/relay.log" "$DEADLINE_S" "$BIN/relay/expiry-relay" "${relay_args[@]}" || true
+relay_port=${METRICS_PORT:-0}
+METRICS_PORT=
+start_with_metrics "$WORK/canceller.log" "$DEADLINE_S" "$BIN/orders/order-canceller" --consumer names-canceller || true
+canceller_port=${METRICS_PORT:-0}
 
 ready() { [ "$(http_get "$1" /readyz 2>/dev/null)" = ready ]; }
-for _ in $(seq $((DEADLINE_S * 10))); do
-  ready "$relay_port" && ready "$canceller_port" && break
-  sleep 0.1
-done
 check "expiry-relay is ready (metrics on :$relay_port)" ready "$relay_port"
 check "order-canceller is ready (metrics on :$canceller_port)" ready "$canceller_port"
 
