@@ -9,6 +9,7 @@
 
 #include "protocol/bucket_plan.h"
 #include "protocol/function_library.h"
+#include "protocol/info_text.h"
 #include "protocol/redis_error.h"
 
 namespace expiry {
@@ -76,7 +77,8 @@ Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats*
       drain_timer_(loop, [this] { drain_tick(); }),
       prepare_retry_(loop, [this] {
         if (commands_.ready() && !stopping_) prepare_redis();
-      }) {
+      }),
+      role_timer_(loop, [this] { check_role(); }) {
   for (int bucket : scope_.buckets) {
     KeyLayout keys(config_.ns, bucket);
     std::string stream = scope_.stream_of(keys, config_.stream);
@@ -84,6 +86,7 @@ Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats*
     auto sweeper = std::make_unique<Sweeper>(loop, functions_, config_, std::move(keys), std::move(stream),
                                              std::move(limits), stats_);
     sweeper->set_on_moved([this] { topology_hint("a bucket's slot moved (MOVED)"); });
+    sweeper->set_readiness(&writes_);
     sweepers_.emplace(bucket, std::move(sweeper));
   }
   trimmer_ = std::make_unique<StreamTrimmer>(loop, functions_, config_, relay_streams(config_, scope_), stats_);
@@ -162,12 +165,12 @@ void Relay::start() {
   unready_since_ = Clock::now();
   if (scope_.buckets.size() == 1 && !scope_.cluster) {
     spdlog::info("expiry-relay {} starting: redis={} namespace={} stream={} group={} sweep_interval={}ms",
-                 config_.instance, config_.redis.redacted(), config_.ns, sweepers_.begin()->second->stream(),
+                 config_.instance, config_.redis.where(), config_.ns, sweepers_.begin()->second->stream(),
                  config_.group, config_.sweep_interval.count());
   } else {
     spdlog::info("expiry-relay {} starting: redis={} namespace={} buckets={} of {} (streams {}:{{B}}:stream) group={} "
                  "sweep_interval={}ms",
-                 config_.instance, config_.redis.redacted(), config_.ns, scope_.buckets.size(), scope_.bucket_count,
+                 config_.instance, config_.redis.where(), config_.ns, scope_.buckets.size(), scope_.bucket_count,
                  config_.ns, config_.group, config_.sweep_interval.count());
   }
   if (config_.max_late_ms > 0 && !sweepers_.empty()) {
@@ -196,7 +199,33 @@ bool Relay::ready(std::string& why) const {
     why = "not subscribed to expired events";
     return false;
   }
-  return true;
+  return writes_.ready(why);
+}
+
+void Relay::check_role() {
+  if (stopping_ || !role_allowed_) return;
+  role_timer_.arm(config_.health_probe_interval);
+  if (!commands_.ready()) return;
+  // INFO replication rather than ROLE: the relay's documented ACL user may run INFO.
+  commands_.command({"INFO", "replication"}, [this](const Reply& r) {
+    if (r.is_io_error()) return;
+    const std::string role = r.failed() ? std::string() : info_field(r.str, "role");
+    if (role.empty()) {
+      role_allowed_ = !(classify(r) == RedisErrorKind::NoPermission || classify(r) == RedisErrorKind::UnknownCommand);
+      if (!role_allowed_) spdlog::debug("INFO replication failed, ignored (readiness follows the writes only): {}", r.str);
+      return;
+    }
+    const bool refused_before = writes_.refuses_writes();
+    writes_.on_role(role);
+    if (writes_.refuses_writes() && !refused_before) {
+      spdlog::error("Redis at {} has role {}: it cannot take writes; the relay is not ready until it is a master "
+                    "again",
+                    config_.redis.where(), role);
+    } else if (!writes_.refuses_writes() && refused_before) {
+      spdlog::info("Redis at {} is a master again: sweeping", config_.redis.where());
+      sweep_all("the node is a master again");
+    }
+  });
 }
 
 void Relay::on_handshake_error(const Reply& reply) {
@@ -267,11 +296,11 @@ void Relay::check_cluster_mode(const Reply& reply) {
   const bool cluster = reply.str.find("cluster_enabled:1") != std::string::npos;
   if (cluster == scope_.cluster) return;
   if (cluster) {
-    fail("Redis at " + config_.redis.redacted() +
+    fail("Redis at " + config_.redis.where() +
          " is a Redis Cluster node, but the relay started in single-Redis mode (Redis could not be reached when "
          "it started); restart it to serve the cluster");
   } else {
-    fail("Redis at " + config_.redis.redacted() + " is no longer a cluster node; restart the relay");
+    fail("Redis at " + config_.redis.where() + " is no longer a cluster node; restart the relay");
   }
 }
 
@@ -417,6 +446,8 @@ void Relay::on_prepared() {
   ever_prepared_ = true;
   sweep_all("connected");
   trimmer_->start();
+  // Through Sentinel the connection itself moves off a node that is no longer the master.
+  if (!config_.redis.sentinel.enabled() && !role_timer_.armed()) role_timer_.arm(config_.health_probe_interval);
 }
 
 void Relay::fail(const std::string& why) {

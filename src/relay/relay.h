@@ -64,7 +64,9 @@ class Relay {
   const RelayStats& stats() const { return stats_; }
   RelayConnections connections() const;
   const Metrics& metrics() const { return metrics_; }
-  // Ready: the command connection passed the startup checks and the listener is subscribed.
+  // Ready means "can forward": the command connection passed the startup checks, the listener
+  // is subscribed, and the node takes the relay's writes (WriteReadiness: no READONLY,
+  // MASTERDOWN or ROLE other than master, sweeps not failing again and again).
   bool ready(std::string& why) const;
   // Healthy unless the relay has gone longer than config.unhealthy_after without a ready
   // command connection (since start or since the connection was lost): then a restart may
@@ -89,6 +91,10 @@ class Relay {
   Sweeper* lane(int bucket);
   void sweep_all(const char* reason);
   void topology_hint(const char* why);
+  // Without Sentinel, every health probe interval: is the node still a master (INFO
+  // replication's role)? A user refused INFO is not asked again; then only the writes tell
+  // (WriteReadiness).
+  void check_role();
 
   EventLoop& loop_;
   const RelayConfig config_;
@@ -105,6 +111,9 @@ class Relay {
   ExpiryListener listener_;
   Timer drain_timer_;
   Timer prepare_retry_;
+  WriteReadiness writes_;   // can the node take our writes? (ready())
+  Timer role_timer_;
+  bool role_allowed_ = true;  // the ACL lets this user run ROLE
   uint32_t prepare_failures_ = 0;
   bool prepared_ = false;   // the current command connection passed prepare_redis()
   std::optional<Clock::time_point> unready_since_;  // since when the commands are not prepared

@@ -21,6 +21,9 @@ namespace {
 // How soon a sweep is tried again while its bucket's slot moves between nodes (TRYAGAIN, ASK,
 // a migrating key): a move of thousands of keys takes about a second.
 constexpr milliseconds kSlotMoveRetry{50};
+// How soon a sweep is tried again on a node that refuses writes (READONLY, MASTERDOWN): readiness
+// comes back within this once it is a master again.
+constexpr milliseconds kNotMasterRetry{1000};
 }  // namespace
 
 Sweeper::Sweeper(EventLoop& loop, FunctionCaller& functions, const RelayConfig& config, KeyLayout keys,
@@ -93,9 +96,11 @@ void Sweeper::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
   if (!result) {
     draining_ = false;
     ++stats_.sweep_errors;
+    if (readiness_ != nullptr) readiness_->on_failure(reply, "sweep of " + keys_.schedule_key());
     on_batch_error(reply);
     return;
   }
+  if (readiness_ != nullptr) readiness_->on_success();
   stats_.forwarded_sweep += static_cast<uint64_t>(result->forwarded);
   stats_.dead_lettered_late_sweep += static_cast<uint64_t>(result->late);
   for (long long ms : result->lateness_ms) stats_.observe_lateness_ms(ms);
@@ -154,6 +159,13 @@ void Sweeper::on_batch_error(const Reply& reply) {
       spdlog::debug("sweep of {}: {}; the slot is moving, retrying in {} ms", keys_.schedule_key(), reply.str,
                     kSlotMoveRetry.count());
       if (in_flight_ == 0) timer_.arm(kSlotMoveRetry);
+      return;
+    case RedisErrorKind::ReadOnly:
+    case RedisErrorKind::MasterDown:
+      // Not a master (now): the relay is not ready; try again soon to see it serve writes again.
+      spdlog::error("sweep failed: {}; the node does not take writes; retrying in {} ms ({})", reply.describe(),
+                    std::min(config_.sweep_interval, kNotMasterRetry).count(), keys_.schedule_key());
+      timer_.arm(std::min(config_.sweep_interval, kNotMasterRetry));
       return;
     default:
       spdlog::error("sweep failed: {}; retrying in {} ms ({})", reply.describe(), config_.sweep_interval.count(),

@@ -13,6 +13,7 @@
 #include "io/function_caller.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
+#include "protocol/write_readiness.h"
 #include "config/relay_config.h"
 #include "relay/relay_stats.h"
 
@@ -33,6 +34,8 @@ class Sweeper {
   void note_due(long long due_ms);
   // Called when Redis answered MOVED: this node no longer owns the bucket's slot.
   void set_on_moved(std::function<void()> fn) { on_moved_ = std::move(fn); }
+  // Told of every sweep call's outcome (the relay's readiness: can it forward?).
+  void set_readiness(WriteReadiness* readiness) { readiness_ = readiness; }
   const KeyLayout& keys() const { return keys_; }
   const std::string& stream() const { return stream_; }
   const ClaimLimits& limits() const { return limits_; }
@@ -63,6 +66,7 @@ class Sweeper {
   const ClaimLimits limits_;
   RelayStats& stats_;
   std::function<void()> on_moved_;
+  WriteReadiness* readiness_ = nullptr;  // the relay's, told of each call's outcome
   Timer timer_;
   AliveToken alive_;             // guards the work this sweeper defers to the loop
   int in_flight_ = 0;            // sweep calls waiting for their replies
