@@ -91,6 +91,24 @@ std::optional<std::string> probe_port_speaks_tls(const std::string& host, int po
   }
 }
 
+std::optional<std::string> probe_port_speaks_plain_redis(const std::string& host, int port,
+                                                         std::chrono::milliseconds budget) {
+  try {
+    Socket socket(host, port, budget);
+    if (!socket.valid()) return std::nullopt;
+    static constexpr char kPing[] = "PING\r\n";
+    if (::send(socket.fd(), kPing, sizeof kPing - 1, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof kPing - 1)) {
+      return std::nullopt;
+    }
+    char first = 0;
+    if (::recv(socket.fd(), &first, 1, 0) != 1 || (first != '+' && first != '-')) return std::nullopt;
+    return "the server at " + host + ":" + std::to_string(port) +
+           " answers in plain text, not TLS: use a redis:// URL, or the server's TLS port";
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 std::optional<std::string> probe_tls_refusal(const TlsContext& tls, const std::string& host, int port,
                                              std::chrono::milliseconds budget) {
   try {

@@ -18,6 +18,12 @@ namespace expiry {
 // ServerHello or a TLS alert back says so; then the text naming rediss://.
 std::optional<std::string> probe_port_speaks_tls(const std::string& host, int port, std::chrono::milliseconds budget);
 
+// For a rediss:// connection whose TLS handshake failed or timed out: does host:port speak plain
+// Redis? A PING answered with a RESP simple string or error ('+' or '-') says so; then the text
+// naming redis://.
+std::optional<std::string> probe_port_speaks_plain_redis(const std::string& host, int port,
+                                                         std::chrono::milliseconds budget);
+
 // For a rediss:// connection closed after its handshake and before Redis's first reply: connects
 // again with `tls`'s settings and reads without writing, which lets the server's alert (TLS 1.3
 // sends "certificate required" only after the handshake) arrive before any reset could discard

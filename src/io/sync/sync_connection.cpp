@@ -70,8 +70,8 @@ std::string command_name(const std::vector<std::string>& argv) {
 const Reply& expect_ok(const Reply& reply, const std::string& what) {
   if (reply.type != Reply::Type::Error && reply.type != Reply::Type::IoError) return reply;
   if (classify(reply) == RedisErrorKind::NoAuth) {
-    throw ReplyError(what + ": " + reply.str +
-                     " (the server requires a password: put it in the URL or use --password-file)");
+    throw AuthError(what + ": " + reply.str +
+                    " (the server requires a password: put it in the URL or use --password-file)");
   }
   throw ReplyError(what + ": " + reply.str);
 }
@@ -101,6 +101,13 @@ SyncConnection::SyncConnection(const RedisEndpoint& endpoint, Options options)
     bool definite = false;
     ssl_ = tls_->start(ctx_.get(), endpoint_.host, &why, &definite);
     if (ssl_ == nullptr) {
+      if (!definite) {
+        // A plain-text port never completes the handshake; a plain PING tells it from a fault.
+        const auto budget = std::min(options_.connect_timeout, std::chrono::milliseconds(1000));
+        if (auto cause = probe_port_speaks_plain_redis(endpoint_.host, endpoint_.port, budget)) {
+          throw TlsError("cannot connect to " + endpoint_.redacted() + ": " + *cause);
+        }
+      }
       const std::string text = "cannot connect to " + endpoint_.redacted() + ": " + why;
       if (definite) throw TlsError(text);
       throw IoError(text);
@@ -119,7 +126,9 @@ void SyncConnection::handshake() {
     auth.push_back(endpoint_.password);
     const Reply r = command(auth);
     if (r.type == Reply::Type::Error) {
-      throw ReplyError("authentication failed for " + endpoint_.redacted() + ": " + r.str);
+      const std::string why = "authentication failed for " + endpoint_.redacted() + ": " + r.str;
+      if (is_transient(classify(r))) throw ReplyError(why);  // LOADING, BUSY: try again later
+      throw AuthError(why);
     }
   }
   if (endpoint_.db != 0) {
@@ -152,6 +161,12 @@ void SyncConnection::fail_io() {
     if (tls_ && !TlsContext::handshake_finished(ssl_)) {
       broken_reason_ = "Redis connection to " + endpoint_.redacted() + " failed: " +
                        tls_->explain_timeout(std::to_string(options_.command_timeout.count()) + " ms");
+      // A plain-text port never answers a ClientHello; a plain PING tells it from a hung server.
+      const auto budget = std::min(options_.connect_timeout, std::chrono::milliseconds(1000));
+      if (auto cause = probe_port_speaks_plain_redis(endpoint_.host, endpoint_.port, budget)) {
+        broken_reason_ = "Redis connection to " + endpoint_.redacted() + " failed: " + *cause;
+        throw TlsError(broken_reason_);
+      }
     }
     throw IoError(broken_reason_);
   }
@@ -168,8 +183,11 @@ void SyncConnection::fail_io() {
   if (tls_) {
     bool definite = false;
     broken_reason_ += tls_->explain_failure(ssl_, endpoint_.host, why, false, &definite);
-    if (!definite && TlsContext::handshake_finished(ssl_)) {
-      if (auto cause = probe_tls_refusal(*tls_, endpoint_.host, endpoint_.port, budget)) {
+    if (!definite) {
+      const bool handshaken = TlsContext::handshake_finished(ssl_);
+      auto cause = handshaken ? probe_tls_refusal(*tls_, endpoint_.host, endpoint_.port, budget)
+                              : probe_port_speaks_plain_redis(endpoint_.host, endpoint_.port, budget);
+      if (cause) {
         broken_reason_ = "Redis connection to " + endpoint_.redacted() + " failed: " + *cause;
         definite = true;
       }
