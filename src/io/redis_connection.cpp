@@ -21,7 +21,7 @@
 #include "io/tls_context.h"
 #include "io/tls_probe.h"
 #include "io/sentinel_watch.h"
-#include "io/sync/sentinel_discovery.h"
+#include "io/sentinel_resolver.h"
 #include "protocol/redis_error.h"
 #include "protocol/sentinel_reply.h"
 
@@ -109,7 +109,7 @@ void RedisConnection::start() {
   if (options_.endpoint.sentinel.enabled() && !watch_) {
     watch_ = SentinelWatch::join(loop_, options_.endpoint, options_.connect_timeout, options_.backoff, this);
   }
-  if (state_ == State::Disconnected && ctx_ == nullptr && !retry_timer_.armed()) connect_now();
+  if (state_ == State::Disconnected && ctx_ == nullptr && !retry_timer_.armed() && !resolving_) connect_now();
 }
 
 void RedisConnection::connect_now() {
@@ -126,28 +126,53 @@ void RedisConnection::connect_now() {
     held_until_.reset();
   }
   if (target_.sentinel.enabled()) {
-    if (!discovery_) discovery_ = std::make_unique<SentinelDiscovery>(options_.endpoint, discovery_timeout());
-    try {
-      const RedisEndpoint master = discovery_->find_master();
-      if (master.host != target_.host || master.port != target_.port) {
-        spdlog::info("redis {}: the sentinels name {}:{} as master {}", options_.role, master.host, master.port,
-                     master.sentinel.master);
-      }
-      target_ = master;
-    } catch (const UnknownMasterError& e) {
+    if (resolving_) return;
+    resolving_ = true;
+    watch_->lookup(alive_, [this](const MasterLookup& lookup) { run_own([&] { on_master_lookup(lookup); }); });
+    return;
+  }
+  connect_to_target();
+}
+
+void RedisConnection::on_master_lookup(const MasterLookup& lookup) {
+  resolving_ = false;
+  if (state_ != State::Disconnected || ctx_ != nullptr) return;  // closed, or connected meanwhile
+  if (held_until_ && Clock::now() < *held_until_) {
+    connect_now();  // arms the retry of a held connection
+    return;
+  }
+  switch (lookup.outcome) {
+    case MasterLookup::Outcome::FailoverInProgress:
+      // Not a failure: wait for the switch without growing the backoff.
+      if (!failover_logged_) spdlog::warn("redis {}: {}", options_.role, lookup.why);
+      failover_logged_ = true;
+      retry_timer_.arm(std::chrono::milliseconds(100));
+      return;
+    case MasterLookup::Outcome::Refused:
       // Retrying cannot cure it: the owner decides (at start, the services exit 2).
-      attempt_failed(e.what());
-      loop_.defer(alive_, [this, why = std::string(e.what())] {
+      attempt_failed(lookup.why);
+      loop_.defer(alive_, [this, why = lookup.why] {
         run_own([&] {
           if (on_handshake_error_) on_handshake_error_(Reply::io_error(why));
         });
       });
       return;
-    } catch (const std::exception& e) {
-      attempt_failed(e.what());  // the sentinels or the master are down, or mid-failover: retried
+    case MasterLookup::Outcome::Failed:
+      attempt_failed(lookup.why);  // the sentinels or the master are down: retried
       return;
-    }
+    case MasterLookup::Outcome::Found:
+      break;
   }
+  failover_logged_ = false;
+  if (lookup.master.host != target_.host || lookup.master.port != target_.port) {
+    spdlog::info("redis {}: the sentinels name {}:{} as master {}", options_.role, lookup.master.host,
+                 lookup.master.port, lookup.master.sentinel.master);
+  }
+  target_ = lookup.master;
+  connect_to_target();
+}
+
+void RedisConnection::connect_to_target() {
   const auto& ep = target_;
   if (ep.tls.enabled && !tls_) {
     try {
@@ -188,6 +213,7 @@ void RedisConnection::connect_now() {
   redisAsyncSetConnectCallback(ac, &RedisConnection::on_connect);
   redisAsyncSetDisconnectCallback(ac, &RedisConnection::on_disconnect);
   ctx_ = ac;
+  sent_at_.clear();
   state_ = State::Connecting;
   dying_ = false;
   was_ready_ = false;
@@ -231,8 +257,11 @@ std::string RedisConnection::failure_text(const redisAsyncContext* ac, bool* tls
   const auto budget = std::min(options_.connect_timeout, std::chrono::milliseconds(1000));
   if (tls_) {
     explained = tls_->explain_failure(ssl_, ep.host, why, false, &definite);
-    if (!definite && !ever_ready_ && TlsContext::handshake_finished(ssl_)) {
-      if (auto cause = probe_tls_refusal(*tls_, ep.host, ep.port, budget)) {
+    if (!definite && !ever_ready_) {
+      const bool handshaken = TlsContext::handshake_finished(ssl_);
+      auto cause = handshaken ? probe_tls_refusal(*tls_, ep.host, ep.port, budget)
+                              : probe_port_speaks_plain_redis(ep.host, ep.port, budget);
+      if (cause) {
         explained = *cause;
         definite = true;
       }
@@ -381,7 +410,18 @@ void RedisConnection::attempt_failed_timeout() {
     return;
   }
   // A TLS client that a plain-text port never answers (it waits for the end of a "command"),
-  // or a hung server: retried like any timeout, with TLS named.
+  // or a hung server. Before the first Ready a plain PING tells them apart: a port that answers
+  // it in plain text is a setup retrying cannot cure (the owner decides: at start, exit 2), like
+  // a plain client on a TLS port; anything else is retried like any timeout, with TLS named.
+  if (!ever_ready_) {
+    const auto budget = std::min(options_.connect_timeout, std::chrono::milliseconds(1000));
+    if (auto cause = probe_port_speaks_plain_redis(target_.host, target_.port, budget)) {
+      const std::string why = *cause;
+      drop_now(why);
+      if (on_handshake_error_) on_handshake_error_(Reply::io_error(why));
+      return;
+    }
+  }
   drop_now(tls_->explain_timeout(std::to_string(options_.connect_timeout.count()) + " ms"));
 }
 
@@ -427,10 +467,6 @@ void RedisConnection::force_reconnect(std::string why) {
   });
 }
 
-std::chrono::milliseconds RedisConnection::discovery_timeout() const {
-  return std::min(options_.connect_timeout, std::chrono::milliseconds(1000));
-}
-
 void RedisConnection::follow_master(const std::string& host, int port) {
   if (!target_.sentinel.enabled() || state_ == State::Closing || state_ == State::Closed) return;
   const bool was_held = held_until_.has_value();
@@ -442,6 +478,14 @@ void RedisConnection::follow_master(const std::string& host, int port) {
   if (host == target_.host && port == target_.port) return;
   force_reconnect("the sentinels moved master " + target_.sentinel.master + " to " + host + ":" +
                   std::to_string(port));
+}
+
+void RedisConnection::check_master(const std::string& host, int port) {
+  if (!target_.sentinel.enabled() || held_until_) return;
+  if (state_ != State::Ready && state_ != State::Connecting) return;
+  if (host == target_.host && port == target_.port) return;
+  force_reconnect("the sentinels name " + host + ":" + std::to_string(port) + " as master " +
+                  target_.sentinel.master + ", not " + target_.host + ":" + std::to_string(target_.port));
 }
 
 void RedisConnection::hold(std::chrono::milliseconds max, const std::string& why) {
@@ -507,6 +551,7 @@ bool RedisConnection::send(const std::vector<std::string>& argv, ReplyCallback c
     return false;
   }
   ++inflight_;
+  sent_at_.push_back(Clock::now());
   return true;
 }
 
@@ -549,7 +594,10 @@ void RedisConnection::on_reply(redisAsyncContext* ac, void* reply, void* privdat
     self->deliver(pending->cb, Reply::io_error(context_error(ac)));
     return;
   }
-  if (ac == self->ctx_) self->last_activity_ = Clock::now();
+  if (ac == self->ctx_) {
+    self->last_activity_ = Clock::now();
+    if (!self->sent_at_.empty()) self->sent_at_.pop_front();  // replies come in the order sent
+  }
   const Reply r = reply_from_hiredis(static_cast<redisReply*>(reply));
   if (ac == self->ctx_ && self->target_.sentinel.enabled() && classify(r) == RedisErrorKind::ReadOnly) {
     // The node was demoted: find the master again (the owner sees the error and retries).
@@ -575,9 +623,13 @@ void RedisConnection::watchdog_tick() {
   if (state_ != State::Ready || ctx_ == nullptr) return;
   const auto now = Clock::now();
   const auto silent = now - last_activity_;
-  if (inflight_ > 0 && silent > options_.watchdog_timeout) {
-    drop_now("no reply for " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) +
-             " ms");
+  // The age of the oldest unanswered command: a reply overdue by that much means a hung server
+  // or path. Silence alone does not (an idle connection is quiet, and its next command's reply
+  // is not late the moment it is sent).
+  const auto waiting = sent_at_.empty() ? Clock::duration::zero() : now - sent_at_.front();
+  if (!sent_at_.empty() && waiting > options_.watchdog_timeout) {
+    drop_now("no reply for " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(waiting).count()) +
+             " ms to a command sent then");
     return;
   }
   const auto ping_after = options_.ping_after.count() > 0 ? options_.ping_after : options_.watchdog_interval;

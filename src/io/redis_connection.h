@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -21,8 +22,8 @@ struct ssl_st;
 
 namespace expiry {
 
-class SentinelDiscovery;
 class SentinelWatch;
+struct MasterLookup;
 class TlsContext;
 
 class RedisConnection {
@@ -35,17 +36,19 @@ class RedisConnection {
 
   struct Options {
     // endpoint.tls.enabled: TLS (io/tls_context), retried like any failure.
-    // endpoint.sentinel.enabled(): every attempt first asks the sentinels for the master
-    // (io/sync/sentinel_discovery.h, blocking for at most min(connect_timeout, 1 s) per
-    // sentinel), the handshake checks ROLE, a READONLY reply or a +switch-master (io/
-    // sentinel_watch.h) moves the connection to the new master, and on_ready follows as after
-    // any reconnect.
+    // endpoint.sentinel.enabled(): every attempt first asks the sentinels for the master, off
+    // the loop (io/sentinel_watch.h, io/sentinel_resolver.h: no loop ever waits on a sentinel);
+    // while a sentinel reports a failover in progress it waits (without counting failures),
+    // the handshake checks ROLE, a READONLY reply or a +switch-master moves the connection to
+    // the new master, and on_ready follows as after any reconnect.
     RedisEndpoint endpoint;
     std::string role;         // "commands", "subscriber": used in logs and CLIENT SETNAME
     std::string client_name;  // CLIENT SETNAME value (no spaces); empty: none
     // TCP connect (timed by hiredis), then again the handshake: TLS, AUTH, SELECT, PING.
     std::chrono::milliseconds connect_timeout{2000};
     std::chrono::milliseconds watchdog_interval{1000};  // how often overdue replies are looked for
+    // The connection is dropped when its oldest unanswered command is older than this (not when
+    // it has merely been quiet: an idle connection keeps its silence).
     std::chrono::milliseconds watchdog_timeout{3000};
     BackoffPolicy backoff;
     Watchdog watchdog = Watchdog::Ping;
@@ -100,6 +103,9 @@ class RedisConnection {
   // Through Sentinel: ends a hold() and reconnects (deferred) unless host:port is the node in
   // use already. No-op without Sentinel.
   void follow_master(const std::string& host, int port);
+  // Through Sentinel, what a periodic check found: reconnects (deferred) when the connection is
+  // up or coming up to a node other than host:port. Never ends a hold. No-op without Sentinel.
+  void check_master(const std::string& host, int port);
   // Through Sentinel, while the master is being replaced: disconnects (deferred) and makes no
   // attempt until follow_master(), release_hold() or `max` has passed. No-op without Sentinel.
   void hold(std::chrono::milliseconds max, const std::string& why);
@@ -123,6 +129,10 @@ class RedisConnection {
   static void on_subscription_reply(redisAsyncContext* ac, void* reply, void* privdata);
 
   void connect_now();
+  // Through Sentinel: what the lookup connect_now() asked for found.
+  void on_master_lookup(const MasterLookup& lookup);
+  // Opens the context to target_ (after a lookup, through Sentinel).
+  void connect_to_target();
   void begin_handshake();
   void handshake_step_done(const Reply& reply, const std::string& step, uint64_t attempt);
   void handshake_refused(const std::string& step, const Reply& reply);
@@ -131,7 +141,6 @@ class RedisConnection {
   void attempt_failed(const std::string& why);
   void attempt_failed_timeout();
   std::string connect_timeout_text() const;
-  std::chrono::milliseconds discovery_timeout() const;
   // Why `ac` failed: hiredis's text, with OpenSSL's cause for TLS and a hint for plain text.
   // Before Ready, sets *tls_refusal when the cause is TLS not fitting the server: a definite
   // cause (a certificate that does not verify, an alert), or, before the first Ready, a close
@@ -163,6 +172,7 @@ class RedisConnection {
   bool was_ready_ = false;            // this context reached Ready (so losing it calls on_down)
   bool ever_ready_ = false;
   size_t inflight_ = 0;               // commands sent and not yet answered (excluding subscriptions)
+  std::deque<Clock::time_point> sent_at_;  // when each unanswered command of ctx_ was sent, oldest first
   size_t handshake_left_ = 0;         // handshake replies still expected
   bool handshake_failed_ = false;     // a step was refused: the other replies are ignored
   uint64_t attempt_ = 0;              // connection attempts made; tags handshake replies
@@ -179,8 +189,9 @@ class RedisConnection {
   std::function<void(const std::string&)> on_down_;
   std::function<void(const Reply&)> on_handshake_error_;
   std::function<void()> on_closed_;
-  std::unique_ptr<SentinelDiscovery> discovery_;  // through Sentinel: finds the master
-  std::shared_ptr<SentinelWatch> watch_;          // through Sentinel: +switch-master, shared
+  bool resolving_ = false;                        // through Sentinel: a lookup is under way
+  bool failover_logged_ = false;                  // "waiting for the failover" logged for this wait
+  std::shared_ptr<SentinelWatch> watch_;          // through Sentinel: lookups, +switch-master, shared
   AliveToken alive_;                  // guards work this connection defers to the loop
 };
 

@@ -51,11 +51,12 @@ SentinelWatch::SentinelWatch(EventLoop& loop, const RedisEndpoint& endpoint, std
                              const BackoffPolicy& backoff)
     : loop_(loop),
       endpoint_(endpoint),
-      discovery_(endpoint, std::min(connect_timeout, std::chrono::milliseconds(1000))),
+      resolver_(loop, endpoint, std::min(connect_timeout, std::chrono::milliseconds(1000))),
       recheck_timer_(loop, [this] { recheck(); }) {
-  for (size_t i = 0; i < discovery_.sentinel_count(); ++i) {
+  const SentinelDiscovery sentinels(endpoint);  // only for the sentinels' endpoints
+  for (size_t i = 0; i < sentinels.sentinel_count(); ++i) {
     RedisConnection::Options options;
-    options.endpoint = discovery_.sentinel_endpoint(i);
+    options.endpoint = sentinels.sentinel_endpoint(i);
     options.role = "sentinel";
     options.connect_timeout = connect_timeout;
     options.backoff = backoff;
@@ -71,6 +72,10 @@ SentinelWatch::SentinelWatch(EventLoop& loop, const RedisEndpoint& endpoint, std
   }
   for (auto& sub : subscriptions_) sub->start();
   recheck_timer_.arm(kRecheck);
+}
+
+void SentinelWatch::lookup(const AliveToken& alive, std::function<void(const MasterLookup&)> done) {
+  resolver_.lookup(alive, std::move(done));
 }
 
 SentinelWatch::~SentinelWatch() {
@@ -108,10 +113,20 @@ void SentinelWatch::on_message(const Reply& message) {
 }
 
 void SentinelWatch::recheck() {
-  if (auto named = discovery_.named_master()) {
-    for (RedisConnection* follower : followers_) follower->follow_master(named->host, named->port);
-  }
+  resolver_.lookup(alive_, [this](const MasterLookup& lookup) { on_recheck(lookup); });
+}
+
+void SentinelWatch::on_recheck(const MasterLookup& lookup) {
   recheck_timer_.arm(kRecheck);
+  const std::string& name = endpoint_.sentinel.master;
+  if (lookup.outcome == MasterLookup::Outcome::FailoverInProgress) {
+    spdlog::warn("sentinel: {}; holding every connection until the switch (at most {} s)", lookup.why,
+                 kFailoverHold.count());
+    for (RedisConnection* follower : followers_) follower->hold(kFailoverHold, "failover of " + name + " in progress");
+    return;
+  }
+  if (lookup.outcome != MasterLookup::Outcome::Found) return;  // the connections' own attempts report it
+  for (RedisConnection* follower : followers_) follower->check_master(lookup.master.host, lookup.master.port);
 }
 
 }  // namespace expiry

@@ -18,6 +18,13 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
+// Redis or a sentinel refused our credentials for good: a wrong or missing password, a user that
+// may not log in. A configuration error: retrying with the same settings cannot cure it.
+class AuthError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // Redis could not be reached, or the connection broke.
 class IoError : public Error {
  public:

@@ -29,7 +29,12 @@ bool is_readonly(const Reply& r) { return classify(r) == RedisErrorKind::ReadOnl
 }  // namespace
 
 RoutedClient::RoutedClient(const RedisEndpoint& endpoint) : endpoint_(endpoint) {
-  single_ = std::make_unique<SyncConnection>(endpoint);
+  if (endpoint.sentinel.enabled()) {
+    // A failover in progress, or a master not yet reachable, is waited out (bounded).
+    reconnect_to_master("cannot reach the master through the sentinels");
+  } else {
+    single_ = std::make_unique<SyncConnection>(endpoint);
+  }
   const Reply info = single_->command({"INFO", "cluster"});
   if (info.failed() && classify(info) != RedisErrorKind::NoPermission) expect_ok(info, "INFO cluster");
   if (!info.failed() && info.str.find("cluster_enabled:1") != std::string::npos) {
@@ -67,8 +72,8 @@ void RoutedClient::reconnect_to_master(const std::string& why) {
     try {
       single_ = std::make_unique<SyncConnection>(endpoint_);
       return;
-    } catch (const UnknownMasterError&) {
-      throw;
+    } catch (const ConfigError&) {
+      throw;  // an unknown master name, refused credentials, TLS that does not fit: no retry cures it
     } catch (const Error& e) {
       if (std::chrono::steady_clock::now() >= deadline) {
         throw IoError(why + "; no master could be reached through the sentinels within " +
@@ -194,6 +199,18 @@ std::vector<NodeAddress> RoutedClient::primaries() {
 Reply RoutedClient::command_on(const NodeAddress& node, const std::vector<std::string>& argv) {
   if (cluster_) return cluster_->command_on(node, argv);
   return command(argv, 0);
+}
+
+bool RoutedClient::through_sentinel() const { return endpoint_.sentinel.enabled(); }
+
+std::optional<int> RoutedClient::sentinel_healthy_replicas() {
+  if (!endpoint_.sentinel.enabled()) return std::nullopt;
+  return SentinelDiscovery(endpoint_).healthy_replicas();
+}
+
+void RoutedClient::rediscover_master(const std::string& why) {
+  if (!endpoint_.sentinel.enabled()) return;
+  reconnect_to_master(why);
 }
 
 SyncConnection& RoutedClient::single() {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,14 @@ class RoutedClient {
   // WAIT `replicas` `timeout`: on a cluster on every node written to since the last call, on
   // one Redis on the connection. Returns the smallest count of replicas that acknowledged.
   long long wait_replicas(int replicas, std::chrono::milliseconds timeout);
+
+  // Through Sentinel: the replicas the sentinels see healthy (WAIT for them confirms a write
+  // survives a failover); nullopt without Sentinel or when the sentinels cannot tell.
+  bool through_sentinel() const;
+  std::optional<int> sentinel_healthy_replicas();
+  // Through Sentinel: drops the connection and connects to the master the sentinels name now,
+  // waiting out a failover in progress (at most 40 s). No-op without Sentinel.
+  void rediscover_master(const std::string& why);
 
   // The nodes holding the data: the primaries of a cluster, or the one Redis.
   std::vector<NodeAddress> primaries();

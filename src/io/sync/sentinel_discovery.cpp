@@ -1,6 +1,7 @@
 // See sentinel_discovery.h.
 #include "io/sync/sentinel_discovery.h"
 
+#include <thread>
 #include <utility>
 
 #include "io/sync/sync_connection.h"
@@ -8,6 +9,40 @@
 #include "protocol/sentinel_reply.h"
 
 namespace expiry {
+namespace {
+
+// What one sentinel said, asked on its own thread.
+struct SentinelAnswer {
+  bool answered = false;  // it replied at all (an error reply included)
+  bool refused = false;   // it refused the sentinel password, or wanted one
+  MasterState state;
+  std::string failure;  // why there is no state: a connection failure or a refusal
+};
+
+SentinelAnswer ask_sentinel(const RedisEndpoint& sentinel, const std::string& name, std::chrono::milliseconds timeout) {
+  SentinelAnswer answer;
+  try {
+    SyncConnection conn(sentinel, SyncConnection::Options{timeout, timeout});
+    const Reply reply = conn.command({"SENTINEL", "MASTER", name});
+    answer.answered = true;
+    if (reply.failed() && is_auth_refusal(classify(reply))) {
+      answer.refused = true;
+      answer.failure = reply.str + " (the sentinels' own password: sentinel_password_file)";
+      return answer;
+    }
+    answer.state = decode_master_state(reply);
+    if (!answer.state.address && !answer.state.unknown) answer.failure = answer.state.error;
+  } catch (const AuthError& e) {
+    answer.answered = true;
+    answer.refused = true;
+    answer.failure = std::string(e.what()) + " (the sentinels' own password: sentinel_password_file)";
+  } catch (const std::exception& e) {
+    answer.failure = e.what();
+  }
+  return answer;
+}
+
+}  // namespace
 
 SentinelDiscovery::SentinelDiscovery(const RedisEndpoint& endpoint, std::chrono::milliseconds timeout)
     : endpoint_(endpoint), timeout_(timeout), order_(endpoint.sentinel.sentinels) {
@@ -23,79 +58,92 @@ RedisEndpoint SentinelDiscovery::sentinel_endpoint(size_t index) const {
   return e;
 }
 
-std::optional<NodeAddress> SentinelDiscovery::named_master() {
-  const SyncConnection::Options options{timeout_, timeout_};
-  for (size_t i = 0; i < order_.size(); ++i) {
-    try {
-      SyncConnection conn(sentinel_endpoint(i), options);
-      auto answer = decode_master_address(conn.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", endpoint_.sentinel.master}));
-      if (answer.address) return answer.address;
-    } catch (const Error&) {
-      // the next sentinel may answer
-    }
-  }
-  return std::nullopt;
-}
-
 RedisEndpoint SentinelDiscovery::find_master() {
-  const SyncConnection::Options options{timeout_, timeout_};
   const std::string& name = endpoint_.sentinel.master;
+  // Every sentinel at once: the one running a failover may be any of them, and one that does
+  // not answer must not delay the others' answers by its timeout each.
+  std::vector<SentinelAnswer> answers(order_.size());
+  {
+    std::vector<std::thread> askers;
+    for (size_t i = 0; i < order_.size(); ++i) {
+      askers.emplace_back([this, i, &answers, &name] { answers[i] = ask_sentinel(sentinel_endpoint(i), name, timeout_); });
+    }
+    for (auto& t : askers) t.join();
+  }
+
   std::string failures;
-  int unknown = 0;  // sentinels that answered nil
-  int named = 0;    // sentinels that named an address
   const auto note = [&](const NodeAddress& where, const std::string& why) {
     failures += (failures.empty() ? "" : "; ") + where.to_string() + ": " + why;
   };
-  for (size_t i = 0; i < order_.size(); ++i) {
-    const NodeAddress sentinel = order_[i];
-    MasterAddressAnswer answer;
-    try {
-      SyncConnection conn(sentinel_endpoint(i), options);
-      answer = decode_master_address(conn.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", name}));
-    } catch (const Error& e) {
-      note(sentinel, e.what());
-      continue;
+  int answered = 0, refused = 0, unknown = 0;
+  std::optional<size_t> best;  // the answer naming an address with the highest config-epoch
+  for (size_t i = 0; i < answers.size(); ++i) {
+    const SentinelAnswer& a = answers[i];
+    answered += a.answered ? 1 : 0;
+    refused += a.refused ? 1 : 0;
+    if (a.state.failover_in_progress) {
+      throw FailoverInProgressError("sentinel " + order_[i].to_string() + " is failing master \"" + name +
+                                    "\" over (from " + a.state.address->to_string() + "): waiting for the switch");
     }
-    if (answer.unknown) {
+    if (a.state.unknown) {
       ++unknown;
-      note(sentinel, "knows no master named \"" + name + "\"");
-      continue;
+      note(order_[i], "knows no master named \"" + name + "\"");
+    } else if (!a.state.address) {
+      note(order_[i], a.failure);
+    } else if (!best || a.state.config_epoch > answers[*best].state.config_epoch) {
+      best = i;
     }
-    if (!answer.address) {
-      note(sentinel, answer.error);
-      continue;
-    }
-    ++named;
-    RedisEndpoint master = endpoint_;
-    master.host = answer.address->host;
-    master.port = answer.address->port;
-    try {
-      RedisEndpoint plain = master;
-      plain.sentinel = SentinelSettings{};
-      SyncConnection node(plain, options);
-      const Reply role = node.command({"ROLE"});
-      const bool refused = role.type == Reply::Type::Error && classify(role) == RedisErrorKind::NoPermission;
-      if (!refused && role_of(role) != "master") {
-        note(sentinel, "names " + answer.address->to_string() + ", which answers ROLE " +
-                           (role.type == Reply::Type::Error ? role.str : "\"" + role_of(role) + "\"") +
-                           ", not master");
-        continue;
-      }
-    } catch (const Error& e) {
-      note(sentinel, "names " + answer.address->to_string() + ", which cannot be reached: " + e.what());
-      continue;
-    }
-    if (i != 0) {
-      order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(i));
-      order_.insert(order_.begin(), sentinel);
-    }
-    return master;
   }
-  if (unknown > 0 && named == 0) {
-    // The sentinels that answered said nil; the others may be down, but none named a master.
-    throw UnknownMasterError("no sentinel knows a master named \"" + name + "\" (" + failures + ")");
+  if (!best) {
+    if (refused > 0 && refused == answered) {
+      throw AuthError("the sentinels refuse the sentinel password (" + failures + ")");
+    }
+    if (unknown > 0) throw UnknownMasterError("no sentinel knows a master named \"" + name + "\" (" + failures + ")");
+    throw IoError("cannot find the master \"" + name + "\" through the sentinels (" + failures + ")");
   }
-  throw IoError("cannot find the master \"" + name + "\" through the sentinels (" + failures + ")");
+
+  const NodeAddress sentinel = order_[*best];
+  const NodeAddress named = *answers[*best].state.address;
+  RedisEndpoint master = endpoint_;
+  master.host = named.host;
+  master.port = named.port;
+  std::string not_master;  // the role the node answers, when it is not master
+  try {
+    RedisEndpoint plain = master;
+    plain.sentinel = SentinelSettings{};
+    SyncConnection node(plain, SyncConnection::Options{timeout_, timeout_});
+    const Reply role = node.command({"ROLE"});
+    const bool refused_role = role.type == Reply::Type::Error && classify(role) == RedisErrorKind::NoPermission;
+    if (!refused_role && role_of(role) != "master") {
+      not_master = role.type == Reply::Type::Error ? role.str : "\"" + role_of(role) + "\"";
+    }
+  } catch (const AuthError& e) {
+    // The data node refuses the data credentials: every node of the group will.
+    throw AuthError("the sentinels name " + named.to_string() + " as master \"" + name +
+                    "\", which refuses the credentials: " + e.what());
+  } catch (const Error& e) {
+    throw IoError("cannot find the master \"" + name + "\" through the sentinels: " + sentinel.to_string() + " names " +
+                  named.to_string() + ", which cannot be reached: " + e.what());
+  }
+  if (!not_master.empty()) {
+    throw IoError("cannot find the master \"" + name + "\" through the sentinels: " + sentinel.to_string() +
+                  " names " + named.to_string() + " (config epoch " + std::to_string(answers[*best].state.config_epoch) +
+                  "), which answers ROLE " + not_master + ", not master");
+  }
+  if (*best != 0) {
+    order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(*best));
+    order_.insert(order_.begin(), sentinel);
+  }
+  return master;
+}
+
+std::optional<int> SentinelDiscovery::healthy_replicas() {
+  try {
+    SyncConnection conn(sentinel_endpoint(0), SyncConnection::Options{timeout_, timeout_});
+    return count_healthy_replicas(conn.command({"SENTINEL", "REPLICAS", endpoint_.sentinel.master}));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace expiry

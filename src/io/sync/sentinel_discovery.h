@@ -1,6 +1,7 @@
 // SentinelDiscovery: which node is the master now, as the sentinels say and the node confirms.
-// Blocking (each step bounded by a short timeout); used when a connection is made, by the sync
-// clients and by io/redis_connection before each (re)connect.
+// Blocking (each step bounded by a short timeout; the sentinels are asked at once, each on its
+// own thread); used by the sync clients when they connect, and off the event loop by
+// io/sentinel_resolver for the asynchronous connections.
 #pragma once
 
 #include <chrono>
@@ -20,18 +21,31 @@ class UnknownMasterError : public ConfigError {
   using ConfigError::ConfigError;
 };
 
+// A sentinel is failing the master over right now: the node it names may be about to be
+// replaced, and writes to it may be discarded. Not a failure: ask again shortly.
+class FailoverInProgressError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 // Contracts:
-// - find_master() asks the sentinels in turn: SENTINEL GET-MASTER-ADDR-BY-NAME on each (with
-//   the sentinel password, and TLS when the URL is rediss://), then ROLE on the node it names,
-//   with the data credentials and db. The first node that answers ROLE "master" wins; a node
-//   that answers another role (a restarted old master the sentinels have not yet turned into a
-//   replica says "master" too, but it is not named by them) is skipped for the next sentinel.
-//   A ROLE refused by ACL (NOPERM) is taken as confirmed.
-// - The sentinel that gave the answer is asked first next time (the list is reordered).
+// - find_master() asks every sentinel at once for SENTINEL MASTER <name> (with the sentinel
+//   password, and TLS when the URL is rediss://), waiting at most the timeout for each:
+//   - if any sentinel reports a failover of the master in progress (its flag
+//     failover_in_progress; only the sentinel running it knows), it throws
+//     FailoverInProgressError: no program connects to a node the sentinels are failing over
+//     away from;
+//   - otherwise the address named with the highest config-epoch wins (right after a failover the
+//     sentinels that have not yet heard of it still name the old master, which still answers
+//     ROLE master for several seconds), and must answer ROLE "master" with the data
+//     credentials and db (a ROLE refused by ACL, NOPERM, is taken as confirmed).
+// - The sentinel that gave the answer is listed first from then on (the list is reordered).
 // - Throws UnknownMasterError when at least one sentinel answered and none knows the name;
-//   IoError naming each sentinel's failure when no master could be found and confirmed.
+//   AuthError when every sentinel that answered refused the sentinel password (or wanted one),
+//   or the master refuses the data credentials; IoError naming each sentinel's failure when no
+//   master could be found and confirmed.
 // - Each connect and command waits at most `timeout`.
-// - Not thread-safe.
+// - Not thread-safe (one caller at a time).
 class SentinelDiscovery {
  public:
   // `endpoint.sentinel` must be enabled; the rest of `endpoint` (user, password, db, tls) is
@@ -42,12 +56,12 @@ class SentinelDiscovery {
   // `endpoint` with the master's host and port (sentinel settings kept).
   RedisEndpoint find_master();
 
-  // What the sentinels name as master now, without asking the node: the first answer in list
-  // order; nullopt when none answers with an address.
-  std::optional<NodeAddress> named_master();
+  // How many replicas of the master the sentinel that answered last sees healthy (for a WAIT
+  // that confirms writes on a replica); nullopt when it cannot tell.
+  std::optional<int> healthy_replicas();
 
-  // The sentinel at the head of the list (the last one that answered), as a data-less endpoint
-  // (the sentinel password, TLS, db 0): for subscribing to its +switch-master.
+  // The sentinel at `index` (the list reordered as above), as a data-less endpoint (the
+  // sentinel password, TLS, db 0): for subscribing to its +switch-master.
   RedisEndpoint sentinel_endpoint(size_t index) const;
   size_t sentinel_count() const { return order_.size(); }
 

@@ -173,6 +173,27 @@ TEST_F(RedisConnectionIo, WatchdogDropsASleepingServerAndFailsEachCommandOnce) {
   expect_each_failed_once(calls);
 }
 
+// The watchdog judges the oldest unanswered command's age, not the silence: a connection idle
+// for many watchdog timeouts whose next command takes most of a timeout to answer is healthy.
+TEST_F(RedisConnectionIo, AnIdleConnectionIsKeptWhenItsNextCommandTakesAlmostTheTimeout) {
+  auto options = connection_options(server_.port(), "commands");
+  options.watchdog = RedisConnection::Watchdog::Passive;  // no PINGs: the connection stays silent
+  options.watchdog_interval = milliseconds(20);
+  options.watchdog_timeout = milliseconds(600);
+  auto conn = connect(options);
+  for (int round = 0; round < 3; ++round) {
+    const auto idle_until = Clock::now() + milliseconds(1500);  // idle for 2.5 timeouts
+    h_.run_until([&] { return Clock::now() >= idle_until; }, "an idle spell");
+    CallCounter slow;
+    conn->command({"BLPOP", "io-test:nothing", "0.3"}, slow.callback());  // answers nil after 300 ms
+    h_.run_until([&] { return slow.calls > 0; }, "the slow command's reply");
+    EXPECT_EQ(slow.last.type, Reply::Type::Nil) << "round " << round << ": " << slow.last.describe();
+  }
+  EXPECT_EQ(downs_, 0) << last_down_;
+  EXPECT_EQ(conn->reconnects(), 0u);
+  EXPECT_TRUE(conn->ready());
+}
+
 TEST_F(RedisConnectionIo, ASubscribeHiredisRefusesToSendForcesAReconnect) {
   auto conn = connect(connection_options(server_.port(), "subscriber"));
   // hiredis (0.14 and 1.2 alike) refuses (P)UNSUBSCRIBE on a context that is not subscribed.

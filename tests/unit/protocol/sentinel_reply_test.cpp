@@ -37,6 +37,67 @@ TEST(SentinelReply, ErrorsAndMalformedRepliesAreErrors) {
   }
 }
 
+Reply fields(const std::vector<std::pair<std::string, std::string>>& kv) {
+  std::vector<Reply> out;
+  for (const auto& [k, v] : kv) {
+    out.push_back(text(k));
+    out.push_back(text(v));
+  }
+  return Reply::of_array(out);
+}
+
+TEST(SentinelReply, MasterStateGivesAddressEpochAndAFailoverInProgress) {
+  auto calm = decode_master_state(fields({{"name", "mymaster"}, {"ip", "127.0.0.1"}, {"port", "6380"},
+                                          {"flags", "master"}, {"config-epoch", "3"}}));
+  ASSERT_TRUE(calm.address) << calm.error;
+  EXPECT_EQ(*calm.address, (NodeAddress{"127.0.0.1", 6380}));
+  EXPECT_EQ(calm.config_epoch, 3);
+  EXPECT_FALSE(calm.failover_in_progress);
+  EXPECT_FALSE(calm.down);
+
+  auto busy = decode_master_state(fields({{"ip", "127.0.0.1"}, {"port", "6380"},
+                                          {"flags", "master,failover_in_progress"}, {"config-epoch", "4"}}));
+  ASSERT_TRUE(busy.address);
+  EXPECT_TRUE(busy.failover_in_progress);
+  EXPECT_EQ(busy.config_epoch, 4);
+
+  auto down = decode_master_state(fields({{"ip", "h"}, {"port", "1"}, {"flags", "master,s_down,o_down"}}));
+  EXPECT_TRUE(down.down);
+  EXPECT_EQ(down.config_epoch, 0) << "an absent config-epoch counts as 0";
+  // A flag that merely contains the word is not it.
+  EXPECT_FALSE(decode_master_state(fields({{"ip", "h"}, {"port", "1"}, {"flags", "master,no_failover_in_progress_x"}}))
+                   .failover_in_progress);
+}
+
+TEST(SentinelReply, MasterStateUnknownNamesErrorsAndMalformedReplies) {
+  auto unknown = decode_master_state(Reply::of(Reply::Type::Error, "ERR No such master with that name"));
+  EXPECT_TRUE(unknown.unknown);
+  EXPECT_FALSE(unknown.address);
+  auto noauth = decode_master_state(Reply::of(Reply::Type::Error, "NOAUTH Authentication required."));
+  EXPECT_FALSE(noauth.unknown);
+  EXPECT_EQ(noauth.error, "NOAUTH Authentication required.");
+  for (const Reply& bad : {fields({{"ip", "h"}, {"flags", "master"}}), fields({{"ip", "h"}, {"port", "1"}}),
+                           Reply::of_array({text("ip")}), text("x"), fields({{"ip", ""}, {"port", "1"}, {"flags", "master"}})}) {
+    auto m = decode_master_state(bad);
+    EXPECT_FALSE(m.address);
+    EXPECT_NE(m.error.find("malformed"), std::string::npos) << bad.describe();
+  }
+}
+
+TEST(SentinelReply, HealthyReplicasAreThoseUpAndInSync) {
+  const Reply replicas = Reply::of_array({
+      fields({{"ip", "a"}, {"port", "1"}, {"flags", "slave"}, {"master-link-status", "ok"}}),
+      fields({{"ip", "b"}, {"port", "2"}, {"flags", "slave,s_down"}, {"master-link-status", "ok"}}),
+      fields({{"ip", "c"}, {"port", "3"}, {"flags", "slave,disconnected"}, {"master-link-status", "ok"}}),
+      fields({{"ip", "d"}, {"port", "4"}, {"flags", "slave"}, {"master-link-status", "err"}}),
+      fields({{"ip", "e"}, {"port", "5"}, {"flags", "slave"}, {"master-link-status", "ok"}}),
+  });
+  EXPECT_EQ(count_healthy_replicas(replicas), 2);
+  EXPECT_EQ(count_healthy_replicas(Reply::of_array({})), 0);
+  EXPECT_FALSE(count_healthy_replicas(Reply::of(Reply::Type::Error, "ERR No such master with that name")));
+  EXPECT_FALSE(count_healthy_replicas(Reply::of_array({text("x")})));
+}
+
 TEST(SentinelReply, Role) {
   EXPECT_EQ(role_of(Reply::of_array({text("master"), Reply::of_integer(0), Reply::of_array({})})), "master");
   EXPECT_EQ(role_of(Reply::of_array({text("slave"), text("127.0.0.1")})), "slave");
