@@ -75,6 +75,17 @@ std::string RedisEndpoint::redacted() const {
   return out;
 }
 
+std::string RedisEndpoint::where() const {
+  if (!sentinel.enabled()) return redacted();
+  std::string out(tls.enabled ? kTlsScheme : kScheme);
+  if (!user.empty() || !password.empty()) {
+    out += user;
+    if (!password.empty()) out += ":***";
+    out += "@";
+  }
+  return out + "<sentinel master " + sentinel.describe() + ">/" + std::to_string(db);
+}
+
 RedisEndpoint parse_redis_url(std::string_view url) {
   RedisEndpoint ep;
   std::string_view rest;

@@ -22,6 +22,10 @@ struct RedisEndpoint {
 
   // The URL with the password replaced by "***", safe to log.
   std::string redacted() const;
+  // What the settings point at, safe to log: redacted(), or through Sentinel (before the
+  // sentinels have named a master, the URL's host is a placeholder) the scheme, user and db with
+  // "sentinel master NAME via HOST:PORT,...".
+  std::string where() const;
 };
 
 // Throws ConfigError naming what is wrong. Accepts "redis://" and "rediss://" (TLS on), an optional "user:password@" or ":password@" part (percent-decoded), an IPv4 address, a

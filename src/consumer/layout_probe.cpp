@@ -67,7 +67,7 @@ void LayoutProbe::ask_cluster() {
       return;  // an I/O error: on_ready asks again
     }
     if (no_permission) {
-      spdlog::info("setup: the ACL user may not run INFO; taking {} for a single Redis", config_.redis.redacted());
+      spdlog::info("setup: the ACL user may not run INFO; taking {} for a single Redis", config_.redis.where());
     }
     if (no_permission || r.str.find("cluster_enabled:1") == std::string::npos) {
       finish([this] { done_(ConsumerLayout{false, 1}); });

@@ -461,26 +461,37 @@ int run_bulk_schedule(const CtlTarget& target, const std::string& path, const Re
   CtlSession session(target);
   BulkTally tally;
   tally.total = validation.tasks;
-  BulkReader reader(*input);
-  TaskSource tasks(std::move(validation.kept), validation.kept_all, reader, name, tally);
-  if (!session.redis.cluster()) {  // loads the library if missing
-    expect_ok(session.redis.single().fcall({"FCALL", "expiry_version", "0"}), "FCALL expiry_version");
-  }
-  const bool batched = may_schedule_many(session.redis, session.layout);
-  if (session.redis.cluster()) {
-    if (batched) {
-      send_batches_to_cluster(session.redis, session.layout, tasks, stop, tally);
-    } else {
-      send_tasks_to_cluster(session.redis, session.layout, tasks, stop, tally);
+  // Writes every task of the file; a second call (confirm_writes, through Sentinel) reads the
+  // file again and writes it all again, which replaces each task by id.
+  const auto write_all = [&](std::vector<BulkTask> kept, bool kept_all) {
+    BulkReader reader(*input);
+    TaskSource tasks(std::move(kept), kept_all, reader, name, tally);
+    if (!session.redis.cluster()) {  // loads the library if missing
+      expect_ok(session.redis.single().fcall({"FCALL", "expiry_version", "0"}), "FCALL expiry_version");
     }
-  } else if (batched) {
-    send_batches(session.redis.single(), session.layout, tasks, stop, tally);
-  } else {
-    send_tasks(session.redis.single(), session.layout, tasks, stop, tally);
-  }
+    const bool batched = may_schedule_many(session.redis, session.layout);
+    if (session.redis.cluster()) {
+      if (batched) {
+        send_batches_to_cluster(session.redis, session.layout, tasks, stop, tally);
+      } else {
+        send_tasks_to_cluster(session.redis, session.layout, tasks, stop, tally);
+      }
+    } else if (batched) {
+      send_batches(session.redis.single(), session.layout, tasks, stop, tally);
+    } else {
+      send_tasks(session.redis.single(), session.layout, tasks, stop, tally);
+    }
+  };
+  write_all(std::move(validation.kept), validation.kept_all);
   const int code = report_outcome(tally, name, stop, start);
   if (code != kExitOk || tally.written == 0) return code;
-  return confirm_replicas(session.redis, wait);
+  return confirm_writes(session.redis, wait, [&] {
+    rewind(*input, name);
+    tally = BulkTally{};
+    tally.total = validation.tasks;
+    write_all({}, false);
+    std::cout << "wrote the " << tally.written << " tasks again\n";
+  });
 }
 
 }  // namespace expiry

@@ -25,10 +25,13 @@ constexpr int kExitInterrupted = 130;
 constexpr int kExitTerminated = 143;
 
 // schedule --wait-replicas: after the writes, WAIT `replicas` `timeout_ms` on every node written
-// to; fewer acknowledgements exit kExitNotReplicated. 0 replicas: no WAIT.
+// to; fewer acknowledgements exit kExitNotReplicated. 0 replicas: no WAIT. `automatic` (through
+// Sentinel when --wait-replicas is not given): WAIT for as many replicas as the sentinels see
+// healthy. Through Sentinel a shortfall finds the master again and writes again (confirm_writes).
 struct ReplicaWait {
   int replicas = 0;
   long long timeout_ms = 1000;
+  bool automatic = false;
 };
 
 struct ScheduleOptions {

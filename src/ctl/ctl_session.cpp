@@ -17,17 +17,30 @@ CtlSession::CtlSession(const CtlTarget& target) : redis(target.redis) {
   layout.buckets = redis.agree_buckets(target.ns, target.buckets);
 }
 
-int confirm_replicas(RoutedClient& redis, const ReplicaWait& wait) {
-  if (wait.replicas <= 0) return kExitOk;
-  const long long acknowledged = redis.wait_replicas(wait.replicas, std::chrono::milliseconds(wait.timeout_ms));
-  if (acknowledged >= wait.replicas) {
-    std::cerr << "expiry-ctl: " << acknowledged << " replica" << (acknowledged == 1 ? "" : "s")
-              << " acknowledged the writes\n";
-    return kExitOk;
+int confirm_writes(RoutedClient& redis, const ReplicaWait& wait, const std::function<void()>& write_again) {
+  for (int attempt = 1;; ++attempt) {
+    int wanted = wait.replicas;
+    if (wait.automatic) wanted = redis.sentinel_healthy_replicas().value_or(0);
+    if (wanted <= 0) return kExitOk;  // nothing to wait for (automatic: the sentinels see no healthy replica)
+    const long long acknowledged = redis.wait_replicas(wanted, std::chrono::milliseconds(wait.timeout_ms));
+    if (acknowledged >= wanted) {
+      if (!wait.automatic || attempt > 1) {
+        std::cerr << "expiry-ctl: " << acknowledged << " replica" << (acknowledged == 1 ? "" : "s")
+                  << " acknowledged the writes\n";
+      }
+      return kExitOk;
+    }
+    if (!redis.through_sentinel() || attempt == kConfirmAttempts) {
+      std::cerr << "expiry-ctl: " << replica_shortfall_message(wanted, acknowledged, wait.timeout_ms, redis.cluster())
+                << (attempt > 1 ? " (after " + std::to_string(attempt) + " writes)" : "") << "\n";
+      return kExitNotReplicated;
+    }
+    std::cerr << "expiry-ctl: " << acknowledged << " of " << wanted << " replica" << (wanted == 1 ? "" : "s")
+              << " acknowledged the writes: the master may be failing over; writing again to the master the "
+                 "sentinels name\n";
+    redis.rediscover_master("writes not acknowledged by the replicas");
+    write_again();
   }
-  std::cerr << "expiry-ctl: " << replica_shortfall_message(wait.replicas, acknowledged, wait.timeout_ms, redis.cluster())
-            << "\n";
-  return kExitNotReplicated;
 }
 
 long long redis_now_ms(RoutedClient& redis) {

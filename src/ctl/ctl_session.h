@@ -2,6 +2,8 @@
 // told apart by the server) and the namespace's layout, its bucket count agreed with NS:buckets.
 #pragma once
 
+#include <functional>
+
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_layout.h"
 #include "ctl/ctl_settings.h"
@@ -18,10 +20,17 @@ struct CtlSession {
   CtlLayout layout;
 };
 
-// schedule --wait-replicas: WAITs as `wait` says on every node written to (nothing when
-// wait.replicas is 0) and returns kExitOk, or prints replica_shortfall_message on stderr and
-// returns kExitNotReplicated.
-int confirm_replicas(RoutedClient& redis, const ReplicaWait& wait);
+// How many times confirm_writes writes in all, through Sentinel, before it gives up.
+constexpr int kConfirmAttempts = 4;
+
+// schedule's confirmation on replicas: WAITs as `wait` says on every node written to (nothing
+// when it asks for 0 replicas) and returns kExitOk. Through Sentinel a shortfall means the write
+// may have gone to a master being replaced (its promoted replica no longer acknowledges): the
+// master is found again (a failover in progress is waited out) and `write_again` is called, which
+// is safe because schedule replaces a task by id; at most kConfirmAttempts writes in all. Still
+// short (or short without Sentinel): prints replica_shortfall_message on stderr and returns
+// kExitNotReplicated.
+int confirm_writes(RoutedClient& redis, const ReplicaWait& wait, const std::function<void()>& write_again);
 
 // The Redis clock (TIME) of bucket 0's node, in ms (the nodes of a cluster share a host clock).
 long long redis_now_ms(RoutedClient& redis);

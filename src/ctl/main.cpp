@@ -32,6 +32,7 @@ struct ScheduleCommand {
   CLI::Option* stream = nullptr;
   CLI::Option* file = nullptr;
   CLI::Option* wait_timeout = nullptr;
+  CLI::Option* wait_replicas = nullptr;
   long long debounce_max_ms = 0;
   long long max_late_ms = 0;
   std::string traceparent;
@@ -153,13 +154,15 @@ void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
   auto* wait = s.command->add_option(
       "--wait-replicas", s.options.wait.replicas,
       "after the writes, WAIT until this many replicas of every primary written to have them; fewer within\n"
-      "--wait-timeout-ms: exit 4 (the tasks are written, but a crash of the primary could still lose them)");
+      "--wait-timeout-ms: exit 4 (the tasks are written, but a crash of the primary could still lose them).\n"
+      "Through Sentinel the default is the replicas the sentinels see healthy, and a shortfall finds the\n"
+      "master again and writes again (a failover may have discarded the write); 0 turns it off");
+  s.wait_replicas = wait;
   wait->check(CLI::Range(0, 1000));
   s.wait_timeout = s.command->add_option("--wait-timeout-ms", s.options.wait.timeout_ms,
-                                         "longest WAIT of --wait-replicas")
+                                         "longest WAIT of --wait-replicas (and of the Sentinel default)")
                        ->capture_default_str()
                        ->check(CLI::Range(1LL, 3600000LL));
-  s.wait_timeout->needs(wait);
   s.delay->excludes(s.at);
   s.payload->excludes(s.payload_file);
   for (auto* o : {s.id, s.delay, s.at, s.payload, s.payload_file, s.stream, if_absent, s.debounce, s.max_late, s.trace}) {
@@ -385,6 +388,9 @@ int run_dead_command(const CtlTarget& target, CtlCommandLine& cl) {
 }
 
 int run_schedule_command(const CtlTarget& target, ScheduleCommand& s) {
+  // Through Sentinel, writes are confirmed on the replicas the sentinels report unless the user
+  // said how many (0: not at all).
+  if (s.wait_replicas->count() == 0 && target.redis.sentinel.enabled()) s.options.wait.automatic = true;
   if (*s.file) return run_bulk_schedule(target, s.bulk_file, s.options.wait);
   if (!*s.id) throw ConfigError("schedule needs a task id, or --file");
   if (*s.delay) s.options.delay_ms = s.delay_ms;
@@ -455,7 +461,7 @@ int main(int argc, char** argv) {
                "\"stream\" and \"group\"; defaults NAMESPACE:stream and workers): stats and tail use them unless\n"
                "given --stream / --group, and show names the task's stream or this default.\n"
                "Exit codes: 0 ok, 1 Redis or connection error (check: orphans found and not deleted),\n"
-               "2 usage or input error (nothing was written), 3 task not pending (show, reschedule,\n"
+               "2 usage or input error, a wrong or missing password (nothing was written), 3 task not pending (show, reschedule,\n"
                "cancel --strict, run-now ID), 4 schedule --wait-replicas: fewer replicas acknowledged the writes, 130 / 143\n"
                "schedule --file stopped by SIGINT (Ctrl-C) / SIGTERM (it prints how many tasks were written; the\n"
                "others were not). schedule --if-absent that keeps a pending task exits 0 and prints 'kept'.\n"

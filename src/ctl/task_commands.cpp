@@ -95,25 +95,33 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
   CtlSession session(target);
   const KeyLayout keys = session.layout.keys_of_task(request.id);
   const int slot = CtlLayout::slot_of_bucket(keys.bucket());
-  const Reply reply = session.redis.fcall(schedule_request_argv(keys, request, session.layout.db), slot);
-  expect_ok(reply, "FCALL expiry_schedule");
-  const auto result = decode_schedule(reply);
-  if (!result) throw ReplyError("FCALL expiry_schedule: unexpected reply " + reply.describe());
-  if (result->kept) {
+  const auto write = [&] {
+    const Reply reply = session.redis.fcall(schedule_request_argv(keys, request, session.layout.db), slot);
+    expect_ok(reply, "FCALL expiry_schedule");
+    const auto result = decode_schedule(reply);
+    if (!result) throw ReplyError("FCALL expiry_schedule: unexpected reply " + reply.describe());
+    return *result;
+  };
+  const auto result = write();
+  const auto write_again = [&] {
+    const auto again = write();
+    std::cout << "scheduled " << escape_text(request.id) << " again due_ms=" << again.due_ms << "\n";
+  };
+  if (result.kept) {
     // --if-absent found the task pending: exit 0, since the task the caller wanted exists.
-    std::cout << "kept " << escape_text(request.id) << " due_ms=" << result->due_ms
+    std::cout << "kept " << escape_text(request.id) << " due_ms=" << result.due_ms
               << " (already pending; nothing was changed)\n";
-    return confirm_replicas(session.redis, options.wait);
+    return confirm_writes(session.redis, options.wait, write_again);
   }
-  std::cout << "scheduled " << escape_text(request.id) << " due_ms=" << result->due_ms
-            << (result->replaced ? " (replaced an existing task)" : "") << "\n";
-  if (result->replaced && request.payload.empty()) {
+  std::cout << "scheduled " << escape_text(request.id) << " due_ms=" << result.due_ms
+            << (result.replaced ? " (replaced an existing task)" : "") << "\n";
+  if (result.replaced && request.payload.empty()) {
     std::cerr << "expiry-ctl: warning: replaced the pending task " << escape_text(request.id)
               << " whole, and its payload is now empty; to move a task and keep its payload, use "
               << "'expiry-ctl reschedule'\n";
   }
-  if (options.at_ms) warn_if_past(session.redis, slot, result->due_ms);
-  return confirm_replicas(session.redis, options.wait);
+  if (options.at_ms) warn_if_past(session.redis, slot, result.due_ms);
+  return confirm_writes(session.redis, options.wait, write_again);
 }
 
 int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {

@@ -106,7 +106,7 @@ int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
   probe.start(
       [&](const ConsumerLayout& layout) {
         if (layout.cluster) {
-          spdlog::info("{} is a Redis Cluster: reading the {} bucket streams of namespace {}", config.redis.redacted(),
+          spdlog::info("{} is a Redis Cluster: reading the {} bucket streams of namespace {}", config.redis.where(),
                        layout.buckets, config.ns);
           start_cluster(loop, config, layout.buckets, canceller, fatal);
         } else {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <csignal>
 #include <iostream>
 #include <queue>
@@ -196,6 +197,32 @@ class OrderSim {
     }
   }
 
+  // Through Sentinel: WAITs until the replicas the sentinels see healthy (asked at most once a
+  // second) have the order and its timeout; a shortfall means the writes may have gone to a
+  // master being replaced, so the master is found again and `write` runs again (creating the
+  // order and scheduling its timeout are both safe to repeat), at most kConfirmAttempts writes.
+  // Still short: throws, as a lost master connection does.
+  void confirm_on_replicas(const std::function<void()>& write) {
+    if (!redis_.through_sentinel()) return;
+    for (int attempt = 1;; ++attempt) {
+      if (Clock::now() >= replicas_checked_ + std::chrono::seconds(1)) {
+        healthy_replicas_ = redis_.sentinel_healthy_replicas().value_or(0);
+        replicas_checked_ = Clock::now();
+      }
+      if (healthy_replicas_ <= 0) return;
+      if (redis_.wait_replicas(healthy_replicas_, kReplicaWait) >= healthy_replicas_) return;
+      if (attempt == kConfirmAttempts) {
+        throw IoError("the replicas did not acknowledge an order's writes after " + std::to_string(attempt) +
+                      " writes");
+      }
+      std::cerr << "order-sim: the replicas did not acknowledge an order's writes: the master may be failing "
+                   "over; writing again to the master the sentinels name\n";
+      redis_.rediscover_master("writes not acknowledged by the replicas");
+      replicas_checked_ = {};
+      write();
+    }
+  }
+
   // Creates order number `n`, schedules its timeout and, for a share of them, a payment.
   void create_order(size_t n) {
     Order o;
@@ -203,19 +230,23 @@ class OrderSim {
     o.key = order_key(o.id, scheme_);
     const std::string task_id = order_task_id(o.id);
     o.bucket = buckets_ > 1 ? bucket_of(task_id, buckets_) : 0;
-    fcall_orders(redis_, {"FCALL", "order_create", "1", o.key, std::to_string(config_.timeout.count())});
     const std::string payload = nlohmann::json{{"order_id", o.id}}.dump();
     // On a cluster the timeout goes to its bucket's stream (no stream of its own: one in another
     // slot would be refused), where order-canceller reads every bucket.
     const std::string stream = redis_.cluster() ? std::string() : config_.stream;
-    auto scheduled = decode_schedule(
-        expect_ok(redis_.fcall(schedule_argv(KeyLayout(config_.ns, o.bucket), task_id, ScheduleMode::Delay,
-                                             config_.timeout.count(), payload, stream,
-                                             redis_.cluster() ? 0 : config_.redis.db),
-                               bucket_slot(o.bucket)),
-                  "expiry_schedule"));
-    if (!scheduled) throw ReplyError("unexpected expiry_schedule reply");
-    o.due_ms = scheduled->due_ms;
+    const auto write = [&] {
+      fcall_orders(redis_, {"FCALL", "order_create", "1", o.key, std::to_string(config_.timeout.count())});
+      auto scheduled = decode_schedule(
+          expect_ok(redis_.fcall(schedule_argv(KeyLayout(config_.ns, o.bucket), task_id, ScheduleMode::Delay,
+                                               config_.timeout.count(), payload, stream,
+                                               redis_.cluster() ? 0 : config_.redis.db),
+                                 bucket_slot(o.bucket)),
+                    "expiry_schedule"));
+      if (!scheduled) throw ReplyError("unexpected expiry_schedule reply");
+      o.due_ms = scheduled->due_ms;
+    };
+    write();
+    confirm_on_replicas(write);
     o.will_pay = unit_(rng_) < config_.paid_share;
     if (o.will_pay) {
       const auto delay = milliseconds(static_cast<long long>(config_.timeout.count() * (0.1 + 0.6 * unit_(rng_))));
@@ -330,6 +361,10 @@ class OrderSim {
   const OrderSimConfig& config_;
   const StopRequest* stop_;  // may be null
   RoutedClient redis_;
+  static constexpr int kConfirmAttempts = 4;
+  static constexpr milliseconds kReplicaWait{1000};
+  int healthy_replicas_ = 0;             // through Sentinel: what the sentinels said last
+  Clock::time_point replicas_checked_{};  // when they were asked
   int buckets_ = 1;         // the namespace's bucket count
   OrderKeyScheme scheme_;   // where order keys live
   std::mt19937 rng_;

@@ -45,7 +45,7 @@ RelayConnections ClusterRelay::connections() const {
 void ClusterRelay::start() {
   started_at_ = Clock::now();
   spdlog::info("expiry-relay {} starting on a Redis Cluster: seed={} namespace={} buckets={} group={}",
-               config_.instance, config_.redis.redacted(), config_.ns, bucket_count_, config_.group);
+               config_.instance, config_.redis.where(), config_.ns, bucket_count_, config_.group);
   if (!config_.trim_streams.empty()) {
     spdlog::warn("trim_streams is ignored on a Redis Cluster: the relay trims its bucket streams only");
   }

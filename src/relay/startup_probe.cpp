@@ -10,6 +10,7 @@
 #include "protocol/errors.h"
 #include "protocol/hash_slot.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_error.h"
 
 namespace expiry {
 
@@ -33,6 +34,10 @@ std::optional<StartupFacts> probe_redis(const RelayConfig& config, std::string* 
     {
       SyncConnection connection(config.redis, quick);
       const Reply info = connection.command({"INFO", "cluster"});
+      if (info.failed() && is_auth_refusal(classify(info))) {
+        throw AuthError("Redis refuses the relay at " + connection.endpoint().redacted() + ": " + info.str +
+                        " (set the password in redis_url or password_file)");
+      }
       facts.cluster = !info.failed() && info.str.find("cluster_enabled:1") != std::string::npos;
     }
     // On a cluster the key lives on the primary of its slot: the router follows MOVED and ASK.

@@ -805,10 +805,10 @@ TEST_P(CtlAcl, OperatorRunsEveryCommand) {
   expect_no_denials_except({});
 }
 
-TEST_P(CtlAcl, WrongPasswordExitsWith1AndNeverShowsIt) {
+TEST_P(CtlAcl, WrongPasswordExitsWith2AndNeverShowsIt) {
   create_user(kCtlProducer);
   auto run = run_ctl(connection(kCtlProducer.name, GetParam(), "EXPIRY_RELAY_REDIS_URL", true), {"cancel", "x"});
-  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.exit_code, 2);
   EXPECT_TRUE(has_line_with(run.output, {"authentication failed", "expiry-ctl-producer:***@", "WRONGPASS"}))
       << run.output;
 }

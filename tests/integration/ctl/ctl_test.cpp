@@ -468,7 +468,7 @@ TEST_F(CtlTest, BulkStoppedBySignalReportsExactlyWhatWasWritten) {
 
 // ---------------------------------------------------------------- authentication
 
-TEST(CtlAuthTest, WrongPasswordExits1WithoutEchoingIt) {
+TEST(CtlAuthTest, WrongPasswordExits2WithoutEchoingIt) {
   RedisServer::Options opts;
   opts.extra_config_lines = {"requirepass secret"};
   RedisServer server(opts);
@@ -477,19 +477,19 @@ TEST(CtlAuthTest, WrongPasswordExits1WithoutEchoingIt) {
   const std::string wrong_url = "redis://:hunter2wrong@127.0.0.1:" + std::to_string(server.port()) + "/0";
 
   const CtlRun in_url = run_ctl({"schedule", "a", "--delay-ms", "1", "--redis-url", wrong_url});
-  EXPECT_EQ(in_url.exit_code, 1) << in_url.output;
+  EXPECT_EQ(in_url.exit_code, 2) << in_url.output;
   EXPECT_TRUE(contains(in_url.output, "WRONGPASS") || contains(in_url.output, "authentication")) << in_url.output;
   EXPECT_FALSE(contains(in_url.output, "hunter2wrong")) << in_url.output;
 
   const std::string pw_file = dir + "/ctl_test_wrong.pw";
   std::ofstream(pw_file) << "hunter3wrong\n";
   const CtlRun in_file = run_ctl({"stats", "--redis-url", base, "--password-file", pw_file});
-  EXPECT_EQ(in_file.exit_code, 1) << in_file.output;
+  EXPECT_EQ(in_file.exit_code, 2) << in_file.output;
   EXPECT_TRUE(contains(in_file.output, "WRONGPASS")) << in_file.output;
   EXPECT_FALSE(contains(in_file.output, "hunter3wrong")) << in_file.output;
 
   const CtlRun none = run_ctl({"schedule", "a", "--delay-ms", "1", "--redis-url", base});
-  EXPECT_EQ(none.exit_code, 1) << none.output;
+  EXPECT_EQ(none.exit_code, 2) << none.output;
   EXPECT_TRUE(contains(none.output, "NOAUTH")) << none.output;
 
   // The right password, from the environment.

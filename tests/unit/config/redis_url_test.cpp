@@ -1,5 +1,6 @@
 // Unit tests of parse_redis_url and RedisEndpoint::redacted (src/config/redis_url.h).
 #include "config/redis_url.h"
+#include "config/sentinel_settings.h"
 
 #include <string>
 
@@ -237,6 +238,17 @@ TEST(RedisUrl, ErrorMessageShowsExpectedGrammar) {
   const std::string msg = parse_error("redis://h:0");
   EXPECT_NE(msg.find("invalid Redis URL"), std::string::npos) << msg;
   EXPECT_NE(msg.find("redis://[user:password@]host:port[/db]"), std::string::npos) << msg;
+}
+
+// Through Sentinel the URL's host is a placeholder: where() names the sentinels instead.
+TEST(RedisUrl, WhereNamesTheSentinelsInsteadOfThePlaceholderHost) {
+  RedisEndpoint ep = parse_redis_url("redis://app:s3cret@unused/2");
+  EXPECT_EQ(ep.where(), ep.redacted()) << "without Sentinel, where() is redacted()";
+  ep.sentinel.sentinels = parse_sentinel_list("10.0.0.7:26379,10.0.0.8:26379");
+  ep.sentinel.master = "orders";
+  EXPECT_EQ(ep.where(), "redis://app:***@<sentinel master orders via 10.0.0.7:26379,10.0.0.8:26379>/2");
+  EXPECT_EQ(ep.where().find("unused"), std::string::npos);
+  EXPECT_EQ(ep.where().find("s3cret"), std::string::npos);
 }
 
 TEST(RedisUrl, RedactedFormats) {
