@@ -83,12 +83,18 @@ void BucketWorker::start() {
   reclaim_timer_.arm(shared_.config.reclaim_interval);
 }
 
-bool BucketWorker::ready() const {
-  if (!conn_.ready() || stopping_) return false;
-  for (const auto& b : buckets_) {
-    if (!b.group_ready) return false;
+bool BucketWorker::ready(std::string& why) const {
+  if (!conn_.ready() || stopping_) {
+    why = "the connection to " + node_.to_string() + " is not ready";
+    return false;
   }
-  return true;
+  for (const auto& b : buckets_) {
+    if (!b.group_ready) {
+      why = "a consumer group on " + node_.to_string() + " is not ready";
+      return false;
+    }
+  }
+  return reads_.ready(why);
 }
 
 void BucketWorker::on_connection_ready() {
@@ -158,6 +164,7 @@ void BucketWorker::on_read(size_t index, const Reply& reply) {
   --reads_left_;
   if (reply.failed()) {
     round_failed_ = true;
+    reads_.on_failure(reply, "XREADGROUP on " + node_.to_string());
     if (classify(reply) == RedisErrorKind::NoGroup) {
       ++shared_.stats.errors;
       on_group_missing(index, "XREADGROUP");
@@ -165,6 +172,7 @@ void BucketWorker::on_read(size_t index, const Reply& reply) {
       command_failed("XREADGROUP", index, reply);
     }
   } else {
+    reads_.on_success();
     auto entries = entries_of_read(reply);
     if (!entries.empty()) shared_.memory[buckets_[index].bucket].last_read_id = entries.back().entry_id;
     shared_.stats.read += entries.size();

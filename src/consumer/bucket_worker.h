@@ -31,6 +31,7 @@
 #include "io/redis_connection.h"
 #include "protocol/cluster_slots.h"
 #include "protocol/stream_entry.h"
+#include "protocol/write_readiness.h"
 
 namespace expiry {
 
@@ -76,8 +77,9 @@ class BucketWorker {
 
   const NodeAddress& node() const { return node_; }
   const std::vector<int>& buckets() const { return bucket_ids_; }
-  // The connection is up and every bucket's group exists.
-  bool ready() const;
+  // The connection is up, every bucket's group exists, and the node takes the reads (a replica
+  // refuses XREADGROUP with READONLY: WriteReadiness).
+  bool ready(std::string& why) const;
 
  private:
   struct Bucket {
@@ -129,6 +131,7 @@ class BucketWorker {
   Timer idle_timer_;                // the next round after an empty (or failed) one
   Timer reclaim_timer_;
   Timer group_retry_timer_;         // creates groups again after a refusal that may pass
+  WriteReadiness reads_;  // the buckets' reads succeed (ready())
 };
 
 }  // namespace expiry

@@ -82,15 +82,22 @@ void ClusterConsumer::reap() {
   maybe_finish_stop();
 }
 
-bool ClusterConsumer::ready() const {
+bool ClusterConsumer::ready(std::string& why) const {
   const SlotMap* map = topology_.map();
-  if (stopping_ || map == nullptr || workers_.empty()) return false;
+  if (stopping_ || map == nullptr || workers_.empty()) {
+    why = "the cluster's slot map is not known yet";
+    return false;
+  }
   size_t buckets = 0;
   for (const auto& [node, worker] : workers_) {
-    if (!worker->ready()) return false;
+    if (!worker->ready(why)) return false;
     buckets += worker->buckets().size();
   }
-  return buckets == static_cast<size_t>(options_.buckets);
+  if (buckets != static_cast<size_t>(options_.buckets)) {
+    why = "not every bucket has a worker yet";
+    return false;
+  }
+  return true;
 }
 
 void ClusterConsumer::stop(std::function<void()> done) {

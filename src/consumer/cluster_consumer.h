@@ -44,7 +44,7 @@ class ClusterConsumer {
   void stop(std::function<void()> done);
 
   // A complete map is known, every bucket has a worker, and every worker is ready.
-  bool ready() const;
+  bool ready(std::string& why) const;
   const ConsumerStats& stats() const { return shared_.stats; }
   size_t workers() const { return workers_.size(); }
   ClusterTopology& topology() { return topology_; }

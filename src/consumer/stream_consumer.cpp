@@ -104,10 +104,23 @@ void StreamConsumer::read_next() {
   reader_.command(read_command(names_, config_.batch, config_.block), [this](const Reply& r) { on_read(r); });
 }
 
+bool StreamConsumer::ready(std::string& why) const {
+  if (!commands_.ready() || !reader_.ready()) {
+    why = "connections not ready";
+    return false;
+  }
+  if (!group_ready_) {
+    why = "consumer group not ready";
+    return false;
+  }
+  return reads_.ready(why);
+}
+
 void StreamConsumer::on_read(const Reply& reply) {
   read_in_flight_ = false;
   if (reply.failed()) {
     if (!reply.is_io_error()) {
+      reads_.on_failure(reply, "XREADGROUP");
       ++stats_.errors;
       if (classify(reply) == RedisErrorKind::NoGroup) {
         on_group_missing("XREADGROUP");
@@ -119,6 +132,7 @@ void StreamConsumer::on_read(const Reply& reply) {
     maybe_finish_stop();
     return;
   }
+  reads_.on_success();
   std::vector<StreamEntry> entries = entries_of_read(reply);
   stats_.read += entries.size();
   if (!entries.empty()) last_read_id_ = entries.back().entry_id;

@@ -22,6 +22,7 @@
 #include "io/function_caller.h"
 #include "io/redis_connection.h"
 #include "protocol/stream_entry.h"  // StreamEntry, parse_stream_entries
+#include "protocol/write_readiness.h"
 
 namespace expiry {
 
@@ -49,7 +50,9 @@ class StreamConsumer {
 
   // The command connection, for handlers that need Redis (same connection as the acks).
   RedisConnection& commands() { return commands_; }
-  bool ready() const { return commands_.ready() && reader_.ready() && group_ready_; }
+  // Ready means "can consume": both connections up, the group there, and the node takes the
+  // group's reads (XREADGROUP is a write: a replica refuses it with READONLY; WriteReadiness).
+  bool ready(std::string& why) const;
   const ConsumerStats& stats() const { return stats_; }
 
  private:
@@ -74,6 +77,7 @@ class StreamConsumer {
   const GroupStream names_;         // stream, dead stream, group and consumer of config_
   ConsumerStats stats_;
   bool group_ready_ = false;
+  WriteReadiness reads_;           // the group's reads succeed (ready())
   bool group_create_in_flight_ = false;
   bool read_in_flight_ = false;
   bool reclaim_in_flight_ = false;

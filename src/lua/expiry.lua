@@ -72,7 +72,7 @@ end
 -- bucket's hash tag "{B}". NS is 1..64 characters of [A-Za-z0-9_.-]; B is 0..16383 in
 -- canonical form (no leading zero), so every task of a bucket shares one slot. Which bucket
 -- an id belongs in (CRC16(id) mod the count in NS:buckets) is the caller's rule
--- (docs/protocol.md); the library serves any bucket.
+-- (docs/protocol.md); writes to a bucket not below that count are refused (check_bucket_served).
 local function prefix_of(schedule_key)
   local ns, bucket = string.match(schedule_key, '^([%w_%.%-]+):{(%d+)}:schedule$')
   if ns == nil or #ns > 64 then

@@ -52,7 +52,12 @@ struct Canceller {
   std::unique_ptr<StreamConsumer> single;
   std::unique_ptr<ClusterConsumer> cluster;
 
-  bool ready() const { return (single && single->ready()) || (cluster && cluster->ready()); }
+  bool ready(std::string& why) const {
+    if (single) return single->ready(why);
+    if (cluster) return cluster->ready(why);
+    why = "starting";
+    return false;
+  }
   const ConsumerStats& stats() const { return single ? single->stats() : cluster->stats(); }
   void stop(std::function<void()> done) {
     if (single) single->stop(std::move(done));
@@ -89,11 +94,7 @@ int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
   Canceller canceller;
   Metrics metrics;
   if (!process.serve_http(config.metrics_bind, config.metrics_port, [&] { return metrics.render(); },
-                          [&](std::string& why) {
-                            if (canceller.ready()) return true;
-                            why = "connections or consumer group not ready";
-                            return false;
-                          })) {
+                          [&](std::string& why) { return canceller.ready(why); })) {
     return ServiceProcess::kExitConfigError;
   }
   int exit_code = 0;
@@ -113,7 +114,10 @@ int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
           start_single(loop, config, canceller, fatal);
         }
         register_canceller_metrics(metrics, canceller.handler->stats(), canceller.stats(),
-                                   [&canceller] { return canceller.ready(); });
+                                   [&canceller] {
+                                     std::string why;
+                                     return canceller.ready(why);
+                                   });
       },
       fatal);
   process.on_stop_signal([&] {

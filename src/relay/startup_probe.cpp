@@ -31,8 +31,9 @@ std::optional<StartupFacts> probe_redis(const RelayConfig& config, std::string* 
   const SyncConnection::Options quick{config.connect_timeout, config.connect_timeout};
   StartupFacts facts;
   try {
+    // One connection for the whole probe (through Sentinel, one lookup).
+    SyncConnection connection(config.redis, quick);
     {
-      SyncConnection connection(config.redis, quick);
       const Reply info = connection.command({"INFO", "cluster"});
       if (info.failed() && is_auth_refusal(classify(info))) {
         throw AuthError("Redis refuses the relay at " + connection.endpoint().redacted() + ": " + info.str +
@@ -49,7 +50,7 @@ std::optional<StartupFacts> probe_redis(const RelayConfig& config, std::string* 
     }
     const int slot = key_hash_slot(keys.buckets_key());
     const auto run = [&](const std::vector<std::string>& argv) {
-      return cluster ? cluster->command(argv, slot) : SyncConnection(config.redis, quick).command(argv);
+      return cluster ? cluster->command(argv, slot) : connection.command(argv);
     };
     const auto get = [&] { return value_of(run({"GET", keys.buckets_key()}), keys.buckets_key()); };
     std::string error;

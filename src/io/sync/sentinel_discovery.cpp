@@ -19,10 +19,15 @@ struct SentinelAnswer {
   std::string failure;  // why there is no state: a connection failure or a refusal
 };
 
+// A sentinel answers SENTINEL MASTER from memory, in microseconds: one that takes longer than
+// this to answer is not waited for (a frozen one, or a listener that never answers), so that it
+// delays every lookup by this much at most, not by the whole timeout.
+constexpr std::chrono::milliseconds kSentinelReplyTimeout{500};
+
 SentinelAnswer ask_sentinel(const RedisEndpoint& sentinel, const std::string& name, std::chrono::milliseconds timeout) {
   SentinelAnswer answer;
   try {
-    SyncConnection conn(sentinel, SyncConnection::Options{timeout, timeout});
+    SyncConnection conn(sentinel, SyncConnection::Options{timeout, std::min(timeout, kSentinelReplyTimeout)});
     const Reply reply = conn.command({"SENTINEL", "MASTER", name});
     answer.answered = true;
     if (reply.failed() && is_auth_refusal(classify(reply))) {

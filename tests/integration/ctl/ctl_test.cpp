@@ -687,6 +687,29 @@ TEST_F(CtlTest, CheckRepairNeverDeletesATaskScheduledWhileItRuns) {
   EXPECT_EQ(after.exit_code, 0) << after.output;
 }
 
+// Tasks already under a bucket no relay serves (written before the library refused them, or by
+// hand) are reported, with their bucket, and exit 1; --repair leaves them (they are tasks).
+TEST_F(CtlTest, CheckReportsTasksInBucketsNoRelayServes) {
+  ASSERT_EQ(ctl({"schedule", "served", "--delay-ms", "600000"}).exit_code, 0);
+  const KeyLayout one("expiry", 1);
+  ASSERT_EQ(integer(redis_, {"ZADD", one.schedule_key(), "4102444800000", "lost-1"}), 1);
+  ASSERT_EQ(integer(redis_, {"HSET", one.shadow_key("lost-1"), "payload", "x", "due_ms", "4102444800000"}), 2);
+  const CtlRun run = ctl({"check"});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, "unserved: 1 pending task in bucket {1}, which no relay serves (the namespace has 1 bucket)"))
+      << run.output;
+  EXPECT_TRUE(contains(run.output, one.shadow_key("lost-1"))) << run.output;
+  const CtlRun json = ctl({"check", "--json"});
+  const size_t brace = json.output.find('{');
+  ASSERT_NE(brace, std::string::npos) << json.output;
+  const auto j = nlohmann::json::parse(json.output.substr(brace, json.output.find('\n', brace) - brace));
+  EXPECT_EQ(j.at("unserved_tasks").get<int>(), 1);
+  EXPECT_EQ(j.at("unserved_buckets"), nlohmann::json::array({1}));
+  EXPECT_FALSE(j.at("clean").get<bool>());
+  EXPECT_EQ(ctl({"check", "--repair"}).exit_code, 1);
+  EXPECT_EQ(integer(redis_, {"EXISTS", one.shadow_key("lost-1")}), 1) << "--repair deleted a task";
+}
+
 TEST_F(CtlTest, CheckUsageErrorsExit2) {
   for (const auto& args : std::vector<std::vector<std::string>>{{"check", "--examples", "-1"},
                                                                 {"check", "--examples", "many"},

@@ -238,6 +238,30 @@ TEST_F(DeadlineFunctions, TheCallersDeadStreamTakesTheDefaultStreamsLateTasksOrT
   EXPECT_EQ(redis_.command({"GET", "bad:dead"}).str, "x");
 }
 
+// A bucket at or above the namespace's count is served by no relay: every write to it is
+// refused, naming the count and the bucket, and nothing is written (it was accepted and never fired).
+TEST_F(DeadlineFunctions, WritesToABucketNoRelayServesAreRefused) {
+  const KeyLayout one("expiry", 1);
+  const auto refused = [&](const Reply& r) {
+    EXPECT_TRUE(r.failed()) << r.describe();
+    EXPECT_NE(r.str.find("bucket {1} is not served"), std::string::npos) << r.str;
+    EXPECT_NE(r.str.find("has 1 bucket(s)"), std::string::npos) << r.str;
+  };
+  refused(redis_.command(schedule_argv(one, "t", ScheduleMode::Delay, 60000, "p")));
+  EXPECT_EQ(integer({"EXISTS", one.schedule_key(), one.shadow_key("t"), one.trigger_key("t")}), 0);
+  refused(redis_.command(run_now_argv(one, "t")));
+  refused(redis_.command(pause_argv(one, 0)));
+
+  // With NS:buckets = 2, bucket 1 is served and bucket 2 is not.
+  ASSERT_EQ(redis_.command({"SET", "expiry:buckets", "2"}).str, "OK");
+  EXPECT_FALSE(redis_.command(schedule_argv(one, "t", ScheduleMode::Delay, 60000, "p")).failed());
+  const Reply two = redis_.command(schedule_argv(KeyLayout("expiry", 2), "u", ScheduleMode::Delay, 60000, "p"));
+  EXPECT_TRUE(two.failed());
+  EXPECT_NE(two.str.find("bucket {2} is not served: namespace expiry has 2 bucket(s)"), std::string::npos) << two.str;
+  // Bucket 0 is always served; cancel of an unserved task still works (it cleans up).
+  EXPECT_FALSE(schedule("zero", ScheduleMode::Delay, 60000, "").failed());
+}
+
 TEST_F(DeadlineFunctions, OlderCallersGetTheRepliesTheyKnew) {
   ASSERT_FALSE(schedule("o", ScheduleMode::At, 1, "").failed());
   ASSERT_FALSE(redis_.command(pause_argv(kKeys, 0)).failed());

@@ -149,6 +149,32 @@ TEST_F(DeadlineRelayTest, ATaskLimitOfItsOwnAppliesWhenTheRelayHasNone) {
   EXPECT_EQ(entries(kStream).at(0).at(entry_field::kId), "lenient");
 }
 
+// --dead-stream means what it says for the default stream: late tasks land there (they went to
+// expiry:stream:dead while the relay said my:dead), and when it holds another type the late task
+// stays pending rather than being dead-lettered elsewhere.
+TEST_F(DeadlineRelayTest, TheDeadStreamFlagTakesTheDefaultStreamsLateTasks) {
+  auto r1 = relay("r1", {"--max-late-ms", "200", "--dead-stream", "my:dead"});
+  ASSERT_EQ(r1->terminate(), 0);
+  const long long due = schedule("stale", 50, "s");
+  wait_redis_clock_past(due + 700);
+  auto r2 = relay("r2", {"--max-late-ms", "200", "--dead-stream", "my:dead"});
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, "my:dead") == 1; }, 30s)) << r2->output();
+  EXPECT_EQ(entries("my:dead").at(0).at(entry_field::kId), "stale");
+  EXPECT_EQ(integer(redis_, {"EXISTS", kDead}), 0) << "a late task went to " << kDead;
+  EXPECT_EQ(xlen(redis_, kStream), 0);
+  ASSERT_EQ(r2->terminate(), 0);
+
+  ASSERT_EQ(redis_.command({"SET", "bad:dead", "not a stream"}).str, "OK");
+  const long long due2 = schedule("kept", 50, "k");
+  wait_redis_clock_past(due2 + 700);
+  auto r3 = relay("r3", {"--max-late-ms", "200", "--dead-stream", "bad:dead"});
+  ASSERT_TRUE(wait_until([&] { return r3->output().find("bad:dead") != std::string::npos; }, 30s)) << r3->output();
+  EXPECT_EQ(zcard(redis_), 1) << "the late task left the schedule";
+  EXPECT_EQ(xlen(redis_, "my:dead"), 1);
+  EXPECT_EQ(integer(redis_, {"EXISTS", kDead}), 0);
+  EXPECT_EQ(xlen(redis_, kStream), 0);
+}
+
 // With bucket streams, each bucket's late tasks go to the bucket's own NS:{B}:dead (where the
 // consumers of that bucket look), whatever --dead-stream says; a pause holds one bucket only.
 TEST_F(DeadlineRelayTest, BucketStreamsDeadLetterIntoTheBucketsOwnDeadStream) {

@@ -288,6 +288,8 @@ TEST(RelayBadInput, WrongPasswordExitsTwoAndNeverLogsIt) {
   EXPECT_EQ(relay.output().find("battery-staple"), std::string::npos) << relay.output();
   EXPECT_EQ(relay.output().find("retrying in"), std::string::npos) << "no retry line before the exit:\n"
                                                                     << relay.output();
+  EXPECT_EQ(relay.output().find("starting"), std::string::npos) << "it said it was starting before it exited:\n"
+                                                                 << relay.output();
 }
 
 TEST(RelayBadInput, PasswordFromFileWorks) {

@@ -240,6 +240,42 @@ TEST(Reliability, ReadOnlyReplicaIsRetriedUntilPromoted) {
   expect_exactly_once(xrange_all(r, "expiry:stream"), payloads(tasks));
 }
 
+// Ready means "can forward", for the relay and the canceller alike: a node turned into a replica
+// (REPLICAOF) makes /readyz 503 with the reason, and the ready gauge 0, within a probe period;
+// promoted again, both come back and the tasks held meanwhile fire.
+TEST(Reliability, ReadinessFollowsWhetherTheNodeTakesWrites) {
+  RedisServer other;
+  RedisServer node;
+  TestConnection n(node.host(), node.port());
+  const int relay_port = free_port();
+  const int canceller_port = free_port();
+  auto relay = start_relay(node, "r1", {"--metrics-port", std::to_string(relay_port)});
+  ChildProcess canceller(ORDER_CANCELLER_BIN,
+                         {"--redis-url", node.url(), "--consumer", "c1", "--block-ms", "200", "--metrics-port",
+                          std::to_string(canceller_port), "--reconnect-initial-ms", "20", "--reconnect-max-ms", "200"});
+  const auto status = [](int port) { return http_get(port, "/readyz").status; };
+  ASSERT_TRUE(wait_until([&] { return status(relay_port) == 200 && status(canceller_port) == 200; }, 30s))
+      << relay->output() << canceller.output();
+
+  ASSERT_EQ(n.command({"REPLICAOF", "127.0.0.1", std::to_string(other.port())}).str, "OK");
+  ASSERT_TRUE(wait_until([&] { return status(relay_port) == 503 && status(canceller_port) == 503; }, 30s))
+      << "still ready on a replica\n" << tail_lines(relay->output(), 20) << tail_lines(canceller.output(), 20);
+  const std::string relay_why = http_get(relay_port, "/readyz").body;
+  EXPECT_TRUE(relay_why.find("not master") != std::string::npos || relay_why.find("refuses writes") != std::string::npos)
+      << relay_why;
+  EXPECT_NE(http_get(canceller_port, "/readyz").body.find("refuses writes"), std::string::npos)
+      << http_get(canceller_port, "/readyz").body;
+  EXPECT_EQ(metric_value(http_get(relay_port, "/metrics").body, "expiry_relay_ready"), 0);
+
+  ASSERT_EQ(n.command({"REPLICAOF", "NO", "ONE"}).str, "OK");
+  auto tasks = numbered("after-", 10, 100);
+  schedule_all(n, tasks);
+  ASSERT_TRUE(wait_until([&] { return status(relay_port) == 200 && status(canceller_port) == 200; }, 30s))
+      << http_get(relay_port, "/readyz").body << http_get(canceller_port, "/readyz").body;
+  ASSERT_TRUE(wait_until([&] { return xlen(n) == 10; }, 30s)) << relay->output();
+  EXPECT_EQ(metric_value(http_get(relay_port, "/metrics").body, "expiry_relay_ready"), 1);
+}
+
 TEST_F(ReliabilityTest, ASweepCallStopsAfterItsTimeBudgetAndTheNextCallGoesOn) {
   // 5000 due tasks and a limit of 10000: one call would block Redis for 50+ ms without the
   // library's 2 ms budget (a claim costs 5-50 us). Each call must stop early and say more is due.
