@@ -1,6 +1,5 @@
 // What a consumer's handler answers for one stream entry, the counters every consumer keeps,
-// and the one way an entry is handed to a handler (shared by StreamConsumer and the cluster
-// consumer's BucketWorker).
+// and the one way an entry is handed to a handler (NodeConsumer's).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The consumer-group commands of one stream and the decoding of their replies, shared by
-// StreamConsumer (one stream) and the cluster consumer's BucketWorker (one stream per bucket).
+// every NodeConsumer (one stream on a single Redis, one per bucket on a cluster node).
 // Pure: builds argv vectors and reads Reply values, sends nothing.
 #pragma once
 

@@ -169,6 +169,7 @@ void RedisConnection::on_master_lookup(const MasterLookup& lookup) {
                  lookup.master.port, lookup.master.sentinel.master);
   }
   target_ = lookup.master;
+  resolved_ = true;
   connect_to_target();
 }
 
@@ -351,7 +352,11 @@ void RedisConnection::handshake_refused(const std::string& step, const Reply& re
   const RedisErrorKind kind = classify(reply);
   const bool permanent =
       is_auth_refusal(kind) || (step == "SELECT" && kind != RedisErrorKind::Io && !is_transient(kind));
-  if (permanent && on_handshake_error_) on_handshake_error_(reply);
+  if (permanent && on_handshake_error_) {
+    // Said here: an owner that gives up closes the connection, so no retry line follows.
+    spdlog::error("redis {} connection to {}: {} refused: {}", options_.role, target_described(), step, reply.str);
+    on_handshake_error_(reply);
+  }
   force_reconnect(step + " refused: " + reply.str);
 }
 
@@ -425,12 +430,16 @@ void RedisConnection::attempt_failed_timeout() {
   drop_now(tls_->explain_timeout(std::to_string(options_.connect_timeout.count()) + " ms"));
 }
 
+std::string RedisConnection::target_described() const {
+  return target_.sentinel.enabled() && !resolved_ ? target_.where() : target_.redacted();
+}
+
 void RedisConnection::attempt_failed(const std::string& why) {
   handshake_timer_.cancel();
   state_ = State::Disconnected;
   const auto delay = backoff_delay(options_.backoff, failures_++, std::uniform_real_distribution<double>(0, 1)(rng_));
   spdlog::warn("redis {} connection to {} failed: {}; retrying in {} ms", options_.role,
-               target_.redacted(), why, delay.count());
+               target_described(), why, delay.count());
   retry_timer_.arm(delay);
 }
 

@@ -139,6 +139,8 @@ class RedisConnection {
   void become_ready();
   void drop_now(const std::string& why);
   void attempt_failed(const std::string& why);
+  // target_ for logs: through Sentinel, before the sentinels named a master, the sentinels.
+  std::string target_described() const;
   void attempt_failed_timeout();
   std::string connect_timeout_text() const;
   // Why `ac` failed: hiredis's text, with OpenSSL's cause for TLS and a hint for plain text.
@@ -190,6 +192,7 @@ class RedisConnection {
   std::function<void(const Reply&)> on_handshake_error_;
   std::function<void()> on_closed_;
   bool resolving_ = false;                        // through Sentinel: a lookup is under way
+  bool resolved_ = false;                         // through Sentinel: target_ is a master the sentinels named
   bool failover_logged_ = false;                  // "waiting for the failover" logged for this wait
   std::shared_ptr<SentinelWatch> watch_;          // through Sentinel: lookups, +switch-master, shared
   AliveToken alive_;                  // guards work this connection defers to the loop

@@ -36,19 +36,7 @@ std::string order_key_of(const StreamEntry& entry, const OrderKeyScheme& scheme)
   return id.empty() ? std::string() : order_key(id, scheme);
 }
 
-OrderCanceller::OrderCanceller(RedisConnection& commands)
-    : orders_(std::make_unique<FunctionCaller>(commands, orders_library_source())) {}
-
 OrderCanceller::OrderCanceller(OrderKeyScheme scheme) : scheme_(scheme) {}
-
-void OrderCanceller::load_library() {
-  if (!orders_) return;
-  orders_->load([](const Reply& r) {
-    if (r.failed() && !r.is_io_error()) spdlog::error("cannot load orders_v1: {}", r.str);
-  });
-}
-
-void OrderCanceller::handle(const StreamEntry& entry, EntryDone done) { handle_on(*orders_, entry, std::move(done)); }
 
 void OrderCanceller::handle_on(FunctionCaller& orders, const StreamEntry& entry, EntryDone done) {
   const std::string key = order_key_of(entry, scheme_);

@@ -7,10 +7,11 @@
 #include <memory>
 #include <string>
 
+#include "consumer/entry_handler.h"
 #include "io/function_caller.h"
 #include "io/metrics.h"
-#include "consumer/stream_consumer.h"
 #include "orders/order_keys.h"
+#include "protocol/stream_entry.h"
 #include "orders/orders_library.h"
 
 namespace expiry {
@@ -31,26 +32,21 @@ std::string order_id_of(const StreamEntry& entry);
 // The key of that order (order_keys.h), or empty for a poison entry.
 std::string order_key_of(const StreamEntry& entry, const OrderKeyScheme& scheme = {});
 
+// A Consumer handler (consumer/consumer.h): it has no connection of its own, and runs
+// order_cancel through the entry's node's orders_v1 (the consumer loads orders_library_source()
+// there).
 class OrderCanceller {
  public:
-  // On one Redis: cancels through `commands` (the consumer's command connection).
-  explicit OrderCanceller(RedisConnection& commands);
-  // On a cluster: no connection of its own; handle_on runs on the bucket's worker connection.
-  explicit OrderCanceller(OrderKeyScheme scheme);
+  explicit OrderCanceller(OrderKeyScheme scheme = {});
   OrderCanceller(const OrderCanceller&) = delete;
   OrderCanceller& operator=(const OrderCanceller&) = delete;
 
-  // On the connection given at construction.
-  void handle(const StreamEntry& entry, EntryDone done);
   // Through `orders` (orders_v1 on the connection to the node of the entry's bucket).
   void handle_on(FunctionCaller& orders, const StreamEntry& entry, EntryDone done);
-  // Loads orders_v1 (call when the command connection becomes ready; failures are logged).
-  void load_library();
   const CancellerStats& stats() const { return stats_; }
 
  private:
   OrderKeyScheme scheme_;
-  std::unique_ptr<FunctionCaller> orders_;  // on one Redis only
   CancellerStats stats_;
 };
 

@@ -9,9 +9,8 @@
 #include "config/consumer_config.h"
 #include "config/logging.h"
 #include "config/service_options.h"
-#include "consumer/cluster_consumer.h"
-#include "consumer/layout_probe.h"
-#include "consumer/stream_consumer.h"
+#include "consumer/consumer.h"
+#include "io/layout_probe.h"
 #include "io/metrics.h"
 #include "io/service_process.h"
 #include "orders/order_canceller.h"
@@ -45,49 +44,30 @@ void log_outcomes(const CancellerStats& s) {
                s.skipped_paid, s.already_cancelled, s.missing, s.failed);
 }
 
-// The canceller once the layout is known: a StreamConsumer on one Redis, a ClusterConsumer on a
-// cluster. Exactly one of the consumers exists.
+// The canceller once the layout is known: the order handler on a Consumer (one node on a
+// single Redis, one per primary on a cluster).
 struct Canceller {
   std::unique_ptr<OrderCanceller> handler;
-  std::unique_ptr<StreamConsumer> single;
-  std::unique_ptr<ClusterConsumer> cluster;
+  std::unique_ptr<Consumer> consumer;
 
+  void start(EventLoop& loop, const ConsumerConfig& config, const RedisLayout& layout,
+             const std::function<void(const std::string&)>& fatal) {
+    handler = std::make_unique<OrderCanceller>(layout.cluster ? OrderKeyScheme{true, layout.buckets} : OrderKeyScheme{});
+    consumer = std::make_unique<Consumer>(
+        loop, config, layout,
+        [this](const StreamEntry& e, const EntryContext& at, EntryDone done) {
+          handler->handle_on(at.library, e, std::move(done));
+        },
+        orders_library_source());
+    consumer->set_on_fatal(fatal);
+    consumer->start();
+  }
   bool ready(std::string& why) const {
-    if (single) return single->ready(why);
-    if (cluster) return cluster->ready(why);
+    if (consumer) return consumer->ready(why);
     why = "starting";
     return false;
   }
-  const ConsumerStats& stats() const { return single ? single->stats() : cluster->stats(); }
-  void stop(std::function<void()> done) {
-    if (single) single->stop(std::move(done));
-    if (cluster) cluster->stop(std::move(done));
-  }
 };
-
-void start_single(EventLoop& loop, const ConsumerConfig& config, Canceller& c,
-                  const std::function<void(const std::string&)>& fatal) {
-  c.single = std::make_unique<StreamConsumer>(
-      loop, config, [&c](const StreamEntry& e, StreamConsumer::Done done) { c.handler->handle(e, std::move(done)); });
-  c.handler = std::make_unique<OrderCanceller>(c.single->commands());
-  c.single->set_on_commands_ready([&c] { c.handler->load_library(); });
-  c.single->set_on_fatal(fatal);
-  c.single->start();
-}
-
-void start_cluster(EventLoop& loop, const ConsumerConfig& config, int buckets, Canceller& c,
-                   const std::function<void(const std::string&)>& fatal) {
-  c.handler = std::make_unique<OrderCanceller>(OrderKeyScheme{true, buckets});
-  ClusterConsumer::Options options;
-  options.buckets = buckets;
-  options.handler_library = orders_library_source();
-  c.cluster = std::make_unique<ClusterConsumer>(
-      loop, config, options, [&c](const StreamEntry& e, const BucketContext& at, EntryDone done) {
-        c.handler->handle_on(at.library, e, std::move(done));
-      });
-  c.cluster->set_on_fatal(fatal);
-  c.cluster->start();
-}
 
 int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
   EventLoop& loop = process.loop();
@@ -103,17 +83,15 @@ int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
     exit_code = ServiceProcess::kExitConfigError;
     loop.stop();
   };
-  LayoutProbe probe(loop, config);
+  LayoutProbe probe(loop, layout_probe_options(config));
   probe.start(
-      [&](const ConsumerLayout& layout) {
+      [&](const RedisLayout& layout) {
         if (layout.cluster) {
           spdlog::info("{} is a Redis Cluster: reading the {} bucket streams of namespace {}", config.redis.where(),
                        layout.buckets, config.ns);
-          start_cluster(loop, config, layout.buckets, canceller, fatal);
-        } else {
-          start_single(loop, config, canceller, fatal);
         }
-        register_canceller_metrics(metrics, canceller.handler->stats(), canceller.stats(),
+        canceller.start(loop, config, layout, fatal);
+        register_canceller_metrics(metrics, canceller.handler->stats(), canceller.consumer->stats(),
                                    [&canceller] {
                                      std::string why;
                                      return canceller.ready(why);
@@ -121,8 +99,8 @@ int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
       },
       fatal);
   process.on_stop_signal([&] {
-    if (canceller.handler) {
-      canceller.stop([&] { loop.stop(); });
+    if (canceller.consumer) {
+      canceller.consumer->stop([&] { loop.stop(); });
     } else {
       loop.stop();  // still finding out the layout: nothing read yet
     }

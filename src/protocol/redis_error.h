@@ -49,4 +49,7 @@ bool is_transient(RedisErrorKind kind);
 
 const char* to_string(RedisErrorKind kind);
 
+// What to tell the user about a handshake refusal ("" if nothing useful): which setting to fix.
+std::string handshake_hint(const Reply& reply);
+
 }  // namespace expiry

@@ -1,14 +1,14 @@
 // expiry-relay: turns Redis key expirations into stream entries, on time and exactly once.
 // Shaped like libevent's sample/hello-world.c: config, loop, components, signals, dispatch
-// (configure_service, then ServiceProcess).
+// (configure_service, then ServiceProcess, then the layout probe on the loop).
 #include "config/logging.h"
 #include "config/relay_config.h"
 #include "config/service_options.h"
+#include "io/layout_probe.h"
 #include "io/service_process.h"
 #include "protocol/errors.h"
 #include "relay/cluster_relay.h"
 #include "relay/relay.h"
-#include "relay/startup_probe.h"
 
 #include <spdlog/spdlog.h>
 
@@ -22,40 +22,90 @@ const ServiceIdentity kRelayService{
     "Every option can also be set as EXPIRY_RELAY_<NAME> or in the --config JSON file\n"
     "(precedence: flag > env > file > default)."};
 
-// Runs `relay` (a Relay or a ClusterRelay) until a stop signal or a fatal error.
-template <typename AnyRelay>
-int serve(ServiceProcess& process, const RelayConfig& config, AnyRelay& relay) {
-  process.on_stop_signal([&] { relay.stop([&] { process.loop().stop(); }); });
-  const bool serving = process.serve_http(
-      config.metrics_bind, config.metrics_port, [&] { return relay.metrics().render(); },
-      [&](std::string& why) { return relay.ready(why); }, [&](std::string& why) { return relay.healthy(why); });
-  if (!serving) return ServiceProcess::kExitConfigError;
-  relay.start();
-  process.run();
-  return relay.exit_code();
+LayoutProbe::Options layout_probe_options(const RelayConfig& c) {
+  LayoutProbe::Options o;
+  o.redis = c.redis;
+  o.ns = c.ns;
+  o.buckets = c.buckets;
+  o.client_name = "expiry-relay-setup-" + c.instance;
+  o.connect_timeout = c.connect_timeout;
+  o.watchdog_interval = c.watchdog_interval;
+  o.watchdog_timeout = c.watchdog_timeout;
+  o.backoff = c.reconnect;
+  return o;
 }
 
+// The relay once the layout is known: one Relay on a single Redis, a ClusterRelay (one Relay
+// per primary) on a cluster. Exactly one exists after start().
+struct AnyRelay {
+  std::unique_ptr<Relay> single;
+  std::unique_ptr<ClusterRelay> cluster;
+  Clock::time_point probing_since = Clock::now();
+
+  bool started() const { return single || cluster; }
+  void start(EventLoop& loop, const RelayConfig& config, const RedisLayout& layout) {
+    if (layout.cluster) {
+      cluster = std::make_unique<ClusterRelay>(loop, config, layout.buckets);
+      cluster->start();
+    } else {
+      single = std::make_unique<Relay>(loop, config, BucketScope::all(layout.buckets));
+      single->start();
+    }
+  }
+  std::string render() const {
+    if (single) return single->metrics().render();
+    if (cluster) return cluster->metrics().render();
+    return "";
+  }
+  bool ready(std::string& why) const {
+    if (single) return single->ready(why);
+    if (cluster) return cluster->ready(why);
+    why = "finding out the layout of the Redis at the URL (see the log)";
+    return false;
+  }
+  // Before the layout is known, unhealthy once no answer came for unhealthy_after, as a relay
+  // without a ready connection would be.
+  bool healthy(const RelayConfig& config, std::string& why) const {
+    if (single) return single->healthy(why);
+    if (cluster) return cluster->healthy(why);
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - probing_since);
+    if (config.unhealthy_after.count() == 0 || waited <= config.unhealthy_after) return true;
+    why = "no answer from Redis for " + std::to_string(waited.count() / 1000) + " s; see the log";
+    return false;
+  }
+  void stop(std::function<void()> done) {
+    if (single) single->stop(std::move(done));
+    if (cluster) cluster->stop(std::move(done));
+  }
+  int exit_code() const { return single ? single->exit_code() : cluster ? cluster->exit_code() : 0; }
+};
+
+// Finds out the layout on the loop (LayoutProbe, shared with the consumers), then runs the relay
+// until a stop signal or a fatal error. /metrics, /readyz and /healthz answer from the start.
 int run_relay(ServiceProcess& process, const RelayConfig& config) {
-  std::string unreachable;
-  std::optional<StartupFacts> facts;
-  try {
-    facts = probe_redis(config, &unreachable);
-  } catch (const ConfigError& e) {
-    spdlog::critical("{}", e.what());
-    return ServiceProcess::kExitConfigError;
-  }
-  if (facts && facts->cluster) {
-    ClusterRelay relay(process.loop(), config, facts->bucket_count);
-    return serve(process, config, relay);
-  }
-  BucketScope scope = BucketScope::all(facts ? facts->bucket_count : (config.buckets != 0 ? config.buckets : 1));
-  if (!facts) {
-    spdlog::warn("Redis cannot be reached yet ({}); starting with {} bucket(s) on a single Redis, checked again "
-                 "when it answers",
-                 unreachable, scope.bucket_count);
-  }
-  Relay relay(process.loop(), config, std::move(scope));
-  return serve(process, config, relay);
+  EventLoop& loop = process.loop();
+  AnyRelay relay;
+  int exit_code = 0;
+  const bool serving = process.serve_http(
+      config.metrics_bind, config.metrics_port, [&] { return relay.render(); },
+      [&](std::string& why) { return relay.ready(why); }, [&](std::string& why) { return relay.healthy(config, why); });
+  if (!serving) return ServiceProcess::kExitConfigError;
+  LayoutProbe probe(loop, layout_probe_options(config));
+  probe.start([&](const RedisLayout& layout) { relay.start(loop, config, layout); },
+              [&](const std::string& why) {
+                spdlog::critical("{}", why);
+                exit_code = ServiceProcess::kExitConfigError;
+                loop.stop();
+              });
+  process.on_stop_signal([&] {
+    if (relay.started()) {
+      relay.stop([&] { loop.stop(); });
+    } else {
+      loop.stop();  // still finding out the layout: nothing to drain
+    }
+  });
+  process.run();
+  return exit_code != 0 ? exit_code : relay.exit_code();
 }
 
 }  // namespace

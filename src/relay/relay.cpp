@@ -28,19 +28,6 @@ RedisConnection::Options command_connection_options(const RelayConfig& config) {
 
 }  // namespace
 
-std::string handshake_hint(const Reply& reply) {
-  switch (classify(reply)) {
-    case RedisErrorKind::NoAuth:
-      return " (Redis requires a password: put it in the URL, redis://:PASSWORD@host:port, or in password_file)";
-    case RedisErrorKind::WrongPass:
-      return " (check the user name and password in the URL or password_file)";
-    case RedisErrorKind::NoPermission:
-      return " (the ACL user lacks a permission the connection needs; see docs/security.md)";
-    default:
-      return "";
-  }
-}
-
 std::vector<std::string> relay_streams(const RelayConfig& config, const BucketScope& scope) {
   std::vector<std::string> streams;
   for (int bucket : scope.buckets) streams.push_back(scope.stream_of(KeyLayout(config.ns, bucket), config.stream));
@@ -344,7 +331,7 @@ void Relay::check_buckets(const Reply& reply, const std::function<void()>& done)
 
 // At first start the group is created at 0, so entries forwarded before it existed are
 // handled. Missing at a later reconnect, it was destroyed: created again at $, so consumers do
-// not handle (or dead-letter) the whole stream again (as StreamConsumer does).
+// not handle (or dead-letter) the whole stream again (as the consumers do, consumer/node_consumer.h).
 void Relay::create_group(const std::string& stream, std::function<void()> done) {
   const bool seen = groups_seen_.count(stream) != 0;
   commands_.command({"XGROUP", "CREATE", stream, config_.group, seen ? "$" : "0", "MKSTREAM"},

@@ -27,9 +27,6 @@
 
 namespace expiry {
 
-// What to tell the user about a handshake refusal ("" if nothing useful): which setting to fix.
-std::string handshake_hint(const Reply& reply);
-
 // The streams a relay serving `scope` forwards into (and trims): the configured one on one
 // Redis with one bucket, else each bucket's NS:{B}:stream.
 std::vector<std::string> relay_streams(const RelayConfig& config, const BucketScope& scope);

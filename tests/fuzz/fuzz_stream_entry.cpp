@@ -1,6 +1,6 @@
 // Fuzz target for the decoding of Redis replies: the input is decoded into Reply trees
 // (resp_decoder.h), and each tree goes through every reply decoder the services use:
-// parse_stream_entries (also inside an XREADGROUP-shaped reply, as StreamConsumer::on_read
+// parse_stream_entries (also inside an XREADGROUP-shaped reply, as NodeConsumer::on_read
 // unwraps it), decode_forwarded_task and order_key_of on every entry,
 // decode_claim/decode_sweep/decode_schedule, and the
 // CLI's helpers (format_stream_entry, field_pairs, time_reply_ms, to_integer, score_to_ms).
@@ -28,7 +28,7 @@
 #include "fuzz_targets.h"
 #include "orders/order_canceller.h"
 #include "resp_decoder.h"
-#include "consumer/stream_consumer.h"
+#include "consumer/group_commands.h"
 #include "protocol/text_escape.h"
 
 namespace expiry::fuzz {

@@ -1,6 +1,6 @@
 // The services' async building blocks in-process against a real redis-server: a subscription
 // renewed from on_ready after its subscriber is killed, FunctionCaller reloading its library
-// exactly once after FUNCTION FLUSH, and StreamConsumer surviving handlers that throw or call
+// exactly once after FUNCTION FLUSH, and Consumer surviving handlers that throw or call
 // done twice.
 #include <map>
 #include <memory>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "consumer/stream_consumer.h"
+#include "consumer/consumer.h"
 #include "io/function_caller.h"
 #include "loop_harness.h"
 #include "support/redis_client.h"
@@ -141,7 +141,7 @@ TEST_F(FunctionCallerIo, RetriesOnlyOnceWhenTheReloadDoesNotHelp) {
   EXPECT_EQ(function_loads(admin_) - loads_before, 1);
 }
 
-TEST(StreamConsumerIo, HandlersThatThrowOrCallDoneTwiceDoNotCrash) {
+TEST(ConsumerIo, HandlersThatThrowOrCallDoneTwiceDoNotCrash) {
   RedisServer server;
   expiry::test::TestConnection admin(server.host(), server.port());
   LoopHarness h;
@@ -163,7 +163,7 @@ TEST(StreamConsumerIo, HandlersThatThrowOrCallDoneTwiceDoNotCrash) {
   for (const auto& mode : modes) admin.command({"XADD", config.stream, "*", "mode", mode});
 
   std::map<std::string, int> handled;
-  StreamConsumer consumer(h.loop, config, [&](const StreamEntry& entry, StreamConsumer::Done done) {
+  Consumer consumer(h.loop, config, RedisLayout{}, [&](const StreamEntry& entry, const EntryContext&, EntryDone done) {
     const std::string mode = entry.field("mode");
     ++handled[mode];
     if (mode == "throw") throw std::runtime_error("handler failed");

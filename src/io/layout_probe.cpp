@@ -1,5 +1,5 @@
 // See layout_probe.h.
-#include "consumer/layout_probe.h"
+#include "io/layout_probe.h"
 
 #include <spdlog/spdlog.h>
 
@@ -10,9 +10,9 @@
 
 namespace expiry {
 
-LayoutProbe::LayoutProbe(EventLoop& loop, const ConsumerConfig& config)
+LayoutProbe::LayoutProbe(EventLoop& loop, Options options)
     : loop_(loop),
-      config_(config),
+      options_(std::move(options)),
       switch_timer_(loop,
                     [this] {
                       if (!moved_to_ || finished_) return;
@@ -32,26 +32,27 @@ LayoutProbe::LayoutProbe(EventLoop& loop, const ConsumerConfig& config)
         }
       }) {}
 
-void LayoutProbe::start(std::function<void(const ConsumerLayout&)> done,
+void LayoutProbe::start(std::function<void(const RedisLayout&)> done,
                         std::function<void(const std::string&)> on_fatal) {
   done_ = std::move(done);
   on_fatal_ = std::move(on_fatal);
-  connect(NodeAddress{config_.redis.host, config_.redis.port});
+  connect(NodeAddress{options_.redis.host, options_.redis.port});
 }
 
 void LayoutProbe::connect(const NodeAddress& node) {
   RedisConnection::Options o;
-  o.endpoint = endpoint_at(config_.redis, node);
+  o.endpoint = endpoint_at(options_.redis, node);
   o.role = "setup";
-  o.client_name = "expiry-consumer-setup-" + config_.consumer;
-  o.connect_timeout = config_.connect_timeout;
-  o.watchdog_interval = config_.watchdog_interval;
-  o.watchdog_timeout = config_.watchdog_timeout;
-  o.backoff = config_.reconnect;
+  o.client_name = options_.client_name;
+  o.connect_timeout = options_.connect_timeout;
+  o.watchdog_interval = options_.watchdog_interval;
+  o.watchdog_timeout = options_.watchdog_timeout;
+  o.backoff = options_.backoff;
   conn_ = std::make_unique<RedisConnection>(loop_, o);
   conn_->set_on_ready([this] { ask_cluster(); });
   conn_->set_on_handshake_error([this](const Reply& r) {
-    const std::string why = "Redis refused the connection handshake: " + r.str;
+    const std::string why = "Redis refused the connection handshake: " + r.str + handshake_hint(r);
+    conn_->close();  // no retry (or its log line) after a refusal retrying cannot cure
     finish([this, why] { on_fatal_(why); });
   });
   conn_->start();
@@ -67,18 +68,15 @@ void LayoutProbe::ask_cluster() {
       return;  // an I/O error: on_ready asks again
     }
     if (no_permission) {
-      spdlog::info("setup: the ACL user may not run INFO; taking {} for a single Redis", config_.redis.where());
+      spdlog::info("setup: the ACL user may not run INFO; taking {} for a single Redis", options_.redis.where());
     }
-    if (no_permission || r.str.find("cluster_enabled:1") == std::string::npos) {
-      finish([this] { done_(ConsumerLayout{false, 1}); });
-      return;
-    }
+    cluster_ = !no_permission && r.str.find("cluster_enabled:1") != std::string::npos;
     read_buckets();
   });
 }
 
 void LayoutProbe::read_buckets() {
-  conn_->command({"GET", KeyLayout(config_.ns).buckets_key()}, [this](const Reply& r) { on_buckets(r); });
+  conn_->command({"GET", KeyLayout(options_.ns).buckets_key()}, [this](const Reply& r) { on_buckets(r); });
 }
 
 void LayoutProbe::on_buckets(const Reply& r) {
@@ -90,26 +88,34 @@ void LayoutProbe::on_buckets(const Reply& r) {
       return;
     }
   }
+  if (r.failed() && !cluster_ && classify(r) == RedisErrorKind::NoPermission) {
+    // On one Redis a user without read access to NS:buckets (a minimal consumer's) works with
+    // the setting, else one bucket, as before buckets existed.
+    const int buckets = options_.buckets > 0 ? options_.buckets : 1;
+    finish([this, buckets] { done_(RedisLayout{false, buckets}); });
+    return;
+  }
   if (r.failed()) {
-    if (!r.is_io_error()) retry_later("GET " + KeyLayout(config_.ns).buckets_key() + ": " + r.str);
+    if (!r.is_io_error()) retry_later("GET " + KeyLayout(options_.ns).buckets_key() + ": " + r.str);
     return;
   }
   std::optional<std::string> stored;
   if (r.type == Reply::Type::String) stored = r.str;
   std::string error;
-  auto plan = plan_buckets(stored, config_.buckets, true, config_.ns, &error);
+  auto plan = plan_buckets(stored, options_.buckets, cluster_, options_.ns, &error);
   if (!plan) {
     finish([this, error] { on_fatal_(error); });
     return;
   }
   if (plan->store && !stored_) {
     stored_ = true;  // SET NX, then read back what won (another program may have stored first)
-    conn_->command({"SET", KeyLayout(config_.ns).buckets_key(), std::to_string(plan->buckets), "NX"},
+    conn_->command({"SET", KeyLayout(options_.ns).buckets_key(), std::to_string(plan->buckets), "NX"},
                    [this](const Reply&) { read_buckets(); });
     return;
   }
   const int buckets = plan->buckets;
-  finish([this, buckets] { done_(ConsumerLayout{true, buckets}); });
+  const bool cluster = cluster_;
+  finish([this, cluster, buckets] { done_(RedisLayout{cluster, buckets}); });
 }
 
 void LayoutProbe::retry_later(const std::string& why) {
