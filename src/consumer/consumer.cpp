@@ -5,19 +5,6 @@
 
 namespace expiry {
 
-LayoutProbe::Options layout_probe_options(const ConsumerConfig& c) {
-  LayoutProbe::Options o;
-  o.redis = c.redis;
-  o.ns = c.ns;
-  o.buckets = c.buckets;
-  o.client_name = "expiry-consumer-setup-" + c.consumer;
-  o.connect_timeout = c.connect_timeout;
-  o.watchdog_interval = c.watchdog_interval;
-  o.watchdog_timeout = c.watchdog_timeout;
-  o.backoff = c.reconnect;
-  return o;
-}
-
 Consumer::Consumer(EventLoop& loop, const ConsumerConfig& config, const RedisLayout& layout, EntryHandler handler,
                    std::string handler_library)
     : shared_{config, std::move(handler), std::move(handler_library), {}, {}, nullptr, nullptr, false} {

@@ -18,9 +18,6 @@
 
 namespace expiry {
 
-// What LayoutProbe needs from a consumer's settings.
-LayoutProbe::Options layout_probe_options(const ConsumerConfig& config);
-
 class Consumer {
  public:
   // `handler_library`: the Lua source of a Function library the handler calls, loaded on every

@@ -50,6 +50,21 @@ class LayoutProbe {
 
   void start(std::function<void(const RedisLayout&)> done, std::function<void(const std::string&)> on_fatal);
 
+  // The options of a service's settings (RelayConfig and ConsumerConfig name these fields alike).
+  template <class ServiceConfig>
+  static Options options_of(const ServiceConfig& c, std::string client_name) {
+    Options o;
+    o.redis = c.redis;
+    o.ns = c.ns;
+    o.buckets = c.buckets;
+    o.client_name = std::move(client_name);
+    o.connect_timeout = c.connect_timeout;
+    o.watchdog_interval = c.watchdog_interval;
+    o.watchdog_timeout = c.watchdog_timeout;
+    o.backoff = c.reconnect;
+    return o;
+  }
+
  private:
   void connect(const NodeAddress& node);
   void ask_cluster();

@@ -83,7 +83,7 @@ int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
     exit_code = ServiceProcess::kExitConfigError;
     loop.stop();
   };
-  LayoutProbe probe(loop, layout_probe_options(config));
+  LayoutProbe probe(loop, LayoutProbe::options_of(config, "expiry-consumer-setup-" + config.consumer));
   probe.start(
       [&](const RedisLayout& layout) {
         if (layout.cluster) {

@@ -22,19 +22,6 @@ const ServiceIdentity kRelayService{
     "Every option can also be set as EXPIRY_RELAY_<NAME> or in the --config JSON file\n"
     "(precedence: flag > env > file > default)."};
 
-LayoutProbe::Options layout_probe_options(const RelayConfig& c) {
-  LayoutProbe::Options o;
-  o.redis = c.redis;
-  o.ns = c.ns;
-  o.buckets = c.buckets;
-  o.client_name = "expiry-relay-setup-" + c.instance;
-  o.connect_timeout = c.connect_timeout;
-  o.watchdog_interval = c.watchdog_interval;
-  o.watchdog_timeout = c.watchdog_timeout;
-  o.backoff = c.reconnect;
-  return o;
-}
-
 // The relay once the layout is known: one Relay on a single Redis, a ClusterRelay (one Relay
 // per primary) on a cluster. Exactly one exists after start().
 struct AnyRelay {
@@ -90,7 +77,7 @@ int run_relay(ServiceProcess& process, const RelayConfig& config) {
       config.metrics_bind, config.metrics_port, [&] { return relay.render(); },
       [&](std::string& why) { return relay.ready(why); }, [&](std::string& why) { return relay.healthy(config, why); });
   if (!serving) return ServiceProcess::kExitConfigError;
-  LayoutProbe probe(loop, layout_probe_options(config));
+  LayoutProbe probe(loop, LayoutProbe::options_of(config, "expiry-relay-setup-" + config.instance));
   probe.start([&](const RedisLayout& layout) { relay.start(loop, config, layout); },
               [&](const std::string& why) {
                 spdlog::critical("{}", why);
