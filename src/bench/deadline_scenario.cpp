@@ -157,7 +157,7 @@ CancelRun run_cancel(const BenchContext& ctx, SyncConnection& conn, const std::s
   } while (!cursor.empty());
   run.seconds = static_cast<double>(elapsed_us(start)) / 1e6;
   run.during = probe.finish();
-  const auto durations = slowlog.durations_us("expiry_cancel_range");
+  const auto durations = slowlog.durations_us("expiry_v2_cancel_range");
   run.slowlog_entries = durations.size();
   if (!durations.empty()) run.slowest_call_redis_us = *std::max_element(durations.begin(), durations.end());
   run.pending_after = conn.checked({"ZCARD", ctx.keys.schedule_key()}).integer;
@@ -201,7 +201,7 @@ ResumeRun run_resume(const BenchContext& ctx, SyncConnection& conn, size_t n) {
   RelayProcess relay(ctx, RelayRole::Relay, "deadline-resume");
   relay.wait_ready(conn);
   const auto swept_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (slowlog->durations_us("expiry_sweep").empty()) {
+  while (slowlog->durations_us("expiry_v2_sweep").empty()) {
     if (std::chrono::steady_clock::now() > swept_deadline) throw Error("deadline: the relay did not sweep in 30 s");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

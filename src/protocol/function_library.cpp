@@ -1,4 +1,5 @@
-// FCALL argument lists and reply decoding for the expiry_v1 library; see function_library.h.
+// FCALL argument lists and reply decoding for the expiry_v1 library's v2 functions; see
+// function_library.h.
 #include "protocol/function_library.h"
 
 #include "generated/expiry_lua.h"  // generated: kExpiryLuaSource
@@ -29,7 +30,7 @@ const char* mode_word(ScheduleMode mode) { return mode == ScheduleMode::Delay ? 
 std::vector<std::string> schedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode,
                                        long long ms, std::string_view payload, std::string_view stream,
                                        std::optional<int> db, std::string_view options) {
-  auto argv = task_call("expiry_schedule", keys, id);
+  auto argv = task_call("expiry_v2_schedule", keys, id);
   argv.insert(argv.end(), {mode_word(mode), std::to_string(ms), std::string(payload)});
   if (!stream.empty() || db || !options.empty()) argv.emplace_back(stream);  // '' is the default stream
   if (db || !options.empty()) argv.push_back(db ? std::to_string(*db) : std::string());
@@ -39,19 +40,19 @@ std::vector<std::string> schedule_argv(const KeyLayout& keys, std::string_view i
 
 std::vector<std::string> reschedule_argv(const KeyLayout& keys, std::string_view id, ScheduleMode mode, long long ms,
                                          std::optional<int> db) {
-  auto argv = task_call("expiry_reschedule", keys, id);
+  auto argv = task_call("expiry_v2_reschedule", keys, id);
   argv.insert(argv.end(), {mode_word(mode), std::to_string(ms)});
   if (db) argv.push_back(std::to_string(*db));
   return argv;
 }
 
 std::vector<std::string> cancel_argv(const KeyLayout& keys, std::string_view id) {
-  return task_call("expiry_cancel", keys, id);
+  return task_call("expiry_v2_cancel", keys, id);
 }
 
 std::vector<std::string> claim_argv(const KeyLayout& keys, std::string_view id, std::string_view via,
                                     std::string_view stream, std::string_view group, const ClaimLimits& limits) {
-  std::vector<std::string> argv{"FCALL", "expiry_claim", limits.dead_stream.empty() ? "4" : "5", keys.schedule_key(),
+  std::vector<std::string> argv{"FCALL", "expiry_v2_claim", limits.dead_stream.empty() ? "4" : "5", keys.schedule_key(),
                                 keys.trigger_key(id), keys.shadow_key(id), std::string(stream)};
   if (!limits.dead_stream.empty()) argv.push_back(limits.dead_stream);
   argv.insert(argv.end(), {std::string(id), std::string(via), std::string(group), std::to_string(limits.max_late_ms)});
@@ -60,7 +61,7 @@ std::vector<std::string> claim_argv(const KeyLayout& keys, std::string_view id, 
 
 std::vector<std::string> sweep_argv(const KeyLayout& keys, std::string_view stream, int limit,
                                     std::string_view via, std::string_view group, const ClaimLimits& limits) {
-  std::vector<std::string> argv{"FCALL", "expiry_sweep", limits.dead_stream.empty() ? "2" : "3", keys.schedule_key(),
+  std::vector<std::string> argv{"FCALL", "expiry_v2_sweep", limits.dead_stream.empty() ? "2" : "3", keys.schedule_key(),
                                 std::string(stream)};
   if (!limits.dead_stream.empty()) argv.push_back(limits.dead_stream);
   argv.insert(argv.end(), {std::to_string(limit), std::string(via), std::string(group),
@@ -75,28 +76,28 @@ std::string optional_db(std::optional<int> db) { return db ? std::to_string(*db)
 
 std::vector<std::string> cancel_range_argv(const KeyLayout& keys, const RangeFilter& filter, std::string_view cursor,
                                            int limit) {
-  return {"FCALL",        "expiry_cancel_range",          "1", keys.schedule_key(), optional_ms(filter.after_ms),
+  return {"FCALL",        "expiry_v2_cancel_range",          "1", keys.schedule_key(), optional_ms(filter.after_ms),
           optional_ms(filter.before_ms), filter.prefix, std::string(cursor), std::to_string(limit)};
 }
 
 std::vector<std::string> run_now_range_argv(const KeyLayout& keys, const RangeFilter& filter, std::string_view cursor,
                                             int limit, std::optional<int> db) {
-  return {"FCALL",       "expiry_run_now_range", "1", keys.schedule_key(), optional_ms(filter.before_ms),
+  return {"FCALL",       "expiry_v2_run_now_range", "1", keys.schedule_key(), optional_ms(filter.before_ms),
           filter.prefix, std::string(cursor),    std::to_string(limit), optional_db(db)};
 }
 
 std::vector<std::string> run_now_argv(const KeyLayout& keys, std::string_view id, std::optional<int> db) {
-  auto argv = task_call("expiry_run_now", keys, id);
+  auto argv = task_call("expiry_v2_run_now", keys, id);
   argv.push_back(optional_db(db));
   return argv;
 }
 
 std::vector<std::string> pause_argv(const KeyLayout& keys, long long for_ms) {
-  return {"FCALL", "expiry_pause", "1", keys.schedule_key(), std::to_string(for_ms)};
+  return {"FCALL", "expiry_v2_pause", "1", keys.schedule_key(), std::to_string(for_ms)};
 }
 
 std::vector<std::string> resume_argv(const KeyLayout& keys, std::optional<int> db) {
-  return {"FCALL", "expiry_resume", "1", keys.schedule_key(), optional_db(db)};
+  return {"FCALL", "expiry_v2_resume", "1", keys.schedule_key(), optional_db(db)};
 }
 
 namespace {
@@ -116,31 +117,31 @@ std::optional<RescheduleResult> decode_reschedule(const Reply& reply) {
 }
 
 std::optional<ClaimResult> decode_claim(const Reply& reply) {
-  if (reply.type != Reply::Type::Array || reply.elements.empty() || !is_int(reply.elements[0])) return std::nullopt;
+  // {outcome, entry_id, lateness_ms, due_ms, paused_until_ms}
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 5) return std::nullopt;
+  const auto& e = reply.elements;
+  if (!is_int(e[0]) || e[1].type != Reply::Type::String || !is_int(e[2]) || !is_int(e[3]) || !is_int(e[4])) {
+    return std::nullopt;
+  }
   ClaimResult r;
-  switch (reply.elements[0].integer) {
+  switch (e[0].integer) {
     case 1:
     case 2:
-      if (reply.elements.size() != 3 || reply.elements[1].type != Reply::Type::String || !is_int(reply.elements[2])) {
-        return std::nullopt;
-      }
-      r.outcome = reply.elements[0].integer == 1 ? ClaimResult::Outcome::Forwarded : ClaimResult::Outcome::DeadLettered;
-      r.entry_id = reply.elements[1].str;
-      r.lateness_ms = reply.elements[2].integer;
+      if (e[1].str.empty()) return std::nullopt;
+      r.outcome = e[0].integer == 1 ? ClaimResult::Outcome::Forwarded : ClaimResult::Outcome::DeadLettered;
+      r.entry_id = e[1].str;
+      r.lateness_ms = e[2].integer;
       return r;
     case 0:
-      if (reply.elements.size() != 1) return std::nullopt;
       r.outcome = ClaimResult::Outcome::NotPending;
       return r;
     case -1:
-      if (reply.elements.size() != 2 || !is_int(reply.elements[1])) return std::nullopt;
       r.outcome = ClaimResult::Outcome::NotDue;
-      r.due_ms = reply.elements[1].integer;
+      r.due_ms = e[3].integer;
       return r;
     case -2:
-      if (reply.elements.size() != 2 || !is_int(reply.elements[1])) return std::nullopt;
       r.outcome = ClaimResult::Outcome::Paused;
-      r.paused_until_ms = reply.elements[1].integer;
+      r.paused_until_ms = e[4].integer;
       return r;
     default:
       return std::nullopt;
@@ -148,32 +149,24 @@ std::optional<ClaimResult> decode_claim(const Reply& reply) {
 }
 
 std::optional<SweepResult> decode_sweep(const Reply& reply) {
-  // Six elements from libraries before the migrating flag; the seventh is 0 or 1; the eighth
-  // and ninth (paused_until, late) answer callers that send max_late_ms.
-  const size_t size = reply.elements.size();
-  if (reply.type != Reply::Type::Array || (size != 6 && size != 7 && size != 9)) return std::nullopt;
-  for (size_t i = 0; i < 5; ++i) {
-    if (!is_int(reply.elements[i])) return std::nullopt;
+  // {forwarded, next_due_ms, now_us, pending, overdue, {lateness_ms...}, migrating, paused_until_ms, late}
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 9) return std::nullopt;
+  const auto& e = reply.elements;
+  for (size_t i : {0, 1, 2, 3, 4, 6, 7, 8}) {
+    if (!is_int(e[i])) return std::nullopt;
   }
-  const Reply& lateness = reply.elements[5];
+  const Reply& lateness = e[5];
   if (lateness.type != Reply::Type::Array) return std::nullopt;
-  SweepResult r{reply.elements[0].integer, reply.elements[1].integer, reply.elements[2].integer,
-                reply.elements[3].integer, reply.elements[4].integer, {}};
+  SweepResult r{e[0].integer, e[1].integer, e[2].integer, e[3].integer, e[4].integer, {}};
   r.lateness_ms.reserve(lateness.elements.size());
   for (const auto& l : lateness.elements) {
     if (!is_int(l)) return std::nullopt;
     r.lateness_ms.push_back(l.integer);
   }
   if (r.lateness_ms.size() != static_cast<size_t>(r.forwarded)) return std::nullopt;
-  if (size >= 7) {
-    if (!is_int(reply.elements[6])) return std::nullopt;
-    r.migrating = reply.elements[6].integer != 0;
-  }
-  if (size == 9) {
-    if (!is_int(reply.elements[7]) || !is_int(reply.elements[8])) return std::nullopt;
-    r.paused_until_ms = reply.elements[7].integer;
-    r.late = reply.elements[8].integer;
-  }
+  r.migrating = e[6].integer != 0;
+  r.paused_until_ms = e[7].integer;
+  r.late = e[8].integer;
   return r;
 }
 
@@ -186,12 +179,13 @@ std::optional<RangeResult> decode_range(const Reply& reply) {
 }
 
 std::optional<RunNowResult> decode_run_now(const Reply& reply) {
-  if (reply.type != Reply::Type::Array || reply.elements.empty()) return std::nullopt;
+  // {pending (0|1), previous_due_ms, due_ms}
+  if (reply.type != Reply::Type::Array || reply.elements.size() != 3) return std::nullopt;
   for (const auto& e : reply.elements) {
     if (!is_int(e)) return std::nullopt;
   }
-  if (reply.elements.size() == 1 && reply.elements[0].integer == 0) return RunNowResult{};
-  if (reply.elements.size() != 3 || reply.elements[0].integer != 1) return std::nullopt;
+  if (reply.elements[0].integer == 0) return RunNowResult{};
+  if (reply.elements[0].integer != 1) return std::nullopt;
   return RunNowResult{true, reply.elements[1].integer, reply.elements[2].integer};
 }
 

@@ -1,5 +1,7 @@
-// The expiry_v1 Redis Function library (src/lua/expiry.lua): its source, the FCALL argument
-// lists of each operation, and their reply decoding. Pure, no I/O.
+// The expiry_v1 Redis Function library (src/lua/expiry/, one source made of its parts): its
+// source, the FCALL argument lists of each operation, and their reply decoding. Operations call
+// the library's v2 functions (expiry_v2_*, one reply shape each; docs/protocol.md, "Versions").
+// Pure, no I/O.
 #pragma once
 
 #include <optional>
@@ -37,8 +39,7 @@ std::vector<std::string> cancel_argv(const KeyLayout& keys, std::string_view id)
 // What a claim or sweep does with late tasks: tasks without a limit of their own that are more
 // than max_late_ms late (0: no limit) are dead-lettered, as are tasks later than their own
 // limit; into dead_stream for the default stream (empty: the library's default, STREAM:dead,
-// or NS:{B}:dead for a bucket stream). Claims and sweeps always send the form that reads
-// dead-lettered and paused outcomes.
+// or NS:{B}:dead for a bucket stream). Claims and sweeps always send max_late_ms.
 struct ClaimLimits {
   long long max_late_ms = 0;
   std::string dead_stream;
@@ -50,8 +51,8 @@ std::vector<std::string> sweep_argv(const KeyLayout& keys, std::string_view stre
                                     std::string_view via, std::string_view group,
                                     const ClaimLimits& limits = {});
 
-// Bulk operations over one bucket, each call bounded (walk_range in expiry.lua): continue with
-// the returned cursor until it is empty. Bounds are exclusive; nullopt: unbounded.
+// Bulk operations over one bucket, each call bounded (walk_range in src/lua/expiry/ranges.lua):
+// continue with the returned cursor until it is empty. Bounds are exclusive; nullopt: unbounded.
 struct RangeFilter {
   std::string prefix;                  // ids starting with it; empty: any
   std::optional<long long> after_ms;   // due > after_ms
@@ -110,14 +111,15 @@ struct RunNowResult {
   long long previous_due_ms = 0;
   long long due_ms = 0;  // equal to previous_due_ms when it was due already
 };
-// expiry_pause and expiry_resume: {until_ms or was_paused, pending, overdue}.
+// expiry_v2_pause and expiry_v2_resume: {until_ms or was_paused, pending, overdue}.
 struct PauseResult {
   long long value = 0;
   long long pending = 0;
   long long overdue = 0;
 };
 
-// Decoders return nullopt for replies of an unexpected shape (errors included).
+// Decoders read the replies of the v2 functions and return nullopt for any other shape (errors
+// included).
 std::optional<RangeResult> decode_range(const Reply& reply);
 std::optional<RunNowResult> decode_run_now(const Reply& reply);
 std::optional<PauseResult> decode_pause(const Reply& reply);

@@ -35,9 +35,9 @@ RedisErrorKind classify_error_text(std::string_view text) {
     if (starts_with(text, "ERR unknown command")) return RedisErrorKind::UnknownCommand;
     if (starts_with(text, "ERR Function not found")) return RedisErrorKind::FunctionMissing;
     if (starts_with(text, "ERR expiry: task ") && contains(text, " is not pending")) {
-      return RedisErrorKind::TaskNotPending;  // src/lua/expiry.lua, expiry_reschedule
+      return RedisErrorKind::TaskNotPending;  // src/lua/expiry/schedule.lua, reschedule
     }
-    if (starts_with(text, "ERR expiry: migrating")) return RedisErrorKind::Migrating;  // src/lua/expiry.lua
+    if (starts_with(text, "ERR expiry: migrating")) return RedisErrorKind::Migrating;  // src/lua/expiry/
     if (contains(text, "do not hash to the same slot")) return RedisErrorKind::CrossSlot;
     if (contains(text, "non local key in a cluster node")) return RedisErrorKind::Migrating;
     if (starts_with(text, "ERR max number of clients reached")) return RedisErrorKind::MaxClients;

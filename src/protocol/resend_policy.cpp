@@ -27,9 +27,12 @@ bool resend_is_safe(const std::vector<std::string>& argv) {
   if (kReads.count(name) != 0) return true;
   if (name != "FCALL" || argv.size() < 2) return false;
   const std::string& function = argv[1];
-  if (function == "expiry_schedule" || function == "expiry_schedule_many") return true;
-  // expiry_reschedule KEYS(3) ARGV: id, 'delay'|'at', ms[, db]: numkeys at argv[2].
-  return function == "expiry_reschedule" && argv.size() > 7 && argv[2] == "3" && argv[7] == "at";
+  static const std::set<std::string> kReplaces = {"expiry_v2_schedule", "expiry_v2_schedule_many", "expiry_schedule",
+                                                  "expiry_schedule_many"};
+  if (kReplaces.count(function) != 0) return true;
+  // expiry_v2_reschedule (and v1 expiry_reschedule) KEYS(3) ARGV: id, 'delay'|'at', ms[, db]: numkeys at argv[2].
+  return (function == "expiry_v2_reschedule" || function == "expiry_reschedule") && argv.size() > 7 &&
+         argv[2] == "3" && argv[7] == "at";
 }
 
 }  // namespace expiry

@@ -9,9 +9,10 @@
 namespace expiry {
 
 // True for reads (FCALL_RO, ZRANGE..., XRANGE..., GET, HGETALL, INFO, PING ...) and for the
-// library's idempotent writes: expiry_schedule and expiry_schedule_many (a replace by id) and
-// expiry_reschedule with 'at' (an absolute due time). False for everything else (cancel, whose
-// second run reports "not pending"; retry, replay and claims, which would act twice).
+// library's idempotent writes: schedule and schedule_many (a replace by id) and reschedule with
+// 'at' (an absolute due time), by their v2 names and their deprecated v1 names. False for
+// everything else (cancel, whose second run reports "not pending"; retry, replay and claims,
+// which would act twice).
 bool resend_is_safe(const std::vector<std::string>& argv);
 
 }  // namespace expiry

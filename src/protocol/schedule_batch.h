@@ -1,4 +1,4 @@
-// expiry_schedule_many (src/lua/expiry.lua, docs/protocol.md): many tasks of one bucket
+// expiry_schedule_many (src/lua/expiry/schedule.lua, docs/protocol.md): many tasks of one bucket
 // scheduled in one FCALL, its argument list and its reply. Pure, no I/O.
 #pragma once
 
@@ -14,7 +14,8 @@
 
 namespace expiry {
 
-// The library's limits on one call (MAX_SCHEDULE_BATCH, MAX_SCHEDULE_BATCH_BYTES in expiry.lua).
+// The library's limits on one call (MAX_SCHEDULE_BATCH, MAX_SCHEDULE_BATCH_BYTES in
+// src/lua/expiry/schedule.lua).
 constexpr size_t kMaxScheduleBatchTasks = 250;
 constexpr size_t kMaxScheduleBatchPayloadBytes = 4 * 1024 * 1024;
 

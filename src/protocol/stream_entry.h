@@ -1,5 +1,5 @@
 // The stream-entry schema: the field names of the entry the relay writes for a forwarded task
-// (expiry_claim and expiry_sweep in src/lua/expiry.lua) and of a dead letter (expiry_dead_letter),
+// (claim and sweep in src/lua/expiry/claim.lua) and of a dead letter (expiry_dead_letter),
 // a stream entry as a plain value, and their decoders. The Lua library is the writer; everything
 // in C++ that reads or checks an entry names its fields through these constants and decodes it
 // here. Pure.

@@ -1,7 +1,7 @@
 // The options of one task to schedule (docs/protocol.md, "Schedule options"): the schedule mode
 // (replace, keep-first, debounce), its lateness limit and its W3C trace context. They travel to
 // the library as one string of space-separated tokens, which the library parses again
-// (parse_task_options in src/lua/expiry.lua). Pure, no I/O.
+// (parse_task_options in src/lua/expiry/checks.lua). Pure, no I/O.
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-// The message expiry_v1 publishes on NS:{B}:wake (src/lua/expiry.lua, docs/protocol.md):
+// The message expiry_v1 publishes on NS:{B}:wake (src/lua/expiry/, docs/protocol.md):
 // "<due_ms>", or "<due_ms>@<db>" when the scheduling client named its database. Pub/sub
 // spans every database, so a relay uses the database to ignore wakes of another one. Pure.
 #pragma once
@@ -8,7 +8,7 @@
 
 namespace expiry {
 
-// The largest database number a wake message may name (MAX_DB in expiry.lua).
+// The largest database number a wake message may name (MAX_DB in src/lua/expiry/keys.lua).
 constexpr int kMaxWakeDb = 1000000;
 
 struct WakeMessage {

@@ -14,7 +14,7 @@
 namespace expiry {
 
 std::vector<std::string> trim_argv(const std::string& stream, std::chrono::milliseconds retention, int limit) {
-  return {"FCALL", "expiry_trim", "1", stream, std::to_string(retention.count()), std::to_string(limit)};
+  return {"FCALL", "expiry_v2_trim", "1", stream, std::to_string(retention.count()), std::to_string(limit)};
 }
 
 std::optional<TrimResult> decode_trim(const Reply& reply) {
@@ -97,7 +97,7 @@ void StreamTrimmer::on_reply(const std::string& stream, const Reply& reply) {
                reply.str.find("the Redis user may not run") != std::string::npos) {
       if (!warned_no_permission_) {
         spdlog::error("trim of {} refused: {}; the stream grows until the relay's Redis user may run FCALL "
-                      "expiry_trim, XINFO GROUPS, XPENDING, XLEN and XTRIM on it (docs/security.md), or "
+                      "expiry_v2_trim, XINFO GROUPS, XPENDING, XLEN and XTRIM on it (docs/security.md), or "
                       "--stream-trim-interval-ms=0 turns retention off (logged once)",
                       stream, reply.str);
         warned_no_permission_ = true;

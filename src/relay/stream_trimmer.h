@@ -25,7 +25,7 @@ constexpr int kTrimLimit = 10000;
 // Passes that change nothing double the wait for the next one, up to 2^this times the interval.
 constexpr int kIdleTrimBackoffShift = 5;
 
-// FCALL expiry_trim 1 <stream> <retention_ms> <limit>.
+// FCALL expiry_v2_trim 1 <stream> <retention_ms> <limit>.
 std::vector<std::string> trim_argv(const std::string& stream, std::chrono::milliseconds retention, int limit);
 
 struct TrimResult {

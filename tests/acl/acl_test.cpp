@@ -41,7 +41,7 @@ const AclUser kRelay{
     " ~expiry:{0}:* ~expiry:stream %R~expiry:buckets"
     " &__keyevent@*__:expired &expiry:{0}:wake &expiry:health:*"
     " +ping +client|setname +function|load +xgroup|create +publish +psubscribe +subscribe"
-    " +fcall|expiry_claim +fcall|expiry_sweep +fcall|expiry_trim"
+    " +fcall|expiry_v2_claim +fcall|expiry_v2_sweep +fcall|expiry_v2_trim"
     " +time +type +zscore +zrangebyscore +zrange +zcount +zcard +zrem +hgetall +xadd +del +get +info"
     " +xinfo|groups +xpending +xlen +xtrim"};
 
@@ -49,14 +49,14 @@ const AclUser kOrderService{
     "order-service",
     "ACL SETUSER order-service reset resetchannels on >ORDER_SERVICE_PASSWORD"
     " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* &expiry:{0}:wake"
-    " +fcall|expiry_schedule +fcall|expiry_cancel"
+    " +fcall|expiry_v2_schedule +fcall|expiry_v2_cancel"
     " +time +zrange +zadd +zrem +del +hset +set +publish"};
 
 const AclUser kCtlProducer{
     "expiry-ctl-producer",
     "ACL SETUSER expiry-ctl-producer reset resetchannels on >PRODUCER_PASSWORD"
     " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:buckets &expiry:{0}:wake"
-    " +fcall|expiry_schedule +fcall|expiry_schedule_many +fcall|expiry_cancel +fcall|expiry_version"
+    " +fcall|expiry_v2_schedule +fcall|expiry_schedule_many +fcall|expiry_v2_cancel +fcall|expiry_version"
     " +time +zrange +zadd +zrem +del +hset +set +publish +get +info"};
 
 const AclUser kOperator{
@@ -64,9 +64,9 @@ const AclUser kOperator{
     "ACL SETUSER expiry-operator reset resetchannels on >OPERATOR_PASSWORD"
     " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* ~expiry:{0}:paused %R~expiry:stream %R~expiry:buckets"
     " &expiry:{0}:wake ~expiry:stream:dead"
-    " +fcall|expiry_schedule +fcall|expiry_schedule_many +fcall|expiry_cancel +fcall|expiry_version"
-    " +fcall|expiry_replay_dead +fcall|expiry_pause +fcall|expiry_resume +fcall|expiry_run_now"
-    " +fcall|expiry_run_now_range +fcall|expiry_cancel_range +function|load"
+    " +fcall|expiry_v2_schedule +fcall|expiry_schedule_many +fcall|expiry_v2_cancel +fcall|expiry_version"
+    " +fcall|expiry_replay_dead +fcall|expiry_v2_pause +fcall|expiry_v2_resume +fcall|expiry_v2_run_now"
+    " +fcall|expiry_v2_run_now_range +fcall|expiry_v2_cancel_range +function|load"
     " +time +zrange +zadd +zrem +del +hset +set +publish"
     " +zscore +hgetall +pttl +zcard +zcount +xlen +xinfo|groups +xrevrange +xread +scan +exists +multi +exec +eval"
     " +eval_ro +zrank +hget +hstrlen +xrange +xdel +get +info +type"};
@@ -602,8 +602,8 @@ INSTANTIATE_TEST_SUITE_P(
         RelayCase{"XgroupCreate", "+xgroup|create", true, {"consumer group", "NOPERM", "'xgroup|create'"}, true},
         RelayCase{"StreamKey", "~expiry:stream", true, {"consumer group", "NOPERM", "keys"}, true},
         RelayCase{"NamespaceKeys", "~expiry:{0}:*", false, {"sweep failed", "NOPERM", "keys"}, true},
-        RelayCase{"FcallSweep", "+fcall|expiry_sweep", false, {"sweep failed", "NOPERM", "'fcall'"}},
-        RelayCase{"FcallClaim", "+fcall|expiry_claim", false, {"claim failed", "NOPERM", "'fcall'"}, false, true},
+        RelayCase{"FcallSweep", "+fcall|expiry_v2_sweep", false, {"sweep failed", "NOPERM", "'fcall'"}},
+        RelayCase{"FcallClaim", "+fcall|expiry_v2_claim", false, {"claim failed", "NOPERM", "'fcall'"}, false, true},
         RelayCase{"KeyeventChannel", "&__keyevent@*__:expired", false, {"subscriber", "NOPERM", "channels"}},
         RelayCase{"WakeChannel", "&expiry:{0}:wake", false, {"subscriber", "NOPERM", "channels"}},
         RelayCase{"HealthChannel", "&expiry:health:*", false, {"subscriber", "NOPERM", "channels"}},
@@ -849,9 +849,9 @@ const std::vector<std::string> kScheduleArgs = {"schedule", "a", "--delay-ms", "
 INSTANTIATE_TEST_SUITE_P(
     Rules, CtlMissingRule,
     ::testing::Values(
-        CtlCase{"FcallSchedule", &kCtlProducer, "+fcall|expiry_schedule", kScheduleArgs,
+        CtlCase{"FcallSchedule", &kCtlProducer, "+fcall|expiry_v2_schedule", kScheduleArgs,
                 {"FCALL expiry_schedule", "NOPERM", "'fcall'"}},
-        CtlCase{"FcallCancel", &kCtlProducer, "+fcall|expiry_cancel", {"cancel", "a"},
+        CtlCase{"FcallCancel", &kCtlProducer, "+fcall|expiry_v2_cancel", {"cancel", "a"},
                 {"FCALL expiry_cancel", "NOPERM", "'fcall'"}},
         CtlCase{"FcallVersion", &kCtlProducer, "+fcall|expiry_version", {"schedule", "--file", "FILE"},
                 {"FCALL expiry_version", "NOPERM", "'fcall'"}},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Deploy test: `cmake --install BUILD_DIR --prefix TMP` installs the four programs, stripped, into
-# TMP/bin and the function library's source and redis.conf into TMP/share/expiry-relay, nothing of
-# the benchmark or the tests, and the installed expiry-relay runs (`--help` exits 0).
+# TMP/bin and the function library (the file the build generates from its parts in
+# src/lua/expiry/) and redis.conf into TMP/share/expiry-relay, nothing of the benchmark or the
+# tests, and the installed expiry-relay runs (`--help` exits 0).
 #
 # Usage: tests/deploy/check_install.sh BUILD_DIR   (an already built tree)
 set -uo pipefail
@@ -27,8 +28,10 @@ rm -f "$PREFIX.log"
 for program in expiry-relay expiry-ctl order-canceller order-sim; do
   check "bin/$program is installed and executable" test -x "$PREFIX/bin/$program"
 done
-check "share/expiry-relay/expiry.lua is src/lua/expiry.lua" \
-  cmp -s "$PREFIX/share/expiry-relay/expiry.lua" "$ROOT/src/lua/expiry.lua"
+check "share/expiry-relay/expiry.lua is the build's src/generated/expiry.lua" \
+  cmp -s "$PREFIX/share/expiry-relay/expiry.lua" "$BUILD_DIR/src/generated/expiry.lua"
+check "share/expiry-relay/expiry.lua is the library expiry_v1" \
+  grep -qx '#!lua name=expiry_v1' <(head -n 1 "$PREFIX/share/expiry-relay/expiry.lua")
 check "share/expiry-relay/redis.conf is the repository's redis.conf" \
   cmp -s "$PREFIX/share/expiry-relay/redis.conf" "$ROOT/redis.conf"
 

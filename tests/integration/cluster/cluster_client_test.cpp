@@ -28,7 +28,7 @@ namespace {
 using namespace std::chrono_literals;
 using Type = Reply::Type;
 
-// A library of our own, so that these tests do not depend on expiry.lua.
+// A library of our own, so that these tests do not depend on the expiry library.
 const SyncConnection::FunctionLibrary& test_library() {
   static const SyncConnection::FunctionLibrary library{
       "#!lua name=cluster_client_test\n"

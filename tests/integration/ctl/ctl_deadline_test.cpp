@@ -162,10 +162,10 @@ TEST_F(CtlDeadlineTest, BadOptionsExitTwoAndWriteNothing) {
 }
 
 // The bulk file's option fields, through expiry_schedule_many and, for a user who may call only
-// expiry_schedule, one task per call: the same outcome and the same summary.
+// expiry_v2_schedule, one task per call: the same outcome and the same summary.
 TEST_F(CtlDeadlineTest, BulkFileOptionsOnTheBatchedAndTheOneTaskPath) {
   ASSERT_FALSE(redis_.command({"ACL", "SETUSER", "single", "on", ">pw", "~*", "&*", "+@all", "-fcall",
-                               "+fcall|expiry_schedule", "+fcall|expiry_version"}).failed());
+                               "+fcall|expiry_v2_schedule", "+fcall|expiry_version"}).failed());
   const std::string single_url =
       "redis://single:pw@" + server_.host() + ":" + std::to_string(server_.port());
   for (const std::string& url : {std::string(), single_url}) {

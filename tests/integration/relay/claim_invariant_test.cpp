@@ -1,4 +1,4 @@
-// The claim invariant (src/lua/expiry.lua, docs/reliability.md): after any expiry_claim or
+// The claim invariant (src/lua/expiry/keys.lua, docs/reliability.md): after any expiry_claim or
 // expiry_sweep call, returned or failed, every task is either still pending (schedule member
 // and shadow hash untouched, no entry anywhere) or forwarded (exactly one stream entry, member
 // and keys gone). Each case below makes one of a claim's writes meet a refusal, on both the

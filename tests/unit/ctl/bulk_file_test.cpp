@@ -497,7 +497,7 @@ TEST(ScheduleRequest, ArgvIsTheLibraryCall) {
   r.payload = "p\0q"s;
   r.stream = "s";
   const auto argv = schedule_request_argv(KeyLayout("ns"), r, 2);
-  const std::vector<std::string> want = {"FCALL", "expiry_schedule", "3", "ns:{0}:schedule", "ns:{0}:t:job",
+  const std::vector<std::string> want = {"FCALL", "expiry_v2_schedule", "3", "ns:{0}:schedule", "ns:{0}:t:job",
                                          "ns:{0}:task:job", "job", "at", "42", "p\0q"s, "s", "2"};
   EXPECT_EQ(argv, want);
 }

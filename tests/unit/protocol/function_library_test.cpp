@@ -1,7 +1,11 @@
-// Unit tests of the expiry_v1 FCALL argument lists and reply decoders (src/protocol/function_library.h),
-// checked against the KEYS/ARGV layout that src/lua/expiry.lua documents for each function.
+// Unit tests of the FCALL argument lists and reply decoders of the expiry_v1 library's v2 functions
+// (src/protocol/function_library.h), checked against the KEYS/ARGV layout and the one reply shape
+// that src/lua/expiry/*.lua documents for each function.
 #include "protocol/function_library.h"
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -30,10 +34,49 @@ TEST(FunctionLibrary, SourceIsTheEmbeddedLuaLibrary) {
   const std::string& src = function_library_source();
   EXPECT_EQ(src.rfind("#!lua name=expiry_v1", 0), 0u) << src.substr(0, 40);
   EXPECT_STREQ(kLibraryName, "expiry_v1");
-  for (const char* fn : {"'expiry_schedule'", "'expiry_cancel'", "'expiry_claim'", "'expiry_sweep'",
-                         "'expiry_version'"}) {
-    EXPECT_NE(src.find(fn), std::string::npos) << fn;
+  for (const char* operation : {"schedule", "schedule_many", "reschedule", "cancel", "claim", "sweep", "dead_letter",
+                                "trim", "replay_dead", "retry", "cancel_range", "run_now", "run_now_range", "pause",
+                                "resume", "version"}) {
+    // Each name registered once: the v2 name, and the deprecated v1 name.
+    const std::string v2 = std::string("'expiry_v2_") + operation + "'";
+    const std::string v1 = std::string("'expiry_") + operation + "'";
+    for (const std::string& name : {v2, v1}) {
+      const std::string registration = std::string(operation) == "version"
+                                           ? "redis.register_function{function_name = " + name + ","
+                                           : "redis.register_function(" + name + ",";
+      EXPECT_NE(src.find(registration), std::string::npos) << name;
+      EXPECT_EQ(src.find(registration), src.rfind(registration)) << name;
+    }
   }
+}
+
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The embedded source is the generated src/generated/expiry.lua of the build tree (the file
+// `cmake --install` installs), and holds every part of src/lua/expiry/: keys.lua first, with the
+// claim invariant, and register.lua last.
+TEST(FunctionLibrary, SourceIsTheGeneratedFileMadeOfEveryPart) {
+  const std::string& src = function_library_source();
+  EXPECT_EQ(src, file_text(EXPIRY_LUA_LIBRARY_FILE));
+  const std::filesystem::path parts(EXPIRY_LUA_PARTS_DIR);
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(parts)) {
+    if (entry.path().extension() != ".lua") continue;
+    ++count;
+    const std::string text = file_text(entry.path());
+    ASSERT_FALSE(text.empty()) << entry.path();
+    EXPECT_NE(src.find(text), std::string::npos) << entry.path() << " is not in the library";
+  }
+  EXPECT_GE(count, 2);
+  const std::string first = file_text(parts / "keys.lua");
+  const std::string last = file_text(parts / "register.lua");
+  EXPECT_EQ(src.rfind(first, 0), 0u);
+  EXPECT_NE(first.find("The claim invariant"), std::string::npos);
+  ASSERT_GE(src.size(), last.size());
+  EXPECT_EQ(src.substr(src.size() - last.size()), last);
 }
 
 TEST(FunctionLibrary, LoadArgv) {
@@ -47,28 +90,28 @@ TEST(FunctionLibrary, LoadArgv) {
 
 // ---------------------------------------------------------------- argv builders
 
-// expiry_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
+// expiry_v2_schedule KEYS: schedule, trigger, shadow  ARGV: id, 'delay'|'at', ms, payload[, stream]
 TEST(FunctionLibrary, ScheduleDelayArgv) {
   KeyLayout keys("expiry");
   EXPECT_EQ(schedule_argv(keys, "job:1", ScheduleMode::Delay, 1500, "{\"a\":1}"),
-            (Argv{"FCALL", "expiry_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:job:1",
+            (Argv{"FCALL", "expiry_v2_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:job:1",
                   "expiry:{0}:task:job:1", "job:1", "delay", "1500", "{\"a\":1}"}));
 }
 
 TEST(FunctionLibrary, ScheduleAtArgv) {
   KeyLayout keys("ns");
   EXPECT_EQ(schedule_argv(keys, "x", ScheduleMode::At, 1700000000123LL, ""),
-            (Argv{"FCALL", "expiry_schedule", "3", "ns:{0}:schedule", "ns:{0}:t:x", "ns:{0}:task:x", "x", "at",
+            (Argv{"FCALL", "expiry_v2_schedule", "3", "ns:{0}:schedule", "ns:{0}:t:x", "ns:{0}:task:x", "x", "at",
                   "1700000000123", ""}));
 }
 
 TEST(FunctionLibrary, ScheduleWithStreamAppendsIt) {
   KeyLayout keys("expiry");
   EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::Delay, 0, "p", "billing:stream"),
-            (Argv{"FCALL", "expiry_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
+            (Argv{"FCALL", "expiry_v2_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
                   "j", "delay", "0", "p", "billing:stream"}));
   EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::At, 5, "p", "s"),
-            (Argv{"FCALL", "expiry_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
+            (Argv{"FCALL", "expiry_v2_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
                   "j", "at", "5", "p", "s"}));
 }
 
@@ -82,19 +125,20 @@ TEST(FunctionLibrary, ScheduleWithEmptyStreamOmitsIt) {
 TEST(FunctionLibrary, ScheduleWithDatabaseAppendsStreamAndDatabase) {
   KeyLayout keys("expiry");
   EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::Delay, 10, "p", "", 3),
-            (Argv{"FCALL", "expiry_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
+            (Argv{"FCALL", "expiry_v2_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
                   "j", "delay", "10", "p", "", "3"}));
   EXPECT_EQ(schedule_argv(keys, "j", ScheduleMode::At, 5, "p", "s", 0),
-            (Argv{"FCALL", "expiry_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
+            (Argv{"FCALL", "expiry_v2_schedule", "3", "expiry:{0}:schedule", "expiry:{0}:t:j", "expiry:{0}:task:j",
                   "j", "at", "5", "p", "s", "0"}));
 }
 
 TEST(FunctionLibrary, RescheduleArgvWithAndWithoutDatabase) {
   KeyLayout keys("ns");
   EXPECT_EQ(reschedule_argv(keys, "x", ScheduleMode::At, 7),
-            (Argv{"FCALL", "expiry_reschedule", "3", "ns:{0}:schedule", "ns:{0}:t:x", "ns:{0}:task:x", "x", "at", "7"}));
+            (Argv{"FCALL", "expiry_v2_reschedule", "3", "ns:{0}:schedule", "ns:{0}:t:x", "ns:{0}:task:x", "x", "at",
+                  "7"}));
   EXPECT_EQ(reschedule_argv(keys, "x", ScheduleMode::Delay, 7, 2),
-            (Argv{"FCALL", "expiry_reschedule", "3", "ns:{0}:schedule", "ns:{0}:t:x", "ns:{0}:task:x", "x", "delay",
+            (Argv{"FCALL", "expiry_v2_reschedule", "3", "ns:{0}:schedule", "ns:{0}:t:x", "ns:{0}:task:x", "x", "delay",
                   "7", "2"}));
 }
 
@@ -122,38 +166,39 @@ TEST(FunctionLibrary, SchedulePayloadAndIdAreVerbatim) {
   EXPECT_EQ(argv[9].size(), 14u);
 }
 
-// expiry_cancel KEYS: schedule, trigger, shadow  ARGV: id
+// expiry_v2_cancel KEYS: schedule, trigger, shadow  ARGV: id
 TEST(FunctionLibrary, CancelArgv) {
   KeyLayout keys("expiry");
-  EXPECT_EQ(cancel_argv(keys, "a:b"), (Argv{"FCALL", "expiry_cancel", "3", "expiry:{0}:schedule",
+  EXPECT_EQ(cancel_argv(keys, "a:b"), (Argv{"FCALL", "expiry_v2_cancel", "3", "expiry:{0}:schedule",
                                              "expiry:{0}:t:a:b", "expiry:{0}:task:a:b", "a:b"}));
 }
 
-// expiry_claim KEYS: schedule, trigger, shadow, stream  ARGV: id, via, group
+// expiry_v2_claim KEYS: schedule, trigger, shadow, stream  ARGV: id, via, group, max_late_ms
 TEST(FunctionLibrary, ClaimArgv) {
   KeyLayout keys("expiry");
   EXPECT_EQ(claim_argv(keys, "j1", "event", "expiry:stream", "workers"),
-            (Argv{"FCALL", "expiry_claim", "4", "expiry:{0}:schedule", "expiry:{0}:t:j1", "expiry:{0}:task:j1",
+            (Argv{"FCALL", "expiry_v2_claim", "4", "expiry:{0}:schedule", "expiry:{0}:t:j1", "expiry:{0}:task:j1",
                   "expiry:stream", "j1", "event", "workers", "0"}));
   EXPECT_EQ(claim_argv(KeyLayout("b", 2), "x", "timer", "out", "g"),
-            (Argv{"FCALL", "expiry_claim", "4", "b:{2}:schedule", "b:{2}:t:x", "b:{2}:task:x", "out", "x", "timer",
+            (Argv{"FCALL", "expiry_v2_claim", "4", "b:{2}:schedule", "b:{2}:t:x", "b:{2}:task:x", "out", "x", "timer",
                   "g", "0"}));
 }
 
 // With a dead-letter stream it is declared after the stream; the limit is always sent.
 TEST(FunctionLibrary, ClaimArgvWithLimits) {
   EXPECT_EQ(claim_argv(KeyLayout("b", 2), "x", "event", "out", "g", {1500, "out:dead"}),
-            (Argv{"FCALL", "expiry_claim", "5", "b:{2}:schedule", "b:{2}:t:x", "b:{2}:task:x", "out", "out:dead", "x",
-                  "event", "g", "1500"}));
+            (Argv{"FCALL", "expiry_v2_claim", "5", "b:{2}:schedule", "b:{2}:t:x", "b:{2}:task:x", "out", "out:dead",
+                  "x", "event", "g", "1500"}));
 }
 
-// expiry_sweep KEYS: schedule, stream  ARGV: limit, via, group
+// expiry_v2_sweep KEYS: schedule, stream  ARGV: limit, via, group, max_late_ms
 TEST(FunctionLibrary, SweepArgv) {
   KeyLayout keys("expiry");
   EXPECT_EQ(sweep_argv(keys, "expiry:stream", 100, "sweep", "workers"),
-            (Argv{"FCALL", "expiry_sweep", "2", "expiry:{0}:schedule", "expiry:stream", "100", "sweep", "workers", "0"}));
+            (Argv{"FCALL", "expiry_v2_sweep", "2", "expiry:{0}:schedule", "expiry:stream", "100", "sweep", "workers",
+                  "0"}));
   EXPECT_EQ(sweep_argv(keys, "s", 7, "sweep", "g", {9, "d"}),
-            (Argv{"FCALL", "expiry_sweep", "3", "expiry:{0}:schedule", "s", "d", "7", "sweep", "g", "9"}));
+            (Argv{"FCALL", "expiry_v2_sweep", "3", "expiry:{0}:schedule", "s", "d", "7", "sweep", "g", "9"}));
   EXPECT_EQ(sweep_argv(keys, "s", 10000, "sweep", "g")[5], "10000");
   EXPECT_EQ(sweep_argv(keys, "s", 1, "sweep", "g")[5], "1");
 }
@@ -221,24 +266,31 @@ TEST(FunctionLibrary, DecodeScheduleRejectsOtherShapes) {
   EXPECT_FALSE(decode_schedule(array({integer(1), error("ERR x")})));
 }
 
-// ---------------------------------------------------------------- decode_claim: {1, id, lateness} | {0} | {-1, due}
+// ------------------------- decode_claim: {outcome, entry_id, lateness_ms, due_ms, paused_until_ms}
+
+Reply claim_reply(long long outcome, std::string entry_id, long long lateness, long long due, long long paused_until) {
+  return array({integer(outcome), bulk(std::move(entry_id)), integer(lateness), integer(due), integer(paused_until)});
+}
 
 TEST(FunctionLibrary, DecodeClaimForwarded) {
-  auto r = decode_claim(array({integer(1), bulk("1700000000123-0"), integer(7)}));
+  auto r = decode_claim(claim_reply(1, "1700000000123-0", 7, 1700000000116LL, -1));
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->outcome, ClaimResult::Outcome::Forwarded);
   EXPECT_EQ(r->entry_id, "1700000000123-0");
   EXPECT_EQ(r->lateness_ms, 7);
+  auto already_due = decode_claim(claim_reply(1, "5-0", -1, 3, -1));
+  ASSERT_TRUE(already_due);
+  EXPECT_EQ(already_due->lateness_ms, -1);
 }
 
 TEST(FunctionLibrary, DecodeClaimNotPending) {
-  auto r = decode_claim(array({integer(0)}));
+  auto r = decode_claim(claim_reply(0, "", -1, -1, -1));
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->outcome, ClaimResult::Outcome::NotPending);
 }
 
 TEST(FunctionLibrary, DecodeClaimNotDue) {
-  auto r = decode_claim(array({integer(-1), integer(1700000005000LL)}));
+  auto r = decode_claim(claim_reply(-1, "", -1, 1700000005000LL, -1));
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->outcome, ClaimResult::Outcome::NotDue);
   EXPECT_EQ(r->due_ms, 1700000005000LL);
@@ -255,15 +307,18 @@ TEST(FunctionLibrary, DecodeClaimRejectsErrorsAndNonArrays) {
 }
 
 TEST(FunctionLibrary, DecodeClaimDeadLetteredAndPaused) {
-  auto dead = decode_claim(array({integer(2), bulk("7-0"), integer(900)}));
+  auto dead = decode_claim(claim_reply(2, "7-0", 900, 100, -1));
   ASSERT_TRUE(dead);
   EXPECT_EQ(dead->outcome, ClaimResult::Outcome::DeadLettered);
   EXPECT_EQ(dead->entry_id, "7-0");
   EXPECT_EQ(dead->lateness_ms, 900);
-  auto paused = decode_claim(array({integer(-2), integer(0)}));
+  auto paused = decode_claim(claim_reply(-2, "", -1, 100, 0));
   ASSERT_TRUE(paused);
   EXPECT_EQ(paused->outcome, ClaimResult::Outcome::Paused);
   EXPECT_EQ(paused->paused_until_ms, 0);
+  auto timed = decode_claim(claim_reply(-2, "", -1, 100, 1700000009000LL));
+  ASSERT_TRUE(timed);
+  EXPECT_EQ(timed->paused_until_ms, 1700000009000LL);
 }
 
 TEST(FunctionLibrary, DecodeSweepReadsPauseAndLateCount) {
@@ -279,13 +334,13 @@ TEST(FunctionLibrary, DecodeSweepReadsPauseAndLateCount) {
 TEST(FunctionLibrary, RangeRunNowAndPauseArgvAndReplies) {
   const KeyLayout keys("ns", 3);
   EXPECT_EQ(cancel_range_argv(keys, {"order:", 10, std::nullopt}, "", 500),
-            (Argv{"FCALL", "expiry_cancel_range", "1", "ns:{3}:schedule", "10", "", "order:", "", "500"}));
+            (Argv{"FCALL", "expiry_v2_cancel_range", "1", "ns:{3}:schedule", "10", "", "order:", "", "500"}));
   EXPECT_EQ(run_now_range_argv(keys, {"", std::nullopt, 99}, "5:1", 100, 0),
-            (Argv{"FCALL", "expiry_run_now_range", "1", "ns:{3}:schedule", "99", "", "5:1", "100", "0"}));
+            (Argv{"FCALL", "expiry_v2_run_now_range", "1", "ns:{3}:schedule", "99", "", "5:1", "100", "0"}));
   EXPECT_EQ(run_now_argv(keys, "a"),
-            (Argv{"FCALL", "expiry_run_now", "3", "ns:{3}:schedule", "ns:{3}:t:a", "ns:{3}:task:a", "a", ""}));
-  EXPECT_EQ(pause_argv(keys, 0), (Argv{"FCALL", "expiry_pause", "1", "ns:{3}:schedule", "0"}));
-  EXPECT_EQ(resume_argv(keys, 2), (Argv{"FCALL", "expiry_resume", "1", "ns:{3}:schedule", "2"}));
+            (Argv{"FCALL", "expiry_v2_run_now", "3", "ns:{3}:schedule", "ns:{3}:t:a", "ns:{3}:task:a", "a", ""}));
+  EXPECT_EQ(pause_argv(keys, 0), (Argv{"FCALL", "expiry_v2_pause", "1", "ns:{3}:schedule", "0"}));
+  EXPECT_EQ(resume_argv(keys, 2), (Argv{"FCALL", "expiry_v2_resume", "1", "ns:{3}:schedule", "2"}));
   auto range = decode_range(array({integer(4), integer(9), bulk("5:2")}));
   ASSERT_TRUE(range);
   EXPECT_EQ(range->acted, 4);
@@ -295,9 +350,12 @@ TEST(FunctionLibrary, RangeRunNowAndPauseArgvAndReplies) {
   ASSERT_TRUE(run);
   EXPECT_TRUE(run->pending);
   EXPECT_EQ(run->previous_due_ms, 80);
-  auto none = decode_run_now(array({integer(0)}));
+  auto none = decode_run_now(array({integer(0), integer(-1), integer(-1)}));
   ASSERT_TRUE(none);
   EXPECT_FALSE(none->pending);
+  EXPECT_FALSE(decode_run_now(array({integer(0)}))) << "the v1 reply of expiry_run_now";
+  EXPECT_FALSE(decode_run_now(array({integer(2), integer(80), integer(20)})));
+  EXPECT_FALSE(decode_run_now(array({integer(1), integer(80)})));
   auto paused = decode_pause(array({integer(0), integer(5), integer(2)}));
   ASSERT_TRUE(paused);
   EXPECT_EQ(paused->overdue, 2);
@@ -306,8 +364,8 @@ TEST(FunctionLibrary, RangeRunNowAndPauseArgvAndReplies) {
 TEST(FunctionLibrary, ScheduleArgvCarriesOptionsAfterStreamAndDb) {
   const KeyLayout keys("ns");
   EXPECT_EQ(schedule_argv(keys, "a", ScheduleMode::Delay, 5, "p", {}, std::nullopt, "if_absent"),
-            (Argv{"FCALL", "expiry_schedule", "3", "ns:{0}:schedule", "ns:{0}:t:a", "ns:{0}:task:a", "a", "delay", "5",
-                  "p", "", "", "if_absent"}));
+            (Argv{"FCALL", "expiry_v2_schedule", "3", "ns:{0}:schedule", "ns:{0}:t:a", "ns:{0}:task:a", "a", "delay",
+                  "5", "p", "", "", "if_absent"}));
   auto kept = decode_schedule(array({integer(70), integer(2)}));
   ASSERT_TRUE(kept);
   EXPECT_TRUE(kept->kept);
@@ -316,42 +374,44 @@ TEST(FunctionLibrary, ScheduleArgvCarriesOptionsAfterStreamAndDb) {
 
 TEST(FunctionLibrary, DecodeClaimRejectsUnknownOutcomes) {
   EXPECT_FALSE(decode_claim(array({})));
-  EXPECT_FALSE(decode_claim(array({integer(3), bulk("1-0"), integer(0)})));
-  EXPECT_FALSE(decode_claim(array({integer(-3), integer(5)})));
-  EXPECT_FALSE(decode_claim(array({integer(-2)})));
-  EXPECT_FALSE(decode_claim(array({integer(2), integer(5), integer(0)})));
-  EXPECT_FALSE(decode_claim(array({bulk("1"), bulk("1-0"), integer(0)})));
-  EXPECT_FALSE(decode_claim(array({nil()})));
+  EXPECT_FALSE(decode_claim(claim_reply(3, "1-0", 0, 0, -1)));
+  EXPECT_FALSE(decode_claim(claim_reply(-3, "", -1, 5, -1)));
+  EXPECT_FALSE(decode_claim(array({nil(), bulk(""), integer(-1), integer(-1), integer(-1)})));
+  EXPECT_FALSE(decode_claim(array({bulk("1"), bulk("1-0"), integer(0), integer(0), integer(-1)})));
 }
 
+// Only the five-element v2 reply: the shapes of the v1 expiry_claim are refused.
 TEST(FunctionLibrary, DecodeClaimRejectsWrongArities) {
-  EXPECT_FALSE(decode_claim(array({integer(1)})));
-  EXPECT_FALSE(decode_claim(array({integer(1), bulk("1-0")})));
+  EXPECT_FALSE(decode_claim(array({integer(1), bulk("1-0"), integer(1)})));
+  EXPECT_FALSE(decode_claim(array({integer(0)})));
+  EXPECT_FALSE(decode_claim(array({integer(-1), integer(5)})));
+  EXPECT_FALSE(decode_claim(array({integer(2), bulk("7-0"), integer(900)})));
+  EXPECT_FALSE(decode_claim(array({integer(-2), integer(0)})));
   EXPECT_FALSE(decode_claim(array({integer(1), bulk("1-0"), integer(1), integer(2)})));
-  EXPECT_FALSE(decode_claim(array({integer(-1)})));
-  EXPECT_FALSE(decode_claim(array({integer(-1), integer(5), integer(6)})));
-  EXPECT_FALSE(decode_claim(array({integer(0), integer(5)})));
-  EXPECT_FALSE(decode_claim(array({integer(0), bulk("x"), bulk("y")})));
+  EXPECT_FALSE(decode_claim(array({integer(1), bulk("1-0"), integer(1), integer(2), integer(-1), integer(0)})));
 }
 
 TEST(FunctionLibrary, DecodeClaimRejectsWrongElementTypes) {
-  EXPECT_FALSE(decode_claim(array({integer(-1), bulk("1700000005000")})));
-  EXPECT_FALSE(decode_claim(array({integer(-1), nil()})));
-  EXPECT_FALSE(decode_claim(array({integer(1), integer(42), integer(0)})));
-  EXPECT_FALSE(decode_claim(array({integer(1), nil(), integer(0)})));
-  EXPECT_FALSE(decode_claim(array({integer(1), error("ERR x"), integer(0)})));
-  EXPECT_FALSE(decode_claim(array({integer(1), array({}), integer(0)})));
-  EXPECT_FALSE(decode_claim(array({integer(1), bulk("1-0"), bulk("7")})));
+  EXPECT_FALSE(decode_claim(array({integer(-1), bulk(""), integer(-1), bulk("1700000005000"), integer(-1)})));
+  EXPECT_FALSE(decode_claim(array({integer(-1), bulk(""), integer(-1), nil(), integer(-1)})));
+  EXPECT_FALSE(decode_claim(array({integer(1), integer(42), integer(0), integer(0), integer(-1)})));
+  EXPECT_FALSE(decode_claim(array({integer(1), nil(), integer(0), integer(0), integer(-1)})));
+  EXPECT_FALSE(decode_claim(array({integer(1), error("ERR x"), integer(0), integer(0), integer(-1)})));
+  EXPECT_FALSE(decode_claim(array({integer(1), array({}), integer(0), integer(0), integer(-1)})));
+  EXPECT_FALSE(decode_claim(array({integer(1), bulk("1-0"), bulk("7"), integer(0), integer(-1)})));
+  EXPECT_FALSE(decode_claim(array({integer(-2), bulk(""), integer(-1), integer(0), bulk("0")})));
+  EXPECT_FALSE(decode_claim(claim_reply(1, "", 0, 0, -1))) << "a forwarded task has an entry id";
 }
 
-// -------------------------------------- decode_sweep: {forwarded, next_due, now, pending, overdue, {lateness}}
+// ---- decode_sweep: {forwarded, next_due, now, pending, overdue, {lateness}, migrating, paused_until, late}
 
 Reply sweep_reply(long long forwarded, long long next_due, long long now, long long pending = 0,
                   long long overdue = 0, std::vector<long long> lateness = {}) {
   if (lateness.empty()) lateness.assign(static_cast<size_t>(forwarded), 0);
   std::vector<Reply> l;
   for (auto v : lateness) l.push_back(integer(v));
-  return array({integer(forwarded), integer(next_due), integer(now), integer(pending), integer(overdue), array(l)});
+  return array({integer(forwarded), integer(next_due), integer(now), integer(pending), integer(overdue), array(l),
+                integer(0), integer(-1), integer(0)});
 }
 
 TEST(FunctionLibrary, DecodeSweep) {
@@ -378,21 +438,37 @@ TEST(FunctionLibrary, DecodeSweepEmptySchedule) {
 
 TEST(FunctionLibrary, DecodeSweepMigratingFlag) {
   Reply reply = sweep_reply(2, 400, 500000, 5, 5);
-  reply.elements.push_back(integer(1));
+  reply.elements[6] = integer(1);
   auto migrating = decode_sweep(reply);
   ASSERT_TRUE(migrating.has_value());
   EXPECT_TRUE(migrating->migrating);
   EXPECT_EQ(migrating->forwarded, 2);
-  reply.elements.back() = integer(0);
+  EXPECT_EQ(migrating->paused_until_ms, -1);
+  EXPECT_EQ(migrating->late, 0);
+  reply.elements[6] = integer(0);
   auto settled = decode_sweep(reply);
   ASSERT_TRUE(settled.has_value());
   EXPECT_FALSE(settled->migrating);
-  EXPECT_FALSE(decode_sweep(sweep_reply(2, 400, 500000, 5, 5))->migrating) << "six elements: an older library";
-  reply.elements.back() = bulk("1");
+  reply.elements[6] = bulk("1");
   EXPECT_FALSE(decode_sweep(reply));
-  reply.elements.back() = integer(0);
-  reply.elements.push_back(integer(0));
-  EXPECT_FALSE(decode_sweep(reply)) << "eight elements";
+}
+
+// Only the nine-element v2 reply: the six and seven elements of older v1 callers are refused.
+TEST(FunctionLibrary, DecodeSweepTakesNineElementsOnly) {
+  Reply reply = sweep_reply(2, 400, 500000, 5, 5);
+  for (size_t size : {6u, 7u, 8u}) {
+    Reply shorter = reply;
+    shorter.elements.resize(size);
+    EXPECT_FALSE(decode_sweep(shorter)) << size << " elements";
+  }
+  Reply longer = reply;
+  longer.elements.push_back(integer(0));
+  EXPECT_FALSE(decode_sweep(longer)) << "ten elements";
+  for (size_t i : {7u, 8u}) {
+    Reply wrong = reply;
+    wrong.elements[i] = bulk("0");
+    EXPECT_FALSE(decode_sweep(wrong)) << "element " << i;
+  }
 }
 
 TEST(FunctionLibrary, SweepMoreDue) {
@@ -416,12 +492,16 @@ TEST(FunctionLibrary, DecodeSweepRejectsOtherShapes) {
   EXPECT_FALSE(decode_sweep(integer(3)));
   EXPECT_FALSE(decode_sweep(array({})));
   EXPECT_FALSE(decode_sweep(array({integer(1), integer(2), integer(3)})));
-  EXPECT_FALSE(decode_sweep(array({integer(0), integer(2), integer(3), integer(4), integer(0), integer(0)})));
-  EXPECT_FALSE(decode_sweep(array({bulk("0"), integer(2), integer(3), integer(4), integer(0), array({})})));
-  EXPECT_FALSE(decode_sweep(array({integer(0), nil(), integer(3), integer(4), integer(0), array({})})));
+  const auto nine = [](Reply forwarded, Reply next_due, Reply lateness) {
+    return array({std::move(forwarded), std::move(next_due), integer(3), integer(4), integer(0), std::move(lateness),
+                  integer(0), integer(-1), integer(0)});
+  };
+  EXPECT_FALSE(decode_sweep(nine(integer(0), integer(2), integer(0))));
+  EXPECT_FALSE(decode_sweep(nine(bulk("0"), integer(2), array({}))));
+  EXPECT_FALSE(decode_sweep(nine(integer(0), nil(), array({}))));
   // The lateness list must have one integer per forwarded task.
-  EXPECT_FALSE(decode_sweep(array({integer(2), integer(2), integer(3), integer(4), integer(0), array({integer(1)})})));
-  EXPECT_FALSE(decode_sweep(array({integer(1), integer(2), integer(3), integer(4), integer(0), array({bulk("1")})})));
+  EXPECT_FALSE(decode_sweep(nine(integer(2), integer(2), array({integer(1)}))));
+  EXPECT_FALSE(decode_sweep(nine(integer(1), integer(2), array({bulk("1")}))));
 }
 
 }  // namespace

@@ -142,6 +142,17 @@ TEST(ResendPolicy, ReadsAndIdempotentSchedulesMayBeResent) {
   EXPECT_TRUE(resend_is_safe({"FUNCTION", "LIST"}));
 }
 
+// The v2 names the programs send, as the v1 names above.
+TEST(ResendPolicy, TheV2NamesOfTheIdempotentSchedulesMayBeResent) {
+  EXPECT_TRUE(resend_is_safe({"FCALL", "expiry_v2_schedule", "3", "s", "t", "h", "id", "delay", "5", "p"}));
+  EXPECT_TRUE(resend_is_safe({"FCALL", "expiry_v2_schedule_many", "1", "s"}));
+  EXPECT_TRUE(resend_is_safe({"FCALL", "expiry_v2_reschedule", "3", "s", "t", "h", "id", "at", "1000"}));
+  EXPECT_FALSE(resend_is_safe({"FCALL", "expiry_v2_reschedule", "3", "s", "t", "h", "id", "delay", "1000"}));
+  EXPECT_FALSE(resend_is_safe({"FCALL", "expiry_v2_cancel", "3", "s", "t", "h", "id"}));
+  EXPECT_FALSE(resend_is_safe({"FCALL", "expiry_v2_retry", "5", "a", "b", "c", "d", "e"}));
+  EXPECT_FALSE(resend_is_safe({"FCALL", "expiry_v2_claim", "4", "a", "b", "c", "d"}));
+}
+
 TEST(ResendPolicy, OtherWritesAreNot) {
   EXPECT_FALSE(resend_is_safe({}));
   EXPECT_FALSE(resend_is_safe({"FCALL", "expiry_cancel", "3", "s", "t", "h", "id"}));

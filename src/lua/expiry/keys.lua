@@ -1,0 +1,195 @@
+#!lua name=expiry_v1
+-- expiry_v1: the server-side half of the expiry-relay protocol (docs/protocol.md).
+-- Every operation on a task is one of these functions, so each is atomic.
+-- One library, built from the parts in src/lua/expiry/ concatenated in the order embed_lua in
+-- src/CMakeLists.txt lists them; register.lua, the last, registers every function. The library
+-- keeps its name; its functions carry the version (expiry_v2_*; docs/protocol.md, "Versions").
+--
+-- The claim invariant (expiry_claim, expiry_sweep): Redis does not roll back the writes of a
+-- function that fails half-way, so after any call, returned or failed, every task is either
+-- still pending (its schedule member, shadow hash and trigger key untouched) or forwarded (one
+-- stream entry; member, shadow hash and trigger gone). Never both, never neither. forward()
+-- keeps it: every check that can fail runs before the first write; the first write is the
+-- XADD (the one write that can still fail on the data: a stream whose last id is the largest
+-- possible), run under pcall; the writes after it (ZREM, DEL) cannot fail.
+-- On Redis Cluster a function may touch one slot only, and the keys it does not declare (the
+-- shadow hash, the trigger, a per-task stream) may have moved away while their slot migrates.
+-- forward() therefore reads every undeclared key under pcall before its first write; a key
+-- that is elsewhere makes the call report "migrating" and write nothing for that task. (A sweep
+-- that claims asks INFO cluster once, and on a single Redis skips the read of the trigger.)
+-- Key layout, for a namespace NS and bucket B (0 <= B < the count in NS:buckets, 1 if absent):
+--   NS:{B}:schedule   ZSET   member = task id, score = due time (ms, Redis clock)
+--   NS:{B}:t:<id>     STRING trigger key, PX = due - now + 100; its `expired` event is a hint
+--   NS:{B}:task:<id>  HASH   payload, due_ms, created_ms[, stream][, attempt][, missing_payload]
+--                     (attempt and missing_payload: set by a retry or a replay)
+--   NS:{B}:wake       channel; the new earliest due time is published when it moves earlier,
+--                     as "<due_ms>@<db>" when the caller named its database, else "<due_ms>"
+--   NS:{B}:stream, NS:{B}:dead  the bucket's streams (with more than one bucket, or on a cluster)
+-- This part: the key names, the bucket checks and the small helpers every other part uses.
+
+local MAX_ID_BYTES = 256
+-- The largest due time the library writes (9999-12-31T23:59:59.999Z). Scores beyond it, or
+-- negative, come only from hand-written members; replies clamp them so no relay's timer
+-- arithmetic can overflow.
+local MAX_DUE_MS = 253402300799999
+local MAX_PAYLOAD_BYTES = 65536
+-- The largest database number a caller may name (Redis is configured with far fewer).
+local MAX_DB = 1000000
+
+-- Raises a plain error reply "ERR expiry: <msg>" (no Lua position prefix).
+local function fail(msg)
+  error({err = 'ERR expiry: ' .. msg})
+end
+
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+local function now_ms()
+  return math.floor(now_us() / 1000)
+end
+
+local function ms_string(x)
+  return string.format('%.0f', x)
+end
+
+-- The names of a bucket's keys, from its key prefix "NS:{B}:" (prefix_of). The library spells
+-- them nowhere else.
+-- The trigger key and the shadow hash of task `id`.
+local function task_keys(prefix, id)
+  return prefix .. 't:' .. id, prefix .. 'task:' .. id
+end
+
+local function wake_channel(prefix)
+  return prefix .. 'wake'
+end
+
+local function paused_key(prefix)
+  return prefix .. 'paused'
+end
+
+-- The KEYS of a call on one task, as error messages name them.
+local TASK_KEYS_LAYOUT = 'NS:{B}:schedule NS:{B}:t:<id> NS:{B}:task:<id>'
+
+-- The key prefix "NS:{B}:" of a schedule key "NS:{B}:schedule", the namespace NS and the
+-- bucket's hash tag "{B}". NS is 1..64 characters of [A-Za-z0-9_.-]; B is 0..16383 in
+-- canonical form (no leading zero), so every task of a bucket shares one slot. Which bucket
+-- an id belongs in (CRC16(id) mod the count in NS:buckets) is the caller's rule
+-- (docs/protocol.md); writes to a bucket not below that count are refused (check_bucket_served).
+local function prefix_of(schedule_key)
+  local ns, bucket = string.match(schedule_key, '^([%w_%.%-]+):{(%d+)}:schedule$')
+  if ns == nil or #ns > 64 then
+    fail('first key must be the schedule key NS:{B}:schedule (NS: 1-64 characters of A-Z a-z 0-9 _ . -)')
+  end
+  if #bucket > 5 or tonumber(bucket) > 16383 or (#bucket > 1 and string.sub(bucket, 1, 1) == '0') then
+    fail('bucket {' .. bucket .. '} is not a bucket number 0..16383')
+  end
+  return ns .. ':{' .. bucket .. '}:', ns, '{' .. bucket .. '}'
+end
+
+-- Fails unless bucket `tag` ("{B}") of namespace ns is served: B is below the namespace's
+-- bucket count NS:buckets (absent: 1), the buckets relays sweep. A task in any other bucket would
+-- be accepted and never fire (a producer that computed its bucket with a cluster's count against
+-- a single Redis). Bucket 0 is always served. The count is read where it can be: on a cluster
+-- NS:buckets lives in another slot, and a caller may lack the right to read it; then the call goes
+-- on (expiry-ctl check reports tasks in unserved buckets).
+local function check_bucket_served(ns, tag)
+  local bucket = tonumber(string.sub(tag, 2, -2))
+  if bucket == 0 then return end
+  local key = ns .. ':buckets'
+  if not redis.acl_check_cmd('GET', key) then return end
+  local ok, value = pcall(redis.call, 'GET', key)
+  if not ok then return end  -- another slot: a cluster
+  local count = 1
+  if value then count = tonumber(value) end
+  if count == nil then return end  -- not a number: the relays refuse to start with it, and say so
+  if bucket >= count then
+    fail('bucket ' .. tag .. ' is not served: namespace ' .. ns .. ' has ' .. ms_string(count) ..
+         ' bucket(s) (' .. key .. (value and (' = ' .. value) or ' is absent: 1') .. '), so only buckets {0}..{' ..
+         ms_string(count - 1) .. '} are swept; a task id belongs in bucket CRC16(id) mod ' .. ms_string(count) ..
+         ' (docs/protocol.md); nothing was written')
+  end
+end
+
+-- The key prefix, namespace and tag of prefix_of, for a call that writes tasks or their
+-- bucket's state: fails unless the bucket is served (check_bucket_served).
+local function served_prefix_of(schedule_key)
+  local prefix, ns, tag = prefix_of(schedule_key)
+  check_bucket_served(ns, tag)
+  return prefix, ns, tag
+end
+
+-- True if `key` lies in namespace ns's bucket key space "NS:{<digits>}:...", which belongs to
+-- the library (schedules, triggers, shadow hashes): a stream there would be deleted by a
+-- later schedule or claim of the task whose key it shadows. The bucket's own streams
+-- NS:{B}:stream and NS:{B}:dead are not in it (the same rule as src/protocol/key_layout.cpp).
+local function in_task_key_space(key, ns)
+  local head = ns .. ':{'
+  if string.sub(key, 1, #head) ~= head then return false end
+  local rest = string.match(key, '^%d+}:(.*)$', #head + 1)
+  return rest ~= nil and rest ~= 'stream' and rest ~= 'dead'
+end
+
+-- The dead-letter stream that belongs to stream `stream`: a bucket stream NS:{B}:stream has
+-- NS:{B}:dead, any other stream S has S:dead (the consumers' default, docs/protocol.md).
+local function dead_stream_of(stream)
+  local head = string.match(stream, '^(.*:{%d+}:)stream$')
+  if head then return head .. 'dead' end
+  return stream .. ':dead'
+end
+
+-- The hash tag of a key as Redis Cluster reads it: the text between the first '{' and the
+-- next '}', if not empty; nil when the whole key is hashed.
+local function hash_tag(key)
+  local tag = string.match(key, '^[^{]*(%b{})')
+  if tag == nil or #tag == 2 then return nil end
+  return tag
+end
+
+-- True if a pcall error says the key lives on another node, or the cluster cannot serve it
+-- now: the slot is migrating (or the cluster is down), so nothing may be written.
+local function is_elsewhere(err)
+  local text = tostring(err)
+  return string.find(text, 'non local key', 1, true) ~= nil or
+         string.find(text, 'cluster is down', 1, true) ~= nil
+end
+
+-- A marker forward() returns instead of an entry id: a key of the task is being migrated.
+local MIGRATING = {}
+
+-- True unless this Redis says it is not a cluster node. Only on a cluster can a key the call
+-- did not declare be elsewhere (its slot migrating); a user without +info is treated as on one.
+local function on_cluster()
+  local ok, info = pcall(redis.call, 'INFO', 'cluster')
+  return not (ok and string.find(info, 'cluster_enabled:0', 1, true))
+end
+
+local function key_type(key)
+  return redis.call('TYPE', key)['ok']
+end
+
+-- A score as the library's replies carry it: hand-written members may hold any double
+-- (1e16, +inf, -inf, negative); clamped into 0..MAX_DUE_MS so relays never overflow.
+local function clamp_ms(x)
+  if x ~= x or x < 0 then return 0 end
+  if x > MAX_DUE_MS then return MAX_DUE_MS end
+  return math.floor(x)
+end
+
+-- The caller's database from an optional argument: nil when absent or '', else an integer
+-- 0..MAX_DB (a function cannot see the selected database, so the caller names it).
+local function parse_db(s)
+  if s == nil or s == '' then return nil end
+  if not string.match(s, '^%d+$') or #s > 7 or tonumber(s) > MAX_DB then
+    fail('database must be an integer 0..' .. MAX_DB .. ' (got ' .. string.sub(s, 1, 32) .. '); nothing was written')
+  end
+  return tonumber(s)
+end
+
+-- The message published on NS:{B}:wake: "<due_ms>@<db>" naming the caller's database, so that
+-- a relay serving another database of the namespace ignores it, or "<due_ms>" when db is nil.
+local function wake_message(due, db)
+  if db == nil then return ms_string(due) end
+  return ms_string(due) .. '@' .. ms_string(db)
+end
