@@ -19,9 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ctl/base64.h"
+#include "protocol/base64.h"
 #include "ctl/entry_format.h"
-#include "ctl/redis_values.h"
+#include "protocol/redis_values.h"
 #include "protocol/function_library.h"
 #include "protocol/stream_entry.h"
 #include "fuzz_check.h"
