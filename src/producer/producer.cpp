@@ -100,6 +100,10 @@ class VectorFeed : public ScheduleFeed {
 Producer::Producer(const std::map<std::string, std::string>& settings, const ReplicaConfirmation& confirmation)
     : Producer(resolve_producer_target(settings), confirmation) {}
 
+Producer::Producer(std::initializer_list<std::pair<const std::string, std::string>> settings,
+                   const ReplicaConfirmation& confirmation)
+    : Producer(std::map<std::string, std::string>(settings), confirmation) {}
+
 Producer::Producer(const ProducerTarget& target, const ReplicaConfirmation& confirmation)
     : state_(std::make_unique<State>(target, confirmation)) {}
 

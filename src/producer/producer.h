@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../protocol/errors.h"
@@ -56,6 +58,10 @@ class Producer {
   // tls_insecure, sentinel, sentinel_master, sentinel_password_file (docs/configuration.md).
   // A bad setting throws ConfigError naming it by its flag (--redis-url).
   explicit Producer(const std::map<std::string, std::string>& settings,
+                    const ReplicaConfirmation& confirmation = {});
+  // The same from a braced list, Producer({{"redis_url", url}}): a one-pair list would otherwise
+  // also read as a map built from two `const char*` iterators.
+  explicit Producer(std::initializer_list<std::pair<const std::string, std::string>> settings,
                     const ReplicaConfirmation& confirmation = {});
   // For the project's programs, which resolve their own settings into a ProducerTarget.
   explicit Producer(const ProducerTarget& target, const ReplicaConfirmation& confirmation = {});
