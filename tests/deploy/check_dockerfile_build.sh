@@ -40,9 +40,10 @@ no_build_paths() { ! grep -qE 'build/src/' <<<"$instructions"; }
 check "no instruction copies programs from build/src paths" no_build_paths
 
 # --- .dockerignore admits what the install rules read ----------------------------------------
-# The sources of install(FILES ...) in the top-level CMakeLists.txt, e.g. src/lua/expiry.lua.
+# The sources of install(FILES ...) in the top-level CMakeLists.txt, e.g. src/lua/expiry.lua;
+# files the build generates (${PROJECT_BINARY_DIR}/..., the package's config) are not in the context.
 install_sources=$(awk '/install\(FILES/ { sub(/.*install\(FILES[[:space:]]*/, ""); sub(/[[:space:]]*DESTINATION.*/, ""); print }' \
-  "$ROOT/CMakeLists.txt" | tr -s ' \t' '\n' | sed '/^$/d')
+  "$ROOT/CMakeLists.txt" | tr -s ' \t' '\n' | sed '/^$/d' | grep -v '^\${[A-Z_]*BINARY_DIR}/')
 if [ -z "$install_sources" ]; then
   fail "no install(FILES ...) rule found in CMakeLists.txt"
 elif [ ! -r "$DOCKERIGNORE" ]; then

@@ -73,17 +73,20 @@ done
 
 # The library is stripped too (its dynamic symbols, the Producer API, stay) and exports nothing
 # of the hiredis linked into it.
+# (nm's output is read whole first: `nm | grep -q` under pipefail fails when grep stops early.)
 library=$PREFIX/lib/libexpiry_producer.so.0.1.0
 sections=$(LC_ALL=C readelf -S --wide "$library" 2>/dev/null | grep -oE '\.(symtab|debug_[a-z]+)' | sort -u | paste -sd' ')
-if [ -z "$sections" ] && nm -D --defined-only -C "$library" | grep -q 'expiry::Producer::schedule('; then
+exported=$(nm -D --defined-only -C "$library" 2>&1)
+if [ -z "$sections" ] && grep -q 'expiry::Producer::schedule(' <<<"$exported"; then
   pass "lib/libexpiry_producer.so is stripped and exports the Producer ($(($(stat -c %s "$library") / 1024)) KiB)"
 else
-  fail "lib/libexpiry_producer.so: ${sections:-no debug sections}, Producer::schedule exported: $(nm -D --defined-only -C "$library" | grep -c 'expiry::Producer::schedule(')"
+  fail "lib/libexpiry_producer.so: ${sections:-no debug sections}, Producer::schedule exported: $(grep -c 'expiry::Producer::schedule(' <<<"$exported")"
 fi
-if ! nm -D --defined-only "$library" | grep -qE ' (redis|sds|dict)[A-Za-z]'; then
+hiredis=$(grep -E ' (redis|sds|dict)[A-Za-z]' <<<"$exported")
+if [ -z "$hiredis" ]; then
   pass "lib/libexpiry_producer.so exports none of hiredis's symbols"
 else
-  fail "lib/libexpiry_producer.so exports hiredis's symbols: $(nm -D --defined-only "$library" | grep -E ' (redis|sds|dict)[A-Za-z]' | head -3)"
+  fail "lib/libexpiry_producer.so exports hiredis's symbols: $(head -3 <<<"$hiredis")"
 fi
 
 # The installed binary runs from its new place (no reference into the build tree is needed).
