@@ -11,14 +11,14 @@
 #include "ctl/ctl_session.h"
 #include "ctl/dead_letters.h"
 #include "ctl/entry_format.h"
-#include "protocol/redis_values.h"
-#include "producer/task.h"
 #include "ctl/task_listing.h"
 #include "io/sync/sync_connection.h"
+#include "producer/task.h"
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
 #include "protocol/redis_error.h"
+#include "protocol/redis_values.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {

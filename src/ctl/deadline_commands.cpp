@@ -6,12 +6,12 @@
 
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
-#include "protocol/redis_values.h"
 #include "ctl/task_listing.h"
 #include "producer/producer.h"
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_values.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {

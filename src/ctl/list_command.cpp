@@ -5,16 +5,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/base64.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "ctl/entry_format.h"
-#include "protocol/redis_values.h"
 #include "ctl/task_listing.h"
 #include "producer/list_cursor.h"
 #include "producer/producer.h"
+#include "protocol/base64.h"
 #include "protocol/errors.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_values.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {

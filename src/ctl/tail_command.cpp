@@ -11,9 +11,9 @@
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "ctl/entry_format.h"
-#include "protocol/stream_entry.h"
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
+#include "protocol/stream_entry.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {

@@ -21,11 +21,11 @@
 #include "producer/producer.h"
 #include "producer/producer_target.h"
 #include "producer/task_placement.h"
-#include "protocol/hash_slot.h"
 #include "protocol/errors.h"
+#include "protocol/hash_slot.h"
 #include "protocol/integers.h"
-#include "protocol/redis_time.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_time.h"
 
 namespace expiry {
 

@@ -55,7 +55,7 @@ class Producer {
   // `settings` by the names every program of the project reads in its config file: redis_url
   // (default redis://127.0.0.1:6379/0), password_file, namespace (default expiry), buckets,
   // stream, tls_ca_cert_file, tls_ca_cert_dir, tls_cert_file, tls_key_file, tls_server_name,
-  // tls_insecure, sentinel, sentinel_master, sentinel_password_file (docs/configuration.md).
+  // tls_insecure, sentinel, sentinel_master, sentinel_password_file (README, "Running the relay").
   // A bad setting throws ConfigError naming it by its flag (--redis-url).
   explicit Producer(const std::map<std::string, std::string>& settings,
                     const ReplicaConfirmation& confirmation = {});

@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/base64.h"
 #include "ctl/bulk_file.h"
-#include "producer/task.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
+#include "producer/task.h"
+#include "protocol/base64.h"
 #include "protocol/key_layout.h"
 #include "protocol/text_escape.h"
 
