@@ -32,14 +32,17 @@ const SyncConnection::Options kConnectionOptions{std::chrono::milliseconds(2000)
 
 }  // namespace
 
-TaskTarget::TaskTarget(const BenchContext& ctx, int buckets) : ctx_(ctx), buckets_(buckets) {
+TaskTarget::TaskTarget(const BenchContext& ctx, int buckets) : ctx_(ctx) {
   if (const auto error = bucket_count_error(buckets)) throw ConfigError(*error);
+  placement_.ns = ctx.keys.ns();
+  placement_.buckets = buckets;
+  placement_.stream = ctx.stream;
+  placement_.db = ctx.redis.db;
 }
 
 std::unique_ptr<TaskTarget> TaskTarget::single(const BenchContext& ctx, int buckets) {
   std::unique_ptr<TaskTarget> t(new TaskTarget(ctx, buckets));
   t->single_ = std::make_unique<SyncConnection>(ctx.redis, kConnectionOptions);
-  t->bucket_streams_ = uses_bucket_streams(buckets, false);
   return t;
 }
 
@@ -55,17 +58,19 @@ std::unique_ptr<TaskTarget> TaskTarget::cluster(const BenchContext& ctx, const s
   ClusterClient::Options options;
   options.connection = kConnectionOptions;
   t->cluster_ = std::make_unique<ClusterClient>(t->ctx_.redis, options);
-  t->bucket_streams_ = true;
+  t->placement_.cluster = true;
+  t->placement_.db = 0;
   return t;
 }
 
-std::string TaskTarget::stream_of(int bucket) const {
-  return bucket_streams_ ? bucket_keys(bucket).bucket_stream() : ctx_.stream;
+ClusterClient::Routed TaskTarget::schedule_command(const std::string& id, ScheduleMode mode, long long ms) const {
+  Task task;
+  task.id = id;
+  task.mode = mode;
+  task.ms = ms;
+  task.payload = task_payload(id, ctx_.payload_bytes);
+  return {placement_.slot_of_task(id), placement_.schedule_argv(task)};
 }
-
-int TaskTarget::slot_of(int bucket) const { return bucket_slot(bucket); }
-
-int TaskTarget::bucket_of_id(const std::string& id) const { return bucket_of(id, buckets_); }
 
 Reply TaskTarget::run_one(const std::vector<std::string>& argv, int slot) {
   Reply r = cluster_ ? cluster_->command(argv, slot) : single_->command(argv);
@@ -108,19 +113,20 @@ void TaskTarget::reset() {
     single_->load_library();
   }
   const std::string buckets_key = ctx_.keys.buckets_key();
-  if (cluster_ || buckets_ > 1) {
-    const Reply r = run_one({"SET", buckets_key, std::to_string(buckets_)}, key_hash_slot(buckets_key));
+  if (cluster_ || placement_.buckets > 1) {
+    const Reply r = run_one({"SET", buckets_key, std::to_string(placement_.buckets)}, key_hash_slot(buckets_key));
     if (r.failed()) throw Error("SET " + buckets_key + ": " + r.str);
   }
   reset_streams();
 }
 
 void TaskTarget::reset_streams() {
-  const int streams = bucket_streams_ ? buckets_ : 1;
+  const int streams = stream_count();
   std::vector<ClusterClient::Routed> commands;
   for (int b = 0; b < streams; ++b) {
-    commands.push_back({slot_of(b), {"DEL", stream_of(b)}});
-    commands.push_back({slot_of(b), {"XGROUP", "CREATE", stream_of(b), ctx_.group, "0", "MKSTREAM"}});
+    const std::string stream = placement_.default_stream_of_bucket(b);
+    commands.push_back({TaskPlacement::slot_of_bucket(b), {"DEL", stream}});
+    commands.push_back({TaskPlacement::slot_of_bucket(b), {"XGROUP", "CREATE", stream, ctx_.group, "0", "MKSTREAM"}});
   }
   for (const Reply& r : run_all(commands)) {
     if (r.failed()) throw Error("resetting the streams: " + r.str);
@@ -128,8 +134,8 @@ void TaskTarget::reset_streams() {
 }
 
 ScheduleResult TaskTarget::schedule_one(const std::string& id, ScheduleMode mode, long long ms) {
-  const int b = bucket_of_id(id);
-  const Reply r = run_one(schedule_argv(bucket_keys(b), id, mode, ms, task_payload(id, ctx_.payload_bytes), {}, db()), slot_of(b));
+  const ClusterClient::Routed call = schedule_command(id, mode, ms);
+  const Reply r = run_one(call.argv, call.slot);
   const auto result = decode_schedule(r);
   if (!result) throw Error("FCALL expiry_schedule " + id + ": " + r.describe());
   return *result;
@@ -148,8 +154,7 @@ ScheduleOutcome TaskTarget::schedule_many(const std::string& prefix, size_t n,
     for (size_t i = first; i < last; ++i) {
       const std::string id = task_id(prefix, i);
       const TaskDue due = due_of(i);
-      const int b = bucket_of_id(id);
-      commands.push_back({slot_of(b), schedule_argv(bucket_keys(b), id, due.mode, due.ms, task_payload(id, ctx_.payload_bytes), {}, db())});
+      commands.push_back(schedule_command(id, due.mode, due.ms));
     }
     const std::vector<Reply> replies = run_all(commands);
     for (size_t k = 0; k < replies.size(); ++k) {
@@ -164,9 +169,11 @@ ScheduleOutcome TaskTarget::schedule_many(const std::string& prefix, size_t n,
 }
 
 long long TaskTarget::stream_length() {
-  const int streams = bucket_streams_ ? buckets_ : 1;
+  const int streams = stream_count();
   std::vector<ClusterClient::Routed> commands;
-  for (int b = 0; b < streams; ++b) commands.push_back({slot_of(b), {"XLEN", stream_of(b)}});
+  for (int b = 0; b < streams; ++b) {
+    commands.push_back({TaskPlacement::slot_of_bucket(b), {"XLEN", placement_.default_stream_of_bucket(b)}});
+  }
   long long sum = 0;
   for (const Reply& r : run_all(commands)) {
     if (r.failed()) throw Error("XLEN: " + r.str);
@@ -177,12 +184,13 @@ long long TaskTarget::stream_length() {
 
 std::vector<ReceivedEntry> TaskTarget::read_streams() {
   std::vector<ReceivedEntry> out;
-  const int streams = bucket_streams_ ? buckets_ : 1;
+  const int streams = stream_count();
   for (int b = 0; b < streams; ++b) {
+    const std::string stream = placement_.default_stream_of_bucket(b);
     std::string from = "-";
     for (;;) {
-      const Reply r = run_one({"XRANGE", stream_of(b), from, "+", "COUNT", kRangePage}, slot_of(b));
-      if (r.failed()) throw Error("XRANGE " + stream_of(b) + ": " + r.str);
+      const Reply r = run_one({"XRANGE", stream, from, "+", "COUNT", kRangePage}, TaskPlacement::slot_of_bucket(b));
+      if (r.failed()) throw Error("XRANGE " + stream + ": " + r.str);
       const std::vector<StreamEntry> entries = parse_stream_entries(r);
       for (const StreamEntry& e : entries) out.push_back(ReceivedEntry{decode_forwarded_task(e), 0});
       if (entries.empty() || r.elements.size() < std::stoul(kRangePage)) break;
@@ -194,9 +202,11 @@ std::vector<ReceivedEntry> TaskTarget::read_streams() {
 
 long long TaskTarget::drain_due() {
   long long forwarded = 0;
-  for (int b = 0; b < buckets_; ++b) {
+  for (int b = 0; b < placement_.buckets; ++b) {
     for (;;) {
-      const Reply r = run_one(sweep_argv(bucket_keys(b), stream_of(b), 1000, kDrainVia, ctx_.group), slot_of(b));
+      const Reply r = run_one(sweep_argv(KeyLayout(placement_.ns, b), placement_.default_stream_of_bucket(b), 1000,
+                                         kDrainVia, ctx_.group),
+                              TaskPlacement::slot_of_bucket(b));
       const auto sweep = decode_sweep(r);
       if (!sweep) throw Error("FCALL expiry_sweep: " + r.describe());
       forwarded += sweep->forwarded;

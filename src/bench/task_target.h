@@ -1,7 +1,7 @@
 // Where the cluster scenario's tasks live: one Redis or a Redis Cluster, seen the same way by the
-// scenario. A namespace of B buckets: task id -> bucket_of(id, B), its keys NS:{b}:..., routed to
-// the primary of bucket_slot(b) on a cluster; the output streams are NS:{b}:stream when
-// uses_bucket_streams(B, cluster), else the context's stream (B = 1 on one Redis).
+// scenario. A namespace of B buckets placed as the Producer places it (producer/task_placement.h:
+// a task's bucket, keys and slot, the output streams), with the bench's own connections (long
+// reply timeouts, its pipeline depth) so that the measured traffic is only the scenario's.
 // Not thread-safe: one target per thread.
 #pragma once
 
@@ -17,6 +17,7 @@
 #include "bench/task_writer.h"
 #include "io/sync/cluster_client.h"
 #include "io/sync/sync_connection.h"
+#include "producer/task_placement.h"
 #include "protocol/function_library.h"
 
 namespace expiry::bench {
@@ -35,7 +36,7 @@ class TaskTarget {
   static std::unique_ptr<TaskTarget> cluster(const BenchContext& ctx, const std::string& seed_url, int buckets);
 
   bool is_cluster() const { return cluster_ != nullptr; }
-  int buckets() const { return buckets_; }
+  int buckets() const { return placement_.buckets; }
   size_t primary_count() { return is_cluster() ? cluster_->primaries().size() : 1; }
   // The bench context a relay for this target runs with (its --redis-url).
   const BenchContext& relay_context() const { return ctx_; }
@@ -66,12 +67,10 @@ class TaskTarget {
  private:
   TaskTarget(const BenchContext& ctx, int buckets);
 
-  KeyLayout bucket_keys(int bucket) const { return KeyLayout(ctx_.keys.ns(), bucket); }
-  // The database the tasks are scheduled in (0 on a cluster), named in their wake messages.
-  int db() const { return is_cluster() ? 0 : ctx_.redis.db; }
-  std::string stream_of(int bucket) const;
-  int slot_of(int bucket) const;
-  int bucket_of_id(const std::string& id) const;
+  // The output streams to read: one per bucket with bucket streams, else the one stream.
+  int stream_count() const { return placement_.bucket_streams() ? placement_.buckets : 1; }
+  // FCALL expiry_schedule of task `id`, routed by its slot.
+  ClusterClient::Routed schedule_command(const std::string& id, ScheduleMode mode, long long ms) const;
   // Each command routed by its slot; replies in input order. Throws Error on an I/O failure.
   std::vector<Reply> run_all(const std::vector<ClusterClient::Routed>& commands);
   Reply run_one(const std::vector<std::string>& argv, int slot);
@@ -79,8 +78,7 @@ class TaskTarget {
   void on_every_primary(const std::vector<std::string>& argv);
 
   BenchContext ctx_;
-  int buckets_ = 1;
-  bool bucket_streams_ = false;
+  TaskPlacement placement_;  // db: the database the tasks are scheduled in (0 on a cluster)
   std::unique_ptr<SyncConnection> single_;
   std::unique_ptr<ClusterClient> cluster_;
 };

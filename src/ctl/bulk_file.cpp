@@ -7,7 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ctl/base64.h"
+#include "protocol/base64.h"
+#include "protocol/key_layout.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {
@@ -108,7 +109,7 @@ BulkLine parse_bulk_line(std::string_view line) {
 
   BulkLine out;
   out.kind = BulkLine::Kind::Task;
-  ScheduleRequest& req = out.request;
+  Task& req = out.request;
   bool has_id = false, has_delay = false, has_at = false, has_payload = false, has_payload_b64 = false;
   std::string error;
   for (auto& [key, value] : doc.items()) {
@@ -176,7 +177,7 @@ BulkLine parse_bulk_line(std::string_view line) {
   if (has_delay && has_at) return invalid("delay_ms and at_ms are mutually exclusive");
   if (!has_delay && !has_at) return invalid("one of delay_ms or at_ms is required");
   if (has_payload && has_payload_b64) return invalid("payload and payload_b64 are mutually exclusive");
-  if (auto err = schedule_request_error(req)) return invalid(*err);
+  if (auto err = task_error(req)) return invalid(*err);
   return out;
 }
 
@@ -237,7 +238,7 @@ void BulkReader::skip_lines(size_t count) {
 }
 
 size_t kept_bytes_of(const BulkTask& task) {
-  const ScheduleRequest& r = task.request;
+  const Task& r = task.request;
   return sizeof(BulkTask) + r.id.capacity() + r.payload.capacity() + r.stream.capacity() +
          (r.options.traceparent ? r.options.traceparent->capacity() : 0);
 }

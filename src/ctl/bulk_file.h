@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ctl/schedule_request.h"
+#include "producer/task.h"
 
 namespace expiry {
 
@@ -26,8 +26,8 @@ constexpr size_t kMaxBulkErrors = 20;          // errors listed by validate_bulk
 struct BulkLine {
   enum class Kind { Blank, Task, Invalid };
   Kind kind = Kind::Blank;
-  ScheduleRequest request;  // Task
-  std::string error;        // Invalid: what is wrong, without the line number
+  Task request;       // Task
+  std::string error;  // Invalid: what is wrong, without the line number
 };
 
 // Parses one line given without its '\n' (a trailing '\r' is ignored). Raw bytes that are not
@@ -72,7 +72,7 @@ class BulkReader {
 // A valid task line and its 1-based line number.
 struct BulkTask {
   size_t line = 0;
-  ScheduleRequest request;
+  Task request;
 };
 
 struct BulkValidation {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ctl/ctl_settings.h"
+#include "producer/task_reads.h"
 #include "protocol/task_options.h"
 
 namespace expiry {
@@ -27,7 +28,8 @@ constexpr int kExitTerminated = 143;
 // schedule --wait-replicas: after the writes, WAIT `replicas` `timeout_ms` on every node written
 // to; fewer acknowledgements exit kExitNotReplicated. 0 replicas: no WAIT. `automatic` (through
 // Sentinel when --wait-replicas is not given): WAIT for as many replicas as the sentinels see
-// healthy. Through Sentinel a shortfall finds the master again and writes again (confirm_writes).
+// healthy. Through Sentinel a shortfall finds the master again and writes again
+// (Producer::confirm_writes).
 struct ReplicaWait {
   int replicas = 0;
   long long timeout_ms = 1000;
@@ -70,8 +72,8 @@ struct TailOptions {
   std::string from = "$";    // "$": only new entries; an entry id ("0": everything) to start after
 };
 
-// list: the pending tasks in due order, one bounded page per call (docs: README, expiry-ctl).
-constexpr long long kMaxListCount = 10000;
+// list: the pending tasks in due order, one bounded page per call (docs: README, expiry-ctl);
+// kMaxListCount is the Producer's (producer/task_reads.h).
 struct ListOptions {
   long long count = 100;                  // tasks per page, 1..kMaxListCount
   bool json = false;                      // one JSON document {"tasks": [...], "count": N, "next": cursor|null}
@@ -135,14 +137,11 @@ struct TaskRange {
   std::optional<std::string> due_before;  // due < this
   std::optional<std::string> due_after;   // due > this (cancel only)
 };
-// Members each range call examines (the library stops a call after ~2 ms besides).
-constexpr int kRangeCallLimit = 500;
-
 // Makes one pending task due now (its payload, stream and attempt kept) and prints the
 // previous and new due times; kExitNotPending when it is not pending.
 int run_run_now(const CtlTarget& target, const std::string& id);
 // Makes every matching task not yet due due now, bucket by bucket, in calls of at most
-// kRangeCallLimit members; prints the count promoted.
+// kRangeCallLimit members (producer/bucket_calls.h); prints the count promoted.
 int run_run_now_range(const CtlTarget& target, const TaskRange& range);
 // Cancels every matching pending task, bucket by bucket, in calls of at most kRangeCallLimit
 // members; prints the count cancelled.
@@ -156,7 +155,7 @@ int run_resume(const CtlTarget& target);
 
 // Prints up to options.count pending tasks after the cursor in due order (score, then id bytes),
 // merged across the buckets; when more follow, the cursor to continue with (stderr in text,
-// "next" in JSON). Each bucket is read with bounded ZRANGEs (list_command.cpp).
+// "next" in JSON). Each bucket is read with bounded ZRANGEs (producer/task_lister.h).
 int run_list(const CtlTarget& target, const ListOptions& options);
 
 }  // namespace expiry

@@ -4,51 +4,46 @@
 #include <chrono>
 #include <iostream>
 
-#include "ctl/redis_values.h"
-#include "protocol/errors.h"
+#include "ctl/replica_report.h"
+#include "producer/producer_target.h"
 
 namespace expiry {
+namespace {
 
-CtlSession::CtlSession(const CtlTarget& target) : redis(target.redis) {
-  layout.ns = target.ns;
-  layout.cluster = redis.cluster();
-  layout.stream = target.stream;
-  layout.db = layout.cluster ? 0 : target.redis.db;
-  layout.buckets = redis.agree_buckets(target.ns, target.buckets);
+ReplicaConfirmation confirmation_of(const ReplicaWait& wait) {
+  ReplicaConfirmation out;
+  out.replicas = wait.replicas;
+  out.automatic = wait.automatic;
+  out.timeout = std::chrono::milliseconds(wait.timeout_ms);
+  return out;
 }
 
-int confirm_writes(RoutedClient& redis, const ReplicaWait& wait, const std::function<void()>& write_again) {
-  for (int attempt = 1;; ++attempt) {
-    int wanted = wait.replicas;
-    if (wait.automatic) wanted = redis.sentinel_healthy_replicas().value_or(0);
-    if (wanted <= 0) return kExitOk;  // nothing to wait for (automatic: the sentinels see no healthy replica)
-    const long long acknowledged = redis.wait_replicas(wanted, std::chrono::milliseconds(wait.timeout_ms));
-    if (acknowledged >= wanted) {
-      if (!wait.automatic || attempt > 1) {
-        std::cerr << "expiry-ctl: " << acknowledged << " replica" << (acknowledged == 1 ? "" : "s")
-                  << " acknowledged the writes\n";
-      }
-      return kExitOk;
-    }
-    if (!redis.through_sentinel() || attempt == kConfirmAttempts) {
-      std::cerr << "expiry-ctl: " << replica_shortfall_message(wanted, acknowledged, wait.timeout_ms, redis.cluster())
-                << (attempt > 1 ? " (after " + std::to_string(attempt) + " writes)" : "") << "\n";
-      return kExitNotReplicated;
-    }
-    std::cerr << "expiry-ctl: " << acknowledged << " of " << wanted << " replica" << (wanted == 1 ? "" : "s")
+}  // namespace
+
+CtlSession::CtlSession(const CtlTarget& target, const ReplicaWait& wait)
+    : producer(ProducerTarget{target.redis, target.ns, target.buckets, target.stream}, confirmation_of(wait)),
+      redis(producer.client()),
+      layout(producer.placement()) {}
+
+int confirm_writes(CtlSession& session, const ReplicaWait& wait, const std::function<void()>& write_again) {
+  const ReplicaAcks acks = session.producer.confirm_writes(write_again, [](const ReplicaAcks& shortfall) {
+    std::cerr << "expiry-ctl: " << shortfall.acknowledged << " of " << shortfall.wanted << " replica"
+              << (shortfall.wanted == 1 ? "" : "s")
               << " acknowledged the writes: the master may be failing over; writing again to the master the "
                  "sentinels name\n";
-    redis.rediscover_master("writes not acknowledged by the replicas");
-    write_again();
+  });
+  if (acks.wanted <= 0) return kExitOk;  // nothing to wait for (automatic: the sentinels see no healthy replica)
+  if (acks.confirmed()) {
+    if (!wait.automatic || acks.writes > 1) {
+      std::cerr << "expiry-ctl: " << acks.acknowledged << " replica" << (acks.acknowledged == 1 ? "" : "s")
+                << " acknowledged the writes\n";
+    }
+    return kExitOk;
   }
-}
-
-long long redis_now_ms(RoutedClient& redis) {
-  const Reply time = redis.command({"TIME"}, CtlLayout::slot_of_bucket(0));
-  expect_ok(time, "TIME");
-  const auto now = time_reply_ms(time);
-  if (!now) throw ReplyError("TIME: unexpected reply " + time.describe());
-  return *now;
+  std::cerr << "expiry-ctl: "
+            << replica_shortfall_message(acks.wanted, acks.acknowledged, wait.timeout_ms, session.redis.cluster())
+            << (acks.writes > 1 ? " (after " + std::to_string(acks.writes) + " writes)" : "") << "\n";
+  return kExitNotReplicated;
 }
 
 }  // namespace expiry

@@ -11,14 +11,14 @@
 #include "ctl/ctl_session.h"
 #include "ctl/dead_letters.h"
 #include "ctl/entry_format.h"
-#include "ctl/redis_values.h"
-#include "ctl/schedule_request.h"
 #include "ctl/task_listing.h"
 #include "io/sync/sync_connection.h"
+#include "producer/task.h"
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
 #include "protocol/redis_error.h"
+#include "protocol/redis_values.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {
@@ -235,7 +235,7 @@ int run_dead_purge(const CtlTarget& target, const DeadPurgeOptions& options) {
   }
   std::string end_exclusive;
   if (options.older_than_ms) {
-    const long long cutoff = redis_now_ms(session.redis) - *options.older_than_ms;
+    const long long cutoff = session.producer.now_ms() - *options.older_than_ms;
     end_exclusive = "(" + std::to_string(std::max(0LL, cutoff)) + "-0";
   }
   long long purged = 0;
@@ -265,7 +265,7 @@ int run_dead_replay(const CtlTarget& target, const DeadReplayOptions& options) {
     throw ConfigError("--delay-ms must be between 0 and " + std::to_string(kMaxTimeMs));
   }
   CtlSession session(target);
-  const CtlLayout& layout = session.layout;
+  const TaskPlacement& layout = session.layout;
   const auto streams = dead_streams(layout, options.dead_stream);
   long long replayed = 0;
   long long gone = 0;
@@ -277,7 +277,7 @@ int run_dead_replay(const CtlTarget& target, const DeadReplayOptions& options) {
       throw ReplyError("dead entry " + shown + " holds no valid task id; it was left in place");
     }
     const KeyLayout keys = layout.keys_of_task(*task);
-    const int slot = CtlLayout::slot_of_bucket(keys.bucket());
+    const int slot = TaskPlacement::slot_of_bucket(keys.bucket());
     if (layout.cluster && slot != dead.slot) {
       throw ConfigError("dead entry " + shown + " (task " + escape_text(*task) + ") is in " + dead.key +
                         ", not in the slot of the task's bucket " + std::to_string(keys.bucket()) +

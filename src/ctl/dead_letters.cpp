@@ -1,8 +1,8 @@
 // See dead_letters.h.
 #include "ctl/dead_letters.h"
 
-#include "ctl/redis_values.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_values.h"
 
 namespace expiry {
 namespace {
@@ -22,14 +22,14 @@ bool is_entry_id(std::string_view id) {
 
 }  // namespace
 
-std::vector<DeadStream> dead_streams(const CtlLayout& layout, const std::string& dead_stream) {
+std::vector<DeadStream> dead_streams(const TaskPlacement& layout, const std::string& dead_stream) {
   std::vector<DeadStream> out;
   if (!layout.bucket_streams()) {
-    out.push_back({dead_stream.empty() ? layout.stream + ":dead" : dead_stream, 0, CtlLayout::slot_of_bucket(0)});
+    out.push_back({dead_stream.empty() ? layout.stream + ":dead" : dead_stream, 0, TaskPlacement::slot_of_bucket(0)});
     return out;
   }
   for (int b = 0; b < layout.buckets; ++b) {
-    out.push_back({KeyLayout(layout.ns, b).bucket_dead_stream(), b, CtlLayout::slot_of_bucket(b)});
+    out.push_back({KeyLayout(layout.ns, b).bucket_dead_stream(), b, TaskPlacement::slot_of_bucket(b)});
   }
   return out;
 }

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ctl/ctl_layout.h"
+#include "producer/task_placement.h"
 
 namespace expiry {
 
@@ -19,7 +19,7 @@ struct DeadStream {
   int slot = 0;    // the slot commands on it are routed by
 };
 
-std::vector<DeadStream> dead_streams(const CtlLayout& layout, const std::string& dead_stream);
+std::vector<DeadStream> dead_streams(const TaskPlacement& layout, const std::string& dead_stream);
 
 // An entry as the commands print and accept it: "<entry-id>" on a single stream, and
 // "<bucket>/<entry-id>" with bucket streams (entry ids are per stream).

@@ -1,19 +1,17 @@
-// run-now, bulk cancel, pause and resume: the operator's deadline commands. The range and
-// pause operations act on one bucket per call, so they are sent to every bucket in turn (on a
-// cluster each to the node owning it), and the range ones loop on the cursor the library
-// returns. Calls go one at a time: a pipeline of them would hold Redis for their sum.
+// run-now, bulk cancel, pause and resume: the operator's deadline commands, on the Producer
+// (the range and pause operations go to every bucket in turn: producer/bucket_calls.h).
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
-#include "ctl/redis_values.h"
 #include "ctl/task_listing.h"
-#include "io/sync/routed_client.h"
+#include "producer/producer.h"
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_values.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {
@@ -38,10 +36,10 @@ void check_range(const TaskRange& range) {
 }
 
 // The filter of `range`, its relative times resolved on the Redis clock.
-RangeFilter filter_of(RoutedClient& redis, const TaskRange& range) {
+RangeFilter filter_of(Producer& producer, const TaskRange& range) {
   const bool relative = (range.due_before && due_before_is_relative(*range.due_before)) ||
                         (range.due_after && due_before_is_relative(*range.due_after));
-  const long long now = relative ? redis_now_ms(redis) : 0;
+  const long long now = relative ? producer.now_ms() : 0;
   RangeFilter filter;
   if (range.prefix) filter.prefix = *range.prefix;
   if (range.due_before) filter.before_ms = parse_due_before(*range.due_before, now);
@@ -49,36 +47,15 @@ RangeFilter filter_of(RoutedClient& redis, const TaskRange& range) {
   return filter;
 }
 
-struct RangeTotals {
-  long long acted = 0;
-  long long examined = 0;
-};
-
-// Walks every bucket with the calls `argv_of(keys, cursor)` makes until each returns an empty
-// cursor; `what` names the function in errors and `verb` the progress lines.
-template <typename ArgvOf>
-RangeTotals walk_buckets(CtlSession& session, const char* what, const char* verb, ArgvOf argv_of) {
-  RangeTotals totals;
+// Prints a progress line at most every kProgressEvery while a range walk runs.
+RangeProgressFn progress_lines(const char* verb) {
   auto last_progress = std::chrono::steady_clock::now();
-  for (int b = 0; b < session.layout.buckets; ++b) {
-    const KeyLayout keys(session.layout.ns, b);
-    std::string cursor;
-    do {
-      const Reply reply = session.redis.fcall(argv_of(keys, cursor), CtlLayout::slot_of_bucket(b));
-      expect_ok(reply, what);
-      const auto result = decode_range(reply);
-      if (!result) throw ReplyError(std::string(what) + ": unexpected reply " + reply.describe());
-      totals.acted += result->acted;
-      totals.examined += result->examined;
-      cursor = result->cursor;
-      if (std::chrono::steady_clock::now() - last_progress >= kProgressEvery) {
-        last_progress = std::chrono::steady_clock::now();
-        std::cerr << "progress: " << totals.acted << " " << verb << ", " << totals.examined << " examined, bucket "
-                  << (b + 1) << " of " << session.layout.buckets << "\n";
-      }
-    } while (!cursor.empty());
-  }
-  return totals;
+  return [verb, last_progress](const RangeProgress& p) mutable {
+    if (std::chrono::steady_clock::now() - last_progress < kProgressEvery) return;
+    last_progress = std::chrono::steady_clock::now();
+    std::cerr << "progress: " << p.so_far.acted << " " << verb << ", " << p.so_far.examined << " examined, bucket "
+              << (p.bucket + 1) << " of " << p.buckets << "\n";
+  };
 }
 
 std::string until_text(long long until_ms) {
@@ -92,19 +69,14 @@ std::string until_text(long long until_ms) {
 int run_run_now(const CtlTarget& target, const std::string& id) {
   if (auto err = task_id_error(id)) throw ConfigError(*err);
   CtlSession session(target);
-  const KeyLayout keys = session.layout.keys_of_task(id);
-  const Reply reply =
-      session.redis.fcall(run_now_argv(keys, id, session.layout.db), CtlLayout::slot_of_bucket(keys.bucket()));
-  expect_ok(reply, "FCALL expiry_run_now");
-  const auto result = decode_run_now(reply);
-  if (!result) throw ReplyError("FCALL expiry_run_now: unexpected reply " + reply.describe());
-  if (!result->pending) {
+  const RunNowResult result = session.producer.run_now(id);
+  if (!result.pending) {
     std::cout << "not pending: " << escape_text(id) << "\n";
     return kExitNotPending;
   }
-  std::cout << "run-now " << escape_text(id) << " previous_due_ms=" << result->previous_due_ms
-            << " due_ms=" << result->due_ms
-            << (result->due_ms == result->previous_due_ms ? " (it was due already)" : "") << "\n";
+  std::cout << "run-now " << escape_text(id) << " previous_due_ms=" << result.previous_due_ms
+            << " due_ms=" << result.due_ms
+            << (result.due_ms == result.previous_due_ms ? " (it was due already)" : "") << "\n";
   return kExitOk;
 }
 
@@ -112,12 +84,7 @@ int run_run_now_range(const CtlTarget& target, const TaskRange& range) {
   check_range(range);
   if (range.due_after) throw ConfigError("run-now takes no --due-after: only tasks not yet due are promoted");
   CtlSession session(target);
-  const RangeFilter filter = filter_of(session.redis, range);
-  const int db = session.layout.db;
-  const RangeTotals totals =
-      walk_buckets(session, "FCALL expiry_run_now_range", "promoted", [&](const KeyLayout& keys, const std::string& c) {
-        return run_now_range_argv(keys, filter, c, kRangeCallLimit, db);
-      });
+  const RangeTotals totals = session.producer.run_now_range(filter_of(session.producer, range), progress_lines("promoted"));
   std::cout << "promoted " << totals.acted << " tasks (" << totals.examined << " examined in "
             << session.layout.buckets << " bucket" << (session.layout.buckets == 1 ? "" : "s") << ")\n";
   return kExitOk;
@@ -126,41 +93,17 @@ int run_run_now_range(const CtlTarget& target, const TaskRange& range) {
 int run_cancel_range(const CtlTarget& target, const TaskRange& range) {
   check_range(range);
   CtlSession session(target);
-  const RangeFilter filter = filter_of(session.redis, range);
-  const RangeTotals totals =
-      walk_buckets(session, "FCALL expiry_cancel_range", "cancelled", [&](const KeyLayout& keys, const std::string& c) {
-        return cancel_range_argv(keys, filter, c, kRangeCallLimit);
-      });
+  const RangeTotals totals = session.producer.cancel_range(filter_of(session.producer, range), progress_lines("cancelled"));
   std::cout << "cancelled " << totals.acted << " tasks (" << totals.examined << " examined in "
             << session.layout.buckets << " bucket" << (session.layout.buckets == 1 ? "" : "s") << ")\n";
   return kExitOk;
 }
 
-namespace {
-// One call of `what` per bucket (`argv_of(keys)`), each on the node that owns it; the replies'
-// sums (pending, overdue, and `value` summed or, with `latest`, its largest).
-template <typename ArgvOf>
-PauseResult call_every_bucket(CtlSession& session, const char* what, bool latest, ArgvOf argv_of) {
-  PauseResult total;
-  for (int b = 0; b < session.layout.buckets; ++b) {
-    const Reply reply = session.redis.fcall(argv_of(KeyLayout(session.layout.ns, b)), CtlLayout::slot_of_bucket(b));
-    expect_ok(reply, what);
-    const auto result = decode_pause(reply);
-    if (!result) throw ReplyError(std::string(what) + ": unexpected reply " + reply.describe());
-    total.value = latest ? std::max(total.value, result->value) : total.value + result->value;
-    total.pending += result->pending;
-    total.overdue += result->overdue;
-  }
-  return total;
-}
-}  // namespace
-
 int run_pause(const CtlTarget& target, long long for_ms) {
   if (for_ms < 0) throw ConfigError("--for must be positive");
   CtlSession session(target);
   // Each bucket's end is on its node's clock: the latest is printed.
-  const PauseResult r = call_every_bucket(session, "FCALL expiry_pause", true,
-                                          [&](const KeyLayout& keys) { return pause_argv(keys, for_ms); });
+  const PauseResult r = session.producer.pause(std::chrono::milliseconds(for_ms));
   std::cout << "paused " << until_text(r.value) << ": " << session.layout.buckets << " bucket"
             << (session.layout.buckets == 1 ? "" : "s") << ", " << r.pending << " pending, " << r.overdue
             << " overdue (held)\n";
@@ -169,9 +112,7 @@ int run_pause(const CtlTarget& target, long long for_ms) {
 
 int run_resume(const CtlTarget& target) {
   CtlSession session(target);
-  const PauseResult r = call_every_bucket(session, "FCALL expiry_resume", false, [&](const KeyLayout& keys) {
-    return resume_argv(keys, session.layout.db);
-  });
+  const PauseResult r = session.producer.resume();
   std::cout << "resumed: " << r.value << " of " << session.layout.buckets << " bucket"
             << (session.layout.buckets == 1 ? " was" : "s were") << " paused; " << r.overdue
             << " overdue tasks are being forwarded, " << r.pending << " pending\n";

@@ -3,11 +3,12 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
-#include "ctl/base64.h"
-#include "ctl/redis_values.h"
+#include "protocol/base64.h"
+#include "protocol/redis_values.h"
 #include "protocol/stream_entry.h"
 #include "protocol/text_escape.h"
 #include "protocol/utf8.h"
@@ -56,6 +57,28 @@ std::optional<long long> late_ms(const Fields& fields) {
   long long late = 0;
   if (!d || !f || __builtin_sub_overflow(*f, *d, &late)) return std::nullopt;
   return late;
+}
+
+// (ms, seq) of an entry id, or nullopt when it is not one.
+std::optional<std::pair<unsigned long long, unsigned long long>> parse_entry_id(std::string_view id) {
+  auto number = [](std::string_view s) -> std::optional<unsigned long long> {
+    if (s.empty() || s.size() > 20) return std::nullopt;
+    unsigned long long v = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return std::nullopt;
+      const unsigned long long next = v * 10 + static_cast<unsigned long long>(c - '0');
+      if (next / 10 != v) return std::nullopt;  // overflow
+      v = next;
+    }
+    return v;
+  };
+  const auto dash = id.find('-');
+  const auto ms = number(id.substr(0, dash));
+  if (!ms) return std::nullopt;
+  if (dash == std::string_view::npos) return std::make_pair(*ms, 0ULL);
+  const auto seq = number(id.substr(dash + 1));
+  if (!seq) return std::nullopt;
+  return std::make_pair(*ms, *seq);
 }
 
 }  // namespace
@@ -111,6 +134,14 @@ std::string format_stream_entry_json(const std::string& entry_id, const Fields& 
   if (auto late = late_ms(fields)) out["late_ms"] = *late;
   if (!b64.empty()) out["fields_b64"] = std::move(b64);
   return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+bool entry_id_before(std::string_view a, std::string_view b) {
+  const auto pa = parse_entry_id(a);
+  const auto pb = parse_entry_id(b);
+  if (pa && pb) return *pa < *pb;
+  if (pa != pb && (pa || pb)) return pa.has_value();
+  return a < b;
 }
 
 }  // namespace expiry

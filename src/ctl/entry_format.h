@@ -1,5 +1,5 @@
 // Rendering of a forwarded task's stream entry, as `expiry-ctl tail` prints it: one text line,
-// or one JSON object (--json).
+// or one JSON object (--json); and the order of entry ids in which tail merges streams.
 #pragma once
 
 #include <string>
@@ -33,5 +33,9 @@ std::string format_stream_entry(const std::string& entry_id,
 // that is not valid UTF-8 has its bad bytes replaced by U+FFFD.
 std::string format_stream_entry_json(const std::string& entry_id,
                                      const std::vector<std::pair<std::string, std::string>>& fields);
+
+// Orders stream entry ids ("<ms>-<seq>", or "<ms>") by time, then sequence; ids that do not
+// parse come after those that do, in text order. tail merges the bucket streams by it.
+bool entry_id_before(std::string_view a, std::string_view b);
 
 }  // namespace expiry

@@ -7,12 +7,12 @@
 
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
-#include "ctl/redis_values.h"
 #include "ctl/task_listing.h"
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
 #include "protocol/key_layout.h"
 #include "protocol/redis_error.h"
+#include "protocol/redis_values.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {
@@ -53,14 +53,11 @@ std::string text_of(const std::optional<long long>& v) { return v ? std::to_stri
 
 int run_stats(const CtlTarget& target, const StatsOptions& options) {
   CtlSession session(target);
-  const CtlLayout& layout = session.layout;
+  const TaskPlacement& layout = session.layout;
   const std::vector<std::string> streams = layout.streams();
   const bool bucketed = layout.bucket_streams();
   // One clock for every bucket: the node of bucket 0's (the nodes of a cluster share a host clock).
-  const Reply time = session.redis.command({"TIME"}, CtlLayout::slot_of_bucket(0));
-  expect_ok(time, "TIME");
-  const auto now = time_reply_ms(time);
-  if (!now) throw ReplyError("TIME: unexpected reply " + time.describe());
+  const long long now = session.producer.now_ms();
 
   // Per bucket: its schedule, and the stream it forwards to by default (one for all on a
   // single-bucket Redis, where the stream is read with bucket 0).
@@ -68,11 +65,11 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
   std::vector<size_t> first;  // per bucket: the index of its ZCARD
   for (int b = 0; b < layout.buckets; ++b) {
     const KeyLayout keys(layout.ns, b);
-    const int slot = CtlLayout::slot_of_bucket(b);
+    const int slot = TaskPlacement::slot_of_bucket(b);
     const std::string& stream = streams[bucketed ? static_cast<size_t>(b) : 0];
     first.push_back(commands.size());
     commands.push_back({slot, {"ZCARD", keys.schedule_key()}});
-    commands.push_back({slot, {"ZCOUNT", keys.schedule_key(), "-inf", std::to_string(*now)}});
+    commands.push_back({slot, {"ZCOUNT", keys.schedule_key(), "-inf", std::to_string(now)}});
     commands.push_back({slot, {"ZRANGE", keys.schedule_key(), "0", "0", "WITHSCORES"}});
     commands.push_back({slot, {"GET", layout.paused_key_of_bucket(b)}});
     commands.push_back({slot, {"PTTL", layout.paused_key_of_bucket(b)}});
@@ -111,10 +108,10 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
     // holds no end but expires (set by hand) ends when it expires (PTTL).
     if (!pause_unknown && r[3].type == Reply::Type::String) {
       long long until = to_integer(r[3].str).value_or(0);
-      if (until == 0 && r[4].type == Reply::Type::Integer && r[4].integer > 0) until = *now + r[4].integer;
+      if (until == 0 && r[4].type == Reply::Type::Integer && r[4].integer > 0) until = now + r[4].integer;
       if (until == 0) {
         paused_buckets.push_back(0);
-      } else if (until > *now) {
+      } else if (until > now) {
         paused_buckets.push_back(until);
       }
     }
@@ -148,7 +145,7 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
     if (std::find(paused_buckets.begin(), paused_buckets.end(), 0) != paused_buckets.end()) paused_until = 0;
   }
   std::optional<long long> next_due_in;
-  if (next_due) next_due_in = *next_due - *now;
+  if (next_due) next_due_in = *next_due - now;
   const bool stream_exists = streams_existing > 0;
   const bool group_exists = groups_found > 0;
   if (!group_exists) lag = std::nullopt;
@@ -161,7 +158,7 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
     nlohmann::json out = {{"namespace", target.ns},
                           {"cluster", layout.cluster},
                           {"buckets", layout.buckets},
-                          {"now_ms", *now},
+                          {"now_ms", now},
                           {"pending", pending},
                           {"overdue", overdue},
                           {"paused", pause_unknown ? nlohmann::json() : nlohmann::json(paused)},
@@ -186,7 +183,7 @@ int run_stats(const CtlTarget& target, const StatsOptions& options) {
     std::cout << "cluster: " << (layout.cluster ? "true" : "false") << "\n"
               << "buckets: " << layout.buckets << "\n";
   }
-  std::cout << "now_ms: " << *now << "\n"
+  std::cout << "now_ms: " << now << "\n"
             << "pending: " << pending << "\n"
             << "overdue: " << overdue << "\n"
             << "paused: " << (pause_unknown ? "unknown (the Redis user may not read " + layout.ns + ":{B}:paused)"

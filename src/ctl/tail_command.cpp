@@ -11,9 +11,9 @@
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "ctl/entry_format.h"
-#include "protocol/stream_entry.h"
 #include "io/sync/sync_connection.h"
 #include "protocol/errors.h"
+#include "protocol/stream_entry.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {
@@ -47,13 +47,13 @@ bool valid_from(const std::string& from) {
 }
 
 // Polls every bucket stream of `layout` as run_tail says; returns its exit code.
-int tail_buckets(RoutedClient& redis, const CtlLayout& layout, const TailOptions& options) {
+int tail_buckets(RoutedClient& redis, const TaskPlacement& layout, const TailOptions& options) {
   const std::vector<std::string> streams = layout.streams();
   std::vector<std::string> after(streams.size(), options.from);
   if (options.from == "$") {
     std::vector<ClusterClient::Routed> last;
     for (size_t b = 0; b < streams.size(); ++b) {
-      last.push_back({CtlLayout::slot_of_bucket(static_cast<int>(b)), {"XREVRANGE", streams[b], "+", "-", "COUNT", "1"}});
+      last.push_back({TaskPlacement::slot_of_bucket(static_cast<int>(b)), {"XREVRANGE", streams[b], "+", "-", "COUNT", "1"}});
     }
     const auto replies = redis.batch(last);
     for (size_t b = 0; b < streams.size(); ++b) {
@@ -75,7 +75,7 @@ int tail_buckets(RoutedClient& redis, const CtlLayout& layout, const TailOptions
     const long long batch = options.count == 0 ? kMaxBatch : std::min(kMaxBatch, options.count - printed);
     std::vector<ClusterClient::Routed> reads;
     for (size_t b = 0; b < streams.size(); ++b) {
-      reads.push_back({CtlLayout::slot_of_bucket(static_cast<int>(b)),
+      reads.push_back({TaskPlacement::slot_of_bucket(static_cast<int>(b)),
                        {"XREAD", "COUNT", std::to_string(batch), "STREAMS", streams[b], after[b]}});
     }
     const auto replies = redis.batch(reads);

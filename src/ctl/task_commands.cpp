@@ -7,13 +7,14 @@
 
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
-#include "ctl/redis_values.h"
-#include "ctl/schedule_request.h"
 #include "io/sync/routed_client.h"
+#include "producer/producer.h"
+#include "producer/task.h"
+#include "producer/task_placement.h"
 #include "protocol/errors.h"
 #include "protocol/function_library.h"
 #include "protocol/key_layout.h"
-#include "protocol/redis_error.h"
+#include "protocol/redis_values.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {
@@ -35,8 +36,8 @@ std::string read_payload_file(const std::string& path) {
   return data;
 }
 
-ScheduleRequest request_from(const ScheduleOptions& o) {
-  ScheduleRequest r;
+Task request_from(const ScheduleOptions& o) {
+  Task r;
   r.id = o.id;
   if (o.delay_ms && o.at_ms) throw ConfigError("--delay-ms and --at-ms are mutually exclusive");
   if (!o.delay_ms && !o.at_ms) throw ConfigError("one of --delay-ms or --at-ms is required");
@@ -50,7 +51,7 @@ ScheduleRequest request_from(const ScheduleOptions& o) {
     r.stream = *o.stream;
   }
   r.options = o.task;
-  if (auto err = schedule_request_error(r)) {
+  if (auto err = task_error(r)) {
     throw ConfigError(*err + (r.id.empty() ? "" : " (task id '" + escape_text(r.id) + "')"));
   }
   return r;
@@ -87,31 +88,22 @@ void warn_if_past(RoutedClient& redis, int slot, long long due_ms) {
 }  // namespace
 
 int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
-  const ScheduleRequest request = request_from(options);
+  const Task request = request_from(options);
   if (!request.stream.empty()) {
     if (auto err = stream_name_error(request.stream, target.ns)) throw ConfigError(*err);
   }
   if (options.wait.replicas < 0) throw ConfigError("--wait-replicas must not be negative");
-  CtlSession session(target);
-  const KeyLayout keys = session.layout.keys_of_task(request.id);
-  const int slot = CtlLayout::slot_of_bucket(keys.bucket());
-  const auto write = [&] {
-    const Reply reply = session.redis.fcall(schedule_request_argv(keys, request, session.layout.db), slot);
-    expect_ok(reply, "FCALL expiry_schedule");
-    const auto result = decode_schedule(reply);
-    if (!result) throw ReplyError("FCALL expiry_schedule: unexpected reply " + reply.describe());
-    return *result;
-  };
-  const auto result = write();
+  CtlSession session(target, options.wait);
+  const auto result = session.producer.schedule(request);
   const auto write_again = [&] {
-    const auto again = write();
+    const auto again = session.producer.schedule(request);
     std::cout << "scheduled " << escape_text(request.id) << " again due_ms=" << again.due_ms << "\n";
   };
   if (result.kept) {
     // --if-absent found the task pending: exit 0, since the task the caller wanted exists.
     std::cout << "kept " << escape_text(request.id) << " due_ms=" << result.due_ms
               << " (already pending; nothing was changed)\n";
-    return confirm_writes(session.redis, options.wait, write_again);
+    return confirm_writes(session, options.wait, write_again);
   }
   std::cout << "scheduled " << escape_text(request.id) << " due_ms=" << result.due_ms
             << (result.replaced ? " (replaced an existing task)" : "") << "\n";
@@ -120,8 +112,8 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
               << " whole, and its payload is now empty; to move a task and keep its payload, use "
               << "'expiry-ctl reschedule'\n";
   }
-  if (options.at_ms) warn_if_past(session.redis, slot, result.due_ms);
-  return confirm_writes(session.redis, options.wait, write_again);
+  if (options.at_ms) warn_if_past(session.redis, session.layout.slot_of_task(request.id), result.due_ms);
+  return confirm_writes(session, options.wait, write_again);
 }
 
 int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {
@@ -136,17 +128,12 @@ int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {
                       (mode == ScheduleMode::At ? "1" : "0") + " and " + std::to_string(kMaxTimeMs));
   }
   CtlSession session(target);
-  const KeyLayout keys = session.layout.keys_of_task(options.id);
-  const Reply reply =
-      session.redis.fcall(reschedule_argv(keys, options.id, mode, ms, session.layout.db), CtlLayout::slot_of_bucket(keys.bucket()));
-  if (classify(reply) == RedisErrorKind::TaskNotPending) {
+  const auto result = session.producer.reschedule(options.id, mode, ms);
+  if (!result) {
     std::cerr << "expiry-ctl: task " << escape_text(options.id)
               << " is not pending (already fired, cancelled or never scheduled); nothing was changed\n";
     return kExitNotPending;
   }
-  expect_ok(reply, "FCALL expiry_reschedule");
-  const auto result = decode_reschedule(reply);
-  if (!result) throw ReplyError("FCALL expiry_reschedule: unexpected reply " + reply.describe());
   std::cout << "rescheduled " << escape_text(options.id) << " due_ms=" << result->due_ms
             << " (payload and stream kept)\n";
   if (options.at_ms && result->due_ms <= result->now_ms) warn_past(result->due_ms, result->now_ms);
@@ -156,11 +143,7 @@ int run_reschedule(const CtlTarget& target, const RescheduleOptions& options) {
 int run_cancel(const CtlTarget& target, const std::string& id, bool strict) {
   check_id(id);
   CtlSession session(target);
-  const KeyLayout keys = session.layout.keys_of_task(id);
-  const Reply reply = session.redis.fcall(cancel_argv(keys, id), CtlLayout::slot_of_bucket(keys.bucket()));
-  expect_ok(reply, "FCALL expiry_cancel");
-  if (reply.type != Reply::Type::Integer) throw ReplyError("FCALL expiry_cancel: unexpected reply " + reply.describe());
-  if (reply.integer == 1) {
+  if (session.producer.cancel(id)) {
     std::cout << "cancelled " << escape_text(id) << "\n";
     return kExitOk;
   }
@@ -171,25 +154,8 @@ int run_cancel(const CtlTarget& target, const std::string& id, bool strict) {
 int run_show(const CtlTarget& target, const std::string& id, bool json) {
   check_id(id);
   CtlSession session(target);
-  const KeyLayout keys = session.layout.keys_of_task(id);
-  const int slot = CtlLayout::slot_of_bucket(keys.bucket());
-  // TIME goes to the node of the task's keys: due_in_ms is on that node's clock.
-  const auto replies = session.redis.batch({{slot, {"TIME"}},
-                                            {slot, {"ZSCORE", keys.schedule_key(), id}},
-                                            {slot, {"HGETALL", keys.shadow_key(id)}},
-                                            {slot, {"PTTL", keys.trigger_key(id)}}});
-  const Reply& time = replies[0];
-  const Reply& score = replies[1];
-  const Reply& shadow = replies[2];
-  const Reply& pttl = replies[3];
-  expect_ok(time, "TIME");
-  expect_ok(score, "ZSCORE");
-  expect_ok(shadow, "HGETALL");
-  expect_ok(pttl, "PTTL");
-  const auto now = time_reply_ms(time);
-  if (!now) throw ReplyError("TIME: unexpected reply " + time.describe());
-
-  if (score.type == Reply::Type::Nil) {
+  const TaskDetails task = session.producer.show(id);
+  if (!task.pending) {
     if (json) {
       std::cout << json_dump({{"id", id}, {"pending", false}}) << "\n";
     } else {
@@ -197,32 +163,26 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
     }
     return kExitNotPending;
   }
-  const auto due = score_to_ms(score.str);
-  if (!due) throw ReplyError("ZSCORE: unexpected reply " + score.describe());
-  const auto payload = field_value(shadow, "payload");
-  const auto created = field_value(shadow, "created_ms");
-  const auto stream = field_value(shadow, "stream");
-  const std::string default_stream = session.layout.default_stream_of_bucket(keys.bucket());
-  // PTTL: -2 when the trigger key is missing, -1 when it has no expiry.
-  const long long trigger_pttl = pttl.type == Reply::Type::Integer ? pttl.integer : -2;
+  const auto payload = task.field("payload");
+  const auto created = task.field("created_ms");
 
   if (json) {
     nlohmann::json out = {{"id", id},
                           {"pending", true},
-                          {"due_ms", *due},
-                          {"due_in_ms", *due - *now},
+                          {"due_ms", task.due_ms},
+                          {"due_in_ms", task.due_ms - task.now_ms},
                           {"created_ms", nullptr},
                           {"payload", nullptr},
-                          {"stream", stream ? *stream : default_stream},
-                          {"default_stream", !stream.has_value()},
+                          {"stream", task.stream},
+                          {"default_stream", task.default_stream},
                           {"trigger_pttl_ms", nullptr}};
     if (created) {
       if (auto c = to_integer(*created)) out["created_ms"] = *c;
     }
     if (payload) out["payload"] = *payload;
-    if (trigger_pttl != -2) out["trigger_pttl_ms"] = trigger_pttl;
+    if (task.trigger_pttl_ms != -2) out["trigger_pttl_ms"] = task.trigger_pttl_ms;
     for (const char* name : kOptionalShadowFields) {
-      const auto value = field_value(shadow, name);
+      const auto value = task.field(name);
       if (!value) continue;
       const auto number = to_integer(*value);
       out[name] = number && std::string_view(name) != "traceparent" ? nlohmann::json(*number) : nlohmann::json(*value);
@@ -231,15 +191,15 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
     return kExitOk;
   }
   std::cout << "id: " << escape_text(id) << "\n"
-            << "due_ms: " << *due << "\n"
-            << "due_in_ms: " << (*due - *now) << "\n"
+            << "due_ms: " << task.due_ms << "\n"
+            << "due_in_ms: " << (task.due_ms - task.now_ms) << "\n"
             << "created_ms: " << (created ? escape_text(*created) : "(missing)") << "\n"
-            << "stream: " << escape_text(stream ? *stream : default_stream) << (stream ? "" : " (default)")
-            << "\n"
-            << "trigger_pttl_ms: " << (trigger_pttl != -2 ? std::to_string(trigger_pttl) : "(trigger key missing)") << "\n"
+            << "stream: " << escape_text(task.stream) << (task.default_stream ? " (default)" : "") << "\n"
+            << "trigger_pttl_ms: "
+            << (task.trigger_pttl_ms != -2 ? std::to_string(task.trigger_pttl_ms) : "(trigger key missing)") << "\n"
             << "payload: " << (payload ? escape_text(*payload) : "(missing)") << "\n";
   for (const char* name : kOptionalShadowFields) {
-    if (const auto value = field_value(shadow, name)) std::cout << name << ": " << escape_text(*value) << "\n";
+    if (const auto value = task.field(name)) std::cout << name << ": " << escape_text(*value) << "\n";
   }
   return kExitOk;
 }

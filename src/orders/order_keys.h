@@ -18,7 +18,7 @@ struct OrderKeyScheme {
 // The id of order `order_id`'s timeout task: "order:<id>".
 std::string order_task_id(std::string_view order_id);
 // The key of order `order_id`: "order:<id>", or on a cluster "order:{b}:<id>" with
-// b = bucket_of(order_task_id(order_id), scheme.buckets).
+// b = bucket_of_task(order_task_id(order_id), scheme.buckets) (producer/task_placement.h).
 std::string order_key(std::string_view order_id, const OrderKeyScheme& scheme);
 
 }  // namespace expiry

@@ -1,6 +1,6 @@
-// See order_sim.h. Single-threaded and synchronous: one RoutedClient (a connection, or a
-// cluster router), a paced loop that sleeps in short slices so a stop request is noticed within
-// 50 ms.
+// See order_sim.h. Single-threaded and synchronous: one Producer (its RoutedClient, a connection
+// or a cluster router, also carries the orders_v1 calls), a paced loop that sleeps in short
+// slices so a stop request is noticed within 50 ms.
 #include "orders/order_sim.h"
 
 #include <algorithm>
@@ -18,12 +18,14 @@
 #include "io/sync/routed_client.h"
 #include "io/sync/sync_connection.h"
 #include "orders/order_keys.h"
-#include "protocol/hash_slot.h"
+#include "producer/producer.h"
+#include "producer/producer_target.h"
+#include "producer/task_placement.h"
 #include "protocol/errors.h"
+#include "protocol/hash_slot.h"
 #include "protocol/integers.h"
-#include "protocol/redis_time.h"
-#include "protocol/function_library.h"
 #include "protocol/key_layout.h"
+#include "protocol/redis_time.h"
 
 namespace expiry {
 
@@ -97,7 +99,6 @@ namespace {
 struct Order {
   std::string id;
   std::string key;   // order_key(id, scheme)
-  int bucket = 0;    // of its timeout task
   long long due_ms = 0;
   bool will_pay = false;
   bool paid = false;
@@ -119,13 +120,27 @@ Reply fcall_orders(RoutedClient& redis, const std::vector<std::string>& argv) {
   return expect_ok(redis.fcall(argv, key_hash_slot(argv[3]), orders_library()), argv[1]);
 }
 
+// Through Sentinel every order's writes are confirmed on the replicas the sentinels see
+// healthy, asked at most once a second (Producer::confirm_writes).
+ReplicaConfirmation order_confirmation() {
+  ReplicaConfirmation c;
+  c.automatic = true;
+  c.timeout = std::chrono::milliseconds(1000);
+  c.recount_after = std::chrono::seconds(1);
+  return c;
+}
+
 // One run: the orders, the payments still to make and the tally, with one step per phase.
 class OrderSim {
  public:
   OrderSim(const OrderSimConfig& config, const StopRequest* stop)
-      : config_(config), stop_(stop), redis_(config.redis), rng_(config.seed) {
-    buckets_ = redis_.agree_buckets(config.ns, config.buckets);
-    scheme_ = OrderKeyScheme{redis_.cluster(), buckets_};
+      : config_(config),
+        stop_(stop),
+        producer_(ProducerTarget{config.redis, config.ns, config.buckets, config.stream}, order_confirmation()),
+        redis_(producer_.client()),
+        rng_(config.seed) {
+    buckets_ = producer_.buckets();
+    scheme_ = OrderKeyScheme{producer_.cluster(), buckets_};
   }
 
   OrderSimSummary run() {
@@ -189,37 +204,25 @@ class OrderSim {
         o.paid = true;
         ++summary_.paid;
         // Paying also cancels the timeout; if it fired meanwhile, the canceller sees "paid".
-        expect_ok(redis_.fcall(cancel_argv(KeyLayout(config_.ns, o.bucket), order_task_id(o.id)), bucket_slot(o.bucket)),
-                  "expiry_cancel");
+        producer_.cancel(order_task_id(o.id));
       } else {
         ++summary_.paid_too_late;
       }
     }
   }
 
-  // Through Sentinel: WAITs until the replicas the sentinels see healthy (asked at most once a
-  // second) have the order and its timeout; a shortfall means the writes may have gone to a
-  // master being replaced, so the master is found again and `write` runs again (creating the
-  // order and scheduling its timeout are both safe to repeat), at most kConfirmAttempts writes.
-  // Still short: throws, as a lost master connection does.
+  // Confirms an order's writes on the replicas (order_confirmation): a shortfall means the
+  // writes may have gone to a master being replaced, so the master is found again and `write`
+  // runs again (creating the order and scheduling its timeout are both safe to repeat), at most
+  // kConfirmAttempts writes. Still short: throws, as a lost master connection does.
   void confirm_on_replicas(const std::function<void()>& write) {
-    if (!redis_.through_sentinel()) return;
-    for (int attempt = 1;; ++attempt) {
-      if (Clock::now() >= replicas_checked_ + std::chrono::seconds(1)) {
-        healthy_replicas_ = redis_.sentinel_healthy_replicas().value_or(0);
-        replicas_checked_ = Clock::now();
-      }
-      if (healthy_replicas_ <= 0) return;
-      if (redis_.wait_replicas(healthy_replicas_, kReplicaWait) >= healthy_replicas_) return;
-      if (attempt == kConfirmAttempts) {
-        throw IoError("the replicas did not acknowledge an order's writes after " + std::to_string(attempt) +
-                      " writes");
-      }
+    const ReplicaAcks acks = producer_.confirm_writes(write, [](const ReplicaAcks&) {
       std::cerr << "order-sim: the replicas did not acknowledge an order's writes: the master may be failing "
                    "over; writing again to the master the sentinels name\n";
-      redis_.rediscover_master("writes not acknowledged by the replicas");
-      replicas_checked_ = {};
-      write();
+    });
+    if (!acks.confirmed()) {
+      throw IoError("the replicas did not acknowledge an order's writes after " + std::to_string(acks.writes) +
+                    " writes");
     }
   }
 
@@ -228,22 +231,17 @@ class OrderSim {
     Order o;
     o.id = config_.run_id + "-" + std::to_string(n);
     o.key = order_key(o.id, scheme_);
-    const std::string task_id = order_task_id(o.id);
-    o.bucket = buckets_ > 1 ? bucket_of(task_id, buckets_) : 0;
-    const std::string payload = nlohmann::json{{"order_id", o.id}}.dump();
+    Task timeout;
+    timeout.id = order_task_id(o.id);
+    timeout.mode = ScheduleMode::Delay;
+    timeout.ms = config_.timeout.count();
+    timeout.payload = nlohmann::json{{"order_id", o.id}}.dump();
     // On a cluster the timeout goes to its bucket's stream (no stream of its own: one in another
     // slot would be refused), where order-canceller reads every bucket.
-    const std::string stream = redis_.cluster() ? std::string() : config_.stream;
+    if (!producer_.cluster()) timeout.stream = config_.stream;
     const auto write = [&] {
       fcall_orders(redis_, {"FCALL", "order_create", "1", o.key, std::to_string(config_.timeout.count())});
-      auto scheduled = decode_schedule(
-          expect_ok(redis_.fcall(schedule_argv(KeyLayout(config_.ns, o.bucket), task_id, ScheduleMode::Delay,
-                                               config_.timeout.count(), payload, stream,
-                                               redis_.cluster() ? 0 : config_.redis.db),
-                                 bucket_slot(o.bucket)),
-                    "expiry_schedule"));
-      if (!scheduled) throw ReplyError("unexpected expiry_schedule reply");
-      o.due_ms = scheduled->due_ms;
+      o.due_ms = producer_.schedule(timeout).due_ms;
     };
     write();
     confirm_on_replicas(write);
@@ -353,18 +351,17 @@ class OrderSim {
       }
     }
     std::vector<ClusterClient::Routed> cards;
-    for (int b = 0; b < buckets_; ++b) cards.push_back({bucket_slot(b), {"ZCARD", KeyLayout(config_.ns, b).schedule_key()}});
+    for (int b = 0; b < buckets_; ++b) {
+      cards.push_back({TaskPlacement::slot_of_bucket(b), {"ZCARD", KeyLayout(config_.ns, b).schedule_key()}});
+    }
     summary_.tasks_left = 0;
     for (const Reply& r : redis_.batch(cards)) summary_.tasks_left += static_cast<uint64_t>(std::max(0LL, r.integer));
   }
 
   const OrderSimConfig& config_;
   const StopRequest* stop_;  // may be null
-  RoutedClient redis_;
-  static constexpr int kConfirmAttempts = 4;
-  static constexpr milliseconds kReplicaWait{1000};
-  int healthy_replicas_ = 0;             // through Sentinel: what the sentinels said last
-  Clock::time_point replicas_checked_{};  // when they were asked
+  Producer producer_;
+  RoutedClient& redis_;      // producer_'s client, for the orders_v1 calls and reads
   int buckets_ = 1;         // the namespace's bucket count
   OrderKeyScheme scheme_;   // where order keys live
   std::mt19937 rng_;

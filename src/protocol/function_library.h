@@ -12,6 +12,7 @@
 #include "protocol/key_layout.h"
 #include "protocol/reply.h"
 #include "protocol/task_options.h"
+#include "protocol/task_values.h"
 
 namespace expiry {
 
@@ -23,8 +24,6 @@ const std::string& function_library_source();
 std::vector<std::string> load_library_argv();
 // The reply says the library is not loaded (after FUNCTION FLUSH or a restart without it).
 bool is_function_missing(const Reply& reply);
-
-enum class ScheduleMode { Delay, At };
 
 // `db`, the database the caller selected (0 on a cluster), is named in the wake message the
 // call may publish, so that relays serving other databases ignore it (wake_message.h); nullopt
@@ -51,13 +50,8 @@ std::vector<std::string> sweep_argv(const KeyLayout& keys, std::string_view stre
                                     std::string_view via, std::string_view group,
                                     const ClaimLimits& limits = {});
 
-// Bulk operations over one bucket, each call bounded (walk_range in src/lua/expiry/ranges.lua):
-// continue with the returned cursor until it is empty. Bounds are exclusive; nullopt: unbounded.
-struct RangeFilter {
-  std::string prefix;                  // ids starting with it; empty: any
-  std::optional<long long> after_ms;   // due > after_ms
-  std::optional<long long> before_ms;  // due < before_ms
-};
+// Bulk operations over one bucket (RangeFilter: protocol/task_values.h), each call bounded
+// (walk_range in src/lua/expiry/ranges.lua): continue with the returned cursor until it is empty.
 std::vector<std::string> cancel_range_argv(const KeyLayout& keys, const RangeFilter& filter, std::string_view cursor,
                                            int limit);
 // after_ms is not sent: only tasks not yet due are promoted.
@@ -68,15 +62,6 @@ std::vector<std::string> run_now_argv(const KeyLayout& keys, std::string_view id
 std::vector<std::string> pause_argv(const KeyLayout& keys, long long for_ms);
 std::vector<std::string> resume_argv(const KeyLayout& keys, std::optional<int> db = std::nullopt);
 
-struct ScheduleResult {
-  long long due_ms = 0;
-  bool replaced = false;
-  bool kept = false;  // if_absent found the task pending and left it (due_ms is its due time)
-};
-struct RescheduleResult {
-  long long due_ms = 0;
-  long long now_ms = 0;
-};
 struct ClaimResult {
   enum class Outcome { Forwarded, NotPending, NotDue, DeadLettered, Paused } outcome = Outcome::NotPending;
   std::string entry_id;      // Forwarded; DeadLettered: the dead letter's id
@@ -105,17 +90,6 @@ struct RangeResult {
   long long acted = 0;     // cancelled, or promoted
   long long examined = 0;
   std::string cursor;      // empty: the range is done
-};
-struct RunNowResult {
-  bool pending = false;
-  long long previous_due_ms = 0;
-  long long due_ms = 0;  // equal to previous_due_ms when it was due already
-};
-// expiry_v2_pause and expiry_v2_resume: {until_ms or was_paused, pending, overdue}.
-struct PauseResult {
-  long long value = 0;
-  long long pending = 0;
-  long long overdue = 0;
 };
 
 // Decoders read the replies of the v2 functions and return nullopt for any other shape (errors

@@ -40,11 +40,11 @@ no_build_paths() { ! grep -qE 'build/src/' <<<"$instructions"; }
 check "no instruction copies programs from build/src paths" no_build_paths
 
 # --- .dockerignore admits what the install rules read ----------------------------------------
-# The sources of install(FILES ...) in the top-level CMakeLists.txt, e.g. redis.conf. A file of the
-# build tree, ${PROJECT_BINARY_DIR}/src/..., is generated from the repository's src/ (the function
-# library from src/lua/expiry/), so it stands for that top-level directory.
+# The sources of install(FILES ...) in the top-level CMakeLists.txt, e.g. redis.conf; files the
+# build generates (${PROJECT_BINARY_DIR}/...: the function library made one file from its parts in
+# src/lua/expiry/, the package's config) come from the repository's src/, which the context holds.
 install_sources=$(awk '/install\(FILES/ { sub(/.*install\(FILES[[:space:]]*/, ""); sub(/[[:space:]]*DESTINATION.*/, ""); print }' \
-  "$ROOT/CMakeLists.txt" | tr -s ' \t' '\n' | sed '/^$/d' | sed 's|^\${PROJECT_BINARY_DIR}/||')
+  "$ROOT/CMakeLists.txt" | tr -s ' \t' '\n' | sed '/^$/d' | grep -v '^\${[A-Z_]*BINARY_DIR}/')
 if [ -z "$install_sources" ]; then
   fail "no install(FILES ...) rule found in CMakeLists.txt"
 elif [ ! -r "$DOCKERIGNORE" ]; then

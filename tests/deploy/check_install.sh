@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Deploy test: `cmake --install BUILD_DIR --prefix TMP` installs the four programs, stripped, into
-# TMP/bin and the function library (the file the build generates from its parts in
-# src/lua/expiry/) and redis.conf into TMP/share/expiry-relay, nothing of the benchmark or the
+# TMP/bin, the function library (the file the build generates from its parts in src/lua/expiry/)
+# and redis.conf into TMP/share/expiry-relay, and the Producer for C++ services
+# (libexpiry_producer.so, stripped, its headers and the CMake package ExpiryRelay;
+# check_producer_package.sh builds against it), nothing of the benchmark or the
 # tests, and the installed expiry-relay runs (`--help` exits 0).
 #
 # Usage: tests/deploy/check_install.sh BUILD_DIR   (an already built tree)
@@ -9,6 +11,12 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=${1:?usage: check_install.sh BUILD_DIR}
+# The build type names the package's per-configuration targets file (RelWithDebInfo by default).
+build_type_lower() {
+  local type
+  type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")
+  echo "${type:-RelWithDebInfo}" | tr '[:upper:]' '[:lower:]'
+}
 PREFIX=$(mktemp -d /tmp/expiry-install.XXXXXX)
 trap 'rm -rf "$PREFIX"' EXIT
 
@@ -35,13 +43,22 @@ check "share/expiry-relay/expiry.lua is the library expiry_v1" \
 check "share/expiry-relay/redis.conf is the repository's redis.conf" \
   cmp -s "$PREFIX/share/expiry-relay/redis.conf" "$ROOT/redis.conf"
 
-installed=$(cd "$PREFIX" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
+# Files and symbolic links (the library's versioned names). GNUInstallDirs puts libraries in lib
+# under any prefix but /usr.
+installed=$(cd "$PREFIX" && find . \( -type f -o -type l \) | sed 's|^\./||' | LC_ALL=C sort)
 expected=$(printf '%s\n' bin/expiry-ctl bin/expiry-relay bin/order-canceller bin/order-sim \
-  share/expiry-relay/expiry.lua share/expiry-relay/redis.conf | LC_ALL=C sort)
+  share/expiry-relay/expiry.lua share/expiry-relay/redis.conf \
+  include/expiry/producer/producer.h include/expiry/producer/replica_confirmation.h \
+  include/expiry/producer/schedule_feed.h include/expiry/producer/task.h include/expiry/producer/task_reads.h \
+  include/expiry/protocol/errors.h include/expiry/protocol/task_options.h include/expiry/protocol/task_values.h \
+  lib/libexpiry_producer.so lib/libexpiry_producer.so.0.1 lib/libexpiry_producer.so.0.1.0 \
+  lib/cmake/ExpiryRelay/ExpiryRelayConfig.cmake lib/cmake/ExpiryRelay/ExpiryRelayConfigVersion.cmake \
+  lib/cmake/ExpiryRelay/ExpiryRelayTargets.cmake \
+  "lib/cmake/ExpiryRelay/ExpiryRelayTargets-$(build_type_lower).cmake" | LC_ALL=C sort)
 if [ "$installed" = "$expected" ]; then
-  pass "nothing else is installed (no expiry-bench, no tests)"
+  pass "nothing else is installed (no expiry-bench, no tests, no internal headers)"
 else
-  fail "installed files differ from the expected six"
+  fail "installed files differ from the expected ones"
   diff -u --label expected --label installed <(printf '%s\n' "$expected") <(printf '%s\n' "$installed") >&2
 fi
 
@@ -56,6 +73,24 @@ for program in expiry-relay expiry-ctl order-canceller order-sim; do
     fail "bin/$program is not stripped: ${sections:-no debug sections} and $size bytes"
   fi
 done
+
+# The library is stripped too (its dynamic symbols, the Producer API, stay) and exports nothing
+# of the hiredis linked into it.
+# (nm's output is read whole first: `nm | grep -q` under pipefail fails when grep stops early.)
+library=$PREFIX/lib/libexpiry_producer.so.0.1.0
+sections=$(LC_ALL=C readelf -S --wide "$library" 2>/dev/null | grep -oE '\.(symtab|debug_[a-z]+)' | sort -u | paste -sd' ')
+exported=$(nm -D --defined-only -C "$library" 2>&1)
+if [ -z "$sections" ] && grep -q 'expiry::Producer::schedule(' <<<"$exported"; then
+  pass "lib/libexpiry_producer.so is stripped and exports the Producer ($(($(stat -c %s "$library") / 1024)) KiB)"
+else
+  fail "lib/libexpiry_producer.so: ${sections:-no debug sections}, Producer::schedule exported: $(grep -c 'expiry::Producer::schedule(' <<<"$exported")"
+fi
+hiredis=$(grep -E ' (redis|sds|dict)[A-Za-z]' <<<"$exported")
+if [ -z "$hiredis" ]; then
+  pass "lib/libexpiry_producer.so exports none of hiredis's symbols"
+else
+  fail "lib/libexpiry_producer.so exports hiredis's symbols: $(head -3 <<<"$hiredis")"
+fi
 
 # The installed binary runs from its new place (no reference into the build tree is needed).
 if help=$("$PREFIX/bin/expiry-relay" --help 2>&1) && grep -q -- '--redis-url' <<<"$help"; then

@@ -1,7 +1,7 @@
 // Fuzz target for expiry-ctl's bulk schedule file format (src/ctl/bulk_file.h).
 // The input is a whole file. Invariants:
 // - parse_bulk_line is Blank exactly for blank lines, Invalid lines carry a one-line error,
-//   Task lines pass schedule_request_error;
+//   Task lines pass task_error;
 // - a Task written back as a JSON line (payload_b64 for a payload that is not UTF-8) parses to
 //   the same request;
 // - validate_bulk_stream (BulkReader) counts and reports exactly what parse_bulk_line says of
@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ctl/base64.h"
 #include "ctl/bulk_file.h"
-#include "ctl/schedule_request.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
+#include "producer/task.h"
+#include "protocol/base64.h"
 #include "protocol/key_layout.h"
 #include "protocol/text_escape.h"
 
@@ -29,7 +29,7 @@ bool blank(std::string_view line) {
 }
 
 // The request as a bulk line: a payload that is not UTF-8 (from payload_b64) as payload_b64.
-std::string to_json_line(const ScheduleRequest& r) {
+std::string to_json_line(const Task& r) {
   nlohmann::json j = {{"id", r.id}, {r.mode == ScheduleMode::Delay ? "delay_ms" : "at_ms", r.ms}};
   if (first_invalid_utf8(r.payload) != std::string_view::npos) {
     j["payload_b64"] = base64_encode(r.payload);
@@ -50,8 +50,8 @@ BulkLine check_line(std::string_view line) {
   }
   if (parsed.kind != BulkLine::Kind::Task) return parsed;
 
-  const ScheduleRequest& r = parsed.request;
-  require(!schedule_request_error(r), "a Task passes schedule_request_error", line);
+  const Task& r = parsed.request;
+  require(!task_error(r), "a Task passes task_error", line);
   require(!task_id_error(r.id), "a Task has a valid id", r.id);
   require(r.payload.size() <= kMaxPayloadBytes, "payload size", line);
   require(r.ms >= (r.mode == ScheduleMode::At ? 1 : 0) && r.ms <= kMaxTimeMs, "ms in range", line);

@@ -19,17 +19,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ctl/base64.h"
+#include "consumer/group_commands.h"
 #include "ctl/entry_format.h"
-#include "ctl/redis_values.h"
-#include "protocol/function_library.h"
-#include "protocol/stream_entry.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
 #include "orders/order_canceller.h"
-#include "resp_decoder.h"
-#include "consumer/group_commands.h"
+#include "protocol/base64.h"
+#include "protocol/function_library.h"
+#include "protocol/redis_values.h"
+#include "protocol/stream_entry.h"
 #include "protocol/text_escape.h"
+#include "resp_decoder.h"
 
 namespace expiry::fuzz {
 namespace {

@@ -24,6 +24,14 @@
 namespace expiry::test {
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitized = true;
+#elif defined(__has_feature)
+constexpr bool kAddressSanitized = __has_feature(address_sanitizer);
+#else
+constexpr bool kAddressSanitized = false;
+#endif
+
 class CtlListTest : public ::testing::Test {
  protected:
   CtlRun ctl(std::vector<std::string> args) {
@@ -148,7 +156,11 @@ TEST_F(CtlListTest, AJsonPageOfLargePayloadsIsBoundedInMemory) {
   ASSERT_EQ(run.exit_code, 0) << run.output.substr(0, 2000);
   rusage usage{};
   ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &usage), 0);
-  EXPECT_LT(usage.ru_maxrss, 64 * 1024) << "expiry-ctl list peaked at " << usage.ru_maxrss << " KiB";
+  // Under AddressSanitizer the shadow memory and the quarantine of freed blocks (256 MB) make
+  // the peak say nothing about the code; the bound is asserted by the plain build's run.
+  if (!kAddressSanitized) {
+    EXPECT_LT(usage.ru_maxrss, 64 * 1024) << "expiry-ctl list peaked at " << usage.ru_maxrss << " KiB";
+  }
   const auto j = nlohmann::json::parse(run.output);
   ASSERT_EQ(j.at("count").get<int>(), kTasks);
   for (const auto& t : j.at("tasks")) {

@@ -1,11 +1,13 @@
 // Unit tests of expiry-ctl's bulk schedule file parsing and whole-file validation
-// (src/ctl/bulk_file.h, src/ctl/schedule_request.h).
+// (src/ctl/bulk_file.h; a task's own checks are producer/task.h's).
 #include "ctl/bulk_file.h"
 
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "protocol/key_layout.h"
 
 namespace expiry {
 namespace {
@@ -33,7 +35,7 @@ BulkValidation validate(const std::string& text, size_t max_errors = kMaxBulkErr
 // ---------------------------------------------------------------- good lines
 
 TEST(BulkLine, ScheduleOptionFields) {
-  const ScheduleRequest r = task(
+  const Task r = task(
       R"({"id":"a","delay_ms":1,"max_late_ms":0,"debounce_max_ms":5000,)"
       R"("traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})").request;
   EXPECT_FALSE(r.options.if_absent);
@@ -468,38 +470,6 @@ TEST(BulkLine, NonAsciiBytesAfterLongAsciiRunsAreChecked) {
     EXPECT_EQ(task("{\"id\":\"a" + std::string(pad, 'x') + "\xC3\xA9\",\"delay_ms\":1}").request.id,
               "a" + std::string(pad, 'x') + "\xC3\xA9");
   }
-}
-
-// ---------------------------------------------------------------- schedule requests
-
-TEST(ScheduleRequest, ValidationMatchesTheLuaLimits) {
-  ScheduleRequest r;
-  r.id = "a";
-  EXPECT_FALSE(schedule_request_error(r).has_value());
-  r.ms = -1;
-  EXPECT_TRUE(schedule_request_error(r).has_value());
-  r.mode = ScheduleMode::At;
-  r.ms = 0;
-  EXPECT_TRUE(schedule_request_error(r).has_value());
-  r.ms = kMaxTimeMs + 1;
-  EXPECT_TRUE(schedule_request_error(r).has_value());
-  r.ms = kMaxTimeMs;
-  EXPECT_FALSE(schedule_request_error(r).has_value());
-  r.payload.assign(kMaxPayloadBytes + 1, 'x');
-  EXPECT_TRUE(schedule_request_error(r).has_value());
-}
-
-TEST(ScheduleRequest, ArgvIsTheLibraryCall) {
-  ScheduleRequest r;
-  r.id = "job";
-  r.mode = ScheduleMode::At;
-  r.ms = 42;
-  r.payload = "p\0q"s;
-  r.stream = "s";
-  const auto argv = schedule_request_argv(KeyLayout("ns"), r, 2);
-  const std::vector<std::string> want = {"FCALL", "expiry_v2_schedule", "3", "ns:{0}:schedule", "ns:{0}:t:job",
-                                         "ns:{0}:task:job", "job", "at", "42", "p\0q"s, "s", "2"};
-  EXPECT_EQ(argv, want);
 }
 
 }  // namespace

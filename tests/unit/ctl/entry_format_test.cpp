@@ -1,13 +1,15 @@
-// Unit tests of expiry-ctl tail's rendering of stream entries (src/ctl/entry_format.h) and of
-// the reversible escaping it uses (src/protocol/text_escape.h).
+// Unit tests of expiry-ctl tail's rendering of stream entries (src/ctl/entry_format.h), the
+// order it merges entry ids in, and the reversible escaping it uses (src/protocol/text_escape.h).
 #include "ctl/entry_format.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "ctl/base64.h"
+#include "protocol/base64.h"
 #include "protocol/text_escape.h"
 
 namespace expiry {
@@ -169,6 +171,28 @@ TEST(EntryJson, NamesAndEntryIdsThatAreNotUtf8AreReplaced) {
   const auto j = parse_json(line);
   EXPECT_EQ(j["entry_id"], "1-\xEF\xBF\xBD");
   EXPECT_EQ(j["fields"]["n\xEF\xBF\xBD"], "v");
+}
+
+TEST(EntryIdBefore, OrdersByTimeThenSequenceNotByText) {
+  EXPECT_TRUE(entry_id_before("999-0", "1000-0"));
+  EXPECT_FALSE(entry_id_before("1000-0", "999-0"));
+  EXPECT_TRUE(entry_id_before("1000-2", "1000-10"));
+  EXPECT_FALSE(entry_id_before("1000-1", "1000-1"));
+  EXPECT_TRUE(entry_id_before("1000", "1000-1"));
+  EXPECT_TRUE(entry_id_before("18446744073709551614-0", "18446744073709551615-0"));
+}
+
+TEST(EntryIdBefore, IdsThatDoNotParseComeLastInTextOrder) {
+  EXPECT_TRUE(entry_id_before("5-0", "x"));
+  EXPECT_FALSE(entry_id_before("x", "5-0"));
+  EXPECT_TRUE(entry_id_before("a", "b"));
+  EXPECT_FALSE(entry_id_before("99999999999999999999999-0", "1-0"));  // overflows: not an id
+}
+
+TEST(EntryIdBefore, SortsAMergedPollIntoTimeOrder) {
+  std::vector<std::string> ids = {"1700000000002-0", "1700000000001-1", "1700000000001-0", "1700000000010-0"};
+  std::sort(ids.begin(), ids.end(), [](const std::string& a, const std::string& b) { return entry_id_before(a, b); });
+  EXPECT_EQ(ids, (std::vector<std::string>{"1700000000001-0", "1700000000001-1", "1700000000002-0", "1700000000010-0"}));
 }
 
 }  // namespace

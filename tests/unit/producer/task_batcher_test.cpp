@@ -1,36 +1,35 @@
-// TaskBatcher (src/ctl/task_batcher.h) and the expiry_schedule_many argument list and replies
+// TaskBatcher (src/producer/task_batcher.h) and the expiry_schedule_many argument list and replies
 // (src/protocol/schedule_batch.h): pure.
 #include <gtest/gtest.h>
 
-#include "ctl/task_batcher.h"
+#include "producer/task_batcher.h"
 #include "protocol/schedule_batch.h"
 
 namespace expiry {
 namespace {
 
-BatchedTask task(size_t line, const std::string& id, size_t payload_bytes = 1) {
+BatchedTask task(size_t index, const std::string& id, size_t payload_bytes = 1) {
   BatchedTask t;
-  t.line = line;
-  t.request.id = id;
-  t.request.payload = std::string(payload_bytes, 'p');
+  t.index = index;
+  t.task.id = id;
+  t.task.payload = std::string(payload_bytes, 'p');
   return t;
 }
 
-std::vector<size_t> lines(const TaskBatch& b) {
+std::vector<size_t> indices(const TaskBatch& b) {
   std::vector<size_t> out;
-  for (const auto& t : b.tasks) out.push_back(t.line);
+  for (const auto& t : b.tasks) out.push_back(t.index);
   return out;
 }
 
-TEST(TaskBatcher, ClosesABucketsBatchWhenFullAndTheRestInFirstLineOrder) {
+TEST(TaskBatcher, ClosesABucketsBatchWhenFullAndTheRestInFirstTaskOrder) {
   TaskBatcher batcher(2, 1000);
   EXPECT_TRUE(batcher.add(3, task(1, "a")).empty());
   EXPECT_TRUE(batcher.add(1, task(2, "b")).empty());
   const auto full = batcher.add(3, task(3, "c"));
   ASSERT_EQ(full.size(), 1u);
   EXPECT_EQ(full[0].bucket, 3);
-  EXPECT_EQ(lines(full[0]), (std::vector<size_t>{1, 3}));
-  EXPECT_EQ(full[0].last_line(), 3u);
+  EXPECT_EQ(indices(full[0]), (std::vector<size_t>{1, 3}));
   EXPECT_TRUE(batcher.add(0, task(4, "d")).empty());
   const auto rest = batcher.close_all();
   ASSERT_EQ(rest.size(), 2u);
@@ -44,11 +43,11 @@ TEST(TaskBatcher, ClosesABatchBeforeItsPayloadsPassTheLimit) {
   EXPECT_TRUE(batcher.add(0, task(1, "a", 6)).empty());
   const auto closed = batcher.add(0, task(2, "b", 6));
   ASSERT_EQ(closed.size(), 1u);
-  EXPECT_EQ(lines(closed[0]), (std::vector<size_t>{1}));
+  EXPECT_EQ(indices(closed[0]), (std::vector<size_t>{1}));
   EXPECT_EQ(closed[0].payload_bytes, 6u);
   const auto rest = batcher.close_all();
   ASSERT_EQ(rest.size(), 1u);
-  EXPECT_EQ(lines(rest[0]), (std::vector<size_t>{2}));
+  EXPECT_EQ(indices(rest[0]), (std::vector<size_t>{2}));
 }
 
 TEST(ScheduleBatch, ArgvDeclaresEveryKeyAndFiveArgumentsATask) {

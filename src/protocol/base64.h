@@ -1,5 +1,6 @@
 // Base64 (RFC 4648 section 4: the standard alphabet, '=' padding) for bulk-file payloads
-// ("payload_b64") and the payloads `tail --json` cannot show as text. Pure.
+// ("payload_b64"), the payloads `tail --json` cannot show as text and the list cursors of
+// producer/list_cursor.h. Pure.
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
 // Strict base64; see base64.h.
-#include "ctl/base64.h"
+#include "protocol/base64.h"
 
 #include <array>
 #include <cstdint>

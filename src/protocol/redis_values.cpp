@@ -1,5 +1,5 @@
 // Reply decoding helpers; see redis_values.h.
-#include "ctl/redis_values.h"
+#include "protocol/redis_values.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -1,5 +1,6 @@
-// How schedule --file groups tasks into expiry_schedule_many calls: one open batch per bucket,
-// closed when it holds max_tasks tasks or one more payload would pass max_payload_bytes. Pure.
+// How Producer::schedule_stream groups tasks into expiry_schedule_many calls: one open batch per
+// bucket, closed when it holds max_tasks tasks or one more payload would pass max_payload_bytes.
+// Pure.
 #pragma once
 
 #include <cstddef>
@@ -7,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "ctl/schedule_request.h"
+#include "producer/task.h"
 #include "protocol/schedule_batch.h"
 
 namespace expiry {
 
 struct BatchedTask {
-  size_t line = 0;  // of the bulk file
-  ScheduleRequest request;
+  size_t index = 0;  // its number in the order the tasks were added (ScheduleFeed's numbering)
+  Task task;
 };
 
 struct TaskBatch {
@@ -24,7 +25,6 @@ struct TaskBatch {
 
   // FCALL expiry_schedule_many of the tasks, in namespace `ns`, from a client of database `db`.
   std::vector<std::string> argv(const std::string& ns, int db) const;
-  size_t last_line() const;
 };
 
 class TaskBatcher {
@@ -33,9 +33,9 @@ class TaskBatcher {
   // kMaxScheduleBatchPayloadBytes (a single larger payload still makes a batch of its own).
   TaskBatcher(size_t max_tasks, size_t max_payload_bytes);
 
-  // Adds `task` to `bucket`'s open batch; returns the batches this closed (none, or one).
-  std::vector<TaskBatch> add(int bucket, BatchedTask task);
-  // Closes every open batch and returns them, ordered by their first task's line.
+  // Adds `batched` to `bucket`'s open batch; returns the batches this closed (none, or one).
+  std::vector<TaskBatch> add(int bucket, BatchedTask batched);
+  // Closes every open batch and returns them, ordered by their first task's index.
   std::vector<TaskBatch> close_all();
   bool empty() const { return open_.empty(); }
 

@@ -1,20 +1,24 @@
-// How expiry-ctl addresses a namespace once it knows where it lives: one Redis or a cluster,
-// and the bucket count agreed with NS:buckets. Pure.
+// The one answer to "which bucket and slot holds task X": how a namespace is laid out once it
+// is known where it lives (one Redis or a cluster) and how many buckets it has (NS:buckets,
+// protocol/bucket_plan.h). A task lives in bucket CRC16(id) mod buckets, every key of bucket B
+// carries the hash tag {B}, and a command on them is routed by that tag's slot. expiry-ctl,
+// order-sim, the bench and the Producer all ask this. Pure.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "producer/task.h"
 #include "protocol/key_layout.h"
 
 namespace expiry {
 
-struct CtlLayout {
+struct TaskPlacement {
   std::string ns;
   bool cluster = false;
   int buckets = 1;
-  std::string stream;  // the relay's stream on a single-bucket Redis (CtlTarget::stream)
+  std::string stream;  // the relay's stream on a single-bucket Redis (the `stream` setting)
   int db = 0;          // the selected database (0 on a cluster), named in the wake messages
 
   // True when each bucket has its own streams NS:{b}:stream (uses_bucket_streams).
@@ -24,6 +28,7 @@ struct CtlLayout {
   KeyLayout keys_of_task(std::string_view id) const { return KeyLayout(ns, bucket_of_task(id)); }
   // The hash slot a command on bucket `b`'s keys is routed by.
   static int slot_of_bucket(int b);
+  int slot_of_task(std::string_view id) const { return slot_of_bucket(bucket_of_task(id)); }
   // The stream a task of bucket `b` without a stream of its own is forwarded to.
   std::string default_stream_of_bucket(int b) const;
   // NS:{b}:paused, bucket `b`'s pause flag (expiry_pause: the end ms, 0 until resumed).
@@ -31,14 +36,13 @@ struct CtlLayout {
   // Every stream the relay forwards to by default: the bucket streams in bucket order, or the
   // one configured stream.
   std::vector<std::string> streams() const;
+  // FCALL expiry_schedule of `task` on its bucket's keys, naming `db` (the form with options
+  // when it has any); send it routed by slot_of_task(task.id).
+  std::vector<std::string> schedule_argv(const Task& task) const;
 };
 
-// Orders stream entry ids ("<ms>-<seq>", or "<ms>") by time, then sequence; ids that do not
-// parse come after those that do, in text order. tail merges the bucket streams by it.
-bool entry_id_before(std::string_view a, std::string_view b);
-
-// The message of schedule --wait-replicas when fewer replicas than `wanted` acknowledged the
-// writes within `timeout_ms`.
-std::string replica_shortfall_message(long long wanted, long long acknowledged, long long timeout_ms, bool cluster);
+// The bucket of task `id` in a namespace of `buckets` buckets (0 for one bucket); what
+// TaskPlacement::bucket_of_task answers, for code that knows only the count.
+int bucket_of_task(std::string_view id, int buckets);
 
 }  // namespace expiry

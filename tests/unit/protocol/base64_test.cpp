@@ -1,5 +1,5 @@
-// Unit tests of expiry-ctl's strict base64 codec (src/ctl/base64.h).
-#include "ctl/base64.h"
+// Unit tests of the strict base64 codec (src/protocol/base64.h).
+#include "protocol/base64.h"
 
 #include <string>
 

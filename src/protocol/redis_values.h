@@ -1,4 +1,5 @@
-// Decoding of the plain Redis replies the CLI reads (TIME, scores, field lists). Pure.
+// Decoding of the plain Redis replies the tools and the producer read (TIME, scores, field
+// lists). Pure.
 #pragma once
 
 #include <optional>
@@ -7,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/redis_time.h"  // time_reply_ms, for the CLI's callers
+#include "protocol/redis_time.h"  // time_reply_ms, for the callers
 #include "protocol/reply.h"
 
 namespace expiry {
