@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/key_layout.h"
 #include "config/redis_url.h"
+#include "functions/key_layout.h"
 
 namespace expiry::bench {
 

@@ -13,14 +13,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/errors.h"
 #include "bench/bench_context.h"
 #include "bench/redis_probe.h"
 #include "bench/report.h"
 #include "bench/scenarios.h"
 #include "config/service_options.h"
 #include "config/settings.h"
-#include "protocol/errors.h"
-#include "protocol/hash_slot.h"
+#include "redis/hash_slot.h"
 
 namespace {
 

@@ -12,11 +12,11 @@
 #include <chrono>
 #include <thread>
 
+#include "base/errors.h"
 #include "bench/relay_process.h"
 #include "bench/run_tally.h"
 #include "bench/scenarios.h"
 #include "bench/task_target.h"
-#include "protocol/errors.h"
 
 namespace expiry::bench {
 

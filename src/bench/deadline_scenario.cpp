@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include "base/errors.h"
+#include "base/integers.h"
 #include "bench/redis_pinger.h"
 #include "bench/redis_probe.h"
 #include "bench/relay_process.h"
@@ -17,8 +19,6 @@
 #include "bench/stream_reader.h"
 #include "bench/sweep_driver.h"
 #include "bench/task_writer.h"
-#include "protocol/errors.h"
-#include "protocol/integers.h"
 
 namespace expiry::bench {
 

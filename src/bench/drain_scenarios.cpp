@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/errors.h"
 #include "bench/machine_load.h"
 #include "bench/redis_probe.h"
 #include "bench/relay_process.h"
@@ -18,7 +19,6 @@
 #include "bench/stream_reader.h"
 #include "bench/sweep_driver.h"
 #include "bench/task_writer.h"
-#include "protocol/errors.h"
 
 namespace expiry::bench {
 

@@ -1,7 +1,7 @@
 // See machine_load.h.
 #include "bench/machine_load.h"
 
-#include "io/process/child_process.h"
+#include "harness/child_process.h"
 
 #include <sys/resource.h>
 #include <unistd.h>

@@ -10,7 +10,7 @@
 #include <cctype>
 #include <vector>
 
-#include "protocol/errors.h"
+#include "base/errors.h"
 
 namespace expiry::bench {
 

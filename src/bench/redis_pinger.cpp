@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/errors.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/errors.h"
 
 namespace expiry::bench {
 

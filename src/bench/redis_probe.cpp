@@ -3,9 +3,9 @@
 
 #include <sstream>
 
-#include "protocol/errors.h"
-#include "protocol/integers.h"
-#include "protocol/redis_time.h"
+#include "base/errors.h"
+#include "base/integers.h"
+#include "redis/redis_time.h"
 
 namespace expiry::bench {
 

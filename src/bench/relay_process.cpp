@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include "protocol/errors.h"
+#include "base/errors.h"
 
 namespace expiry::bench {
 

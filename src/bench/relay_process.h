@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/bench_context.h"
-#include "io/process/child_process.h"
+#include "harness/child_process.h"
 #include "io/sync/sync_connection.h"
 
 namespace expiry::bench {

@@ -7,14 +7,14 @@
 #include <fstream>
 #include <regex>
 
-#include "io/process/child_process.h"
+#include "base/errors.h"
+#include "base/integers.h"
 #include "bench/lateness_stats.h"
 #include "bench/machine_load.h"
 #include "bench/redis_probe.h"
 #include "bench/scenarios.h"
 #include "bench/task_writer.h"
-#include "protocol/errors.h"
-#include "protocol/integers.h"
+#include "harness/child_process.h"
 
 namespace expiry::bench {
 

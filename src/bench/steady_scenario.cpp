@@ -6,6 +6,7 @@
 #include <fstream>
 #include <thread>
 
+#include "base/errors.h"
 #include "bench/machine_load.h"
 #include "bench/redis_pinger.h"
 #include "bench/redis_probe.h"
@@ -14,7 +15,6 @@
 #include "bench/scenarios.h"
 #include "bench/stream_reader.h"
 #include "bench/task_writer.h"
-#include "protocol/errors.h"
 
 namespace expiry::bench {
 

@@ -3,9 +3,9 @@
 
 #include <chrono>
 
+#include "base/errors.h"
 #include "bench/bench_context.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/errors.h"
 
 namespace expiry::bench {
 

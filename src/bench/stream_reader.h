@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/redis_url.h"
-#include "protocol/stream_entry.h"
+#include "functions/stream_entry.h"
 
 namespace expiry::bench {
 

@@ -4,9 +4,9 @@
 #include <chrono>
 #include <optional>
 
+#include "base/errors.h"
+#include "functions/function_library.h"
 #include "generated/bench_bare_lua.h"
-#include "protocol/errors.h"
-#include "protocol/function_library.h"
 
 namespace expiry::bench {
 

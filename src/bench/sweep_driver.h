@@ -8,8 +8,8 @@
 #include <string>
 
 #include "bench/bench_context.h"
+#include "functions/function_library.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/function_library.h"
 
 namespace expiry::bench {
 

@@ -4,12 +4,12 @@
 #include <cstdlib>
 #include <thread>
 
+#include "base/errors.h"
 #include "bench/redis_probe.h"
 #include "bench/run_tally.h"
-#include "protocol/bucket_plan.h"
-#include "protocol/errors.h"
-#include "protocol/hash_slot.h"
-#include "protocol/stream_entry.h"
+#include "functions/bucket_plan.h"
+#include "functions/stream_entry.h"
+#include "redis/hash_slot.h"
 
 namespace expiry::bench {
 

@@ -15,10 +15,10 @@
 #include "bench/relay_process.h"
 #include "bench/stream_reader.h"
 #include "bench/task_writer.h"
+#include "functions/function_library.h"
 #include "io/sync/cluster_client.h"
 #include "io/sync/sync_connection.h"
 #include "producer/task_placement.h"
-#include "protocol/function_library.h"
 
 namespace expiry::bench {
 

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/errors.h"
+#include "functions/schedule_batch.h"
 #include "generated/bench_bare_schedule_lua.h"  // generated: kBenchBareScheduleLuaSource
 #include "io/sync/pipeline.h"
-#include "protocol/errors.h"
-#include "protocol/schedule_batch.h"
 
 namespace expiry::bench {
 

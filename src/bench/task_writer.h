@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "bench/bench_context.h"
+#include "functions/function_library.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/function_library.h"
 
 namespace expiry::bench {
 

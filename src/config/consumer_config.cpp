@@ -1,9 +1,9 @@
 // The consumer's option table and validation.
 #include "config/consumer_config.h"
 
-#include "protocol/errors.h"
-#include "protocol/key_layout.h"
+#include "base/errors.h"
 #include "config/service_options.h"
+#include "functions/key_layout.h"
 
 namespace expiry {
 

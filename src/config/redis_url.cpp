@@ -4,7 +4,7 @@
 #include <cctype>
 #include <string>
 
-#include "protocol/errors.h"
+#include "base/errors.h"
 
 namespace expiry {
 namespace {

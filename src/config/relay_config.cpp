@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "protocol/errors.h"
-#include "protocol/key_layout.h"
+#include "base/errors.h"
+#include "functions/key_layout.h"
 
 namespace expiry {
 

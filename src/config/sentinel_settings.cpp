@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "protocol/errors.h"
+#include "base/errors.h"
 
 namespace expiry {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/cluster_slots.h"
+#include "redis/cluster_slots.h"
 
 namespace expiry {
 

@@ -11,11 +11,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/errors.h"
+#include "base/text_escape.h"
 #include "config/text_file.h"
-#include "protocol/errors.h"
-#include "protocol/hash_slot.h"
-#include "protocol/key_layout.h"
-#include "protocol/text_escape.h"
+#include "functions/key_layout.h"
+#include "redis/hash_slot.h"
 
 namespace expiry {
 namespace {

@@ -55,7 +55,7 @@ void apply_sentinel_settings(const Settings& s, SentinelSettings& sentinel);
 void apply_connection_settings(const Settings& s, RedisEndpoint& redis, std::string& ns);
 
 // The `buckets` setting: 0 (not set) or a power of two; throws ConfigError naming the source.
-// protocol/bucket_plan.h reconciles it with the count stored in Redis.
+// functions/bucket_plan.h reconciles it with the count stored in Redis.
 int apply_bucket_setting(const Settings& s);
 // Applies stream_option_specs(): the stream (empty: NS:stream) must pass stream_name_error for
 // `ns`, the group must not be empty. Throws ConfigError naming the setting's source.

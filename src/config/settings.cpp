@@ -9,10 +9,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "protocol/errors.h"
-#include "protocol/integers.h"
-#include "generated/version.h"
+#include "base/errors.h"
+#include "base/integers.h"
 #include "config/text_file.h"
+#include "generated/version.h"
 
 namespace expiry {
 namespace {

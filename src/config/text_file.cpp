@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "protocol/errors.h"
+#include "base/errors.h"
 
 namespace expiry {
 namespace {

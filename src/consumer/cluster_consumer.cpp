@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "protocol/hash_slot.h"
-#include "protocol/key_layout.h"
+#include "functions/key_layout.h"
+#include "redis/hash_slot.h"
 
 namespace expiry {
 

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/key_layout.h"
-#include "protocol/reply.h"
-#include "protocol/stream_entry.h"
+#include "functions/key_layout.h"
+#include "functions/stream_entry.h"
+#include "redis/reply.h"
 
 namespace expiry {
 

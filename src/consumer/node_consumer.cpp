@@ -6,10 +6,10 @@
 #include <regex>
 
 #include "config/backoff.h"
-#include "protocol/bucket_plan.h"
-#include "protocol/hash_slot.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_error.h"
+#include "functions/bucket_plan.h"
+#include "functions/key_layout.h"
+#include "redis/hash_slot.h"
+#include "redis/redis_error.h"
 
 namespace expiry {
 

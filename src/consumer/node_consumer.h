@@ -39,14 +39,14 @@
 #include <vector>
 
 #include "config/consumer_config.h"
-#include "config/log_limiter.h"
 #include "consumer/entry_handler.h"
 #include "consumer/group_commands.h"
+#include "functions/stream_entry.h"
 #include "io/event_loop.h"
 #include "io/function_caller.h"
 #include "io/redis_connection.h"
-#include "protocol/stream_entry.h"
-#include "protocol/write_readiness.h"
+#include "log/log_limiter.h"
+#include "redis/write_readiness.h"
 
 namespace expiry {
 

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/base64.h"
-#include "protocol/key_layout.h"
-#include "protocol/text_escape.h"
+#include "base/base64.h"
+#include "base/text_escape.h"
+#include "functions/key_layout.h"
 
 namespace expiry {
 namespace {

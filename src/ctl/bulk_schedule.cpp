@@ -19,14 +19,14 @@
 #include <utility>
 #include <vector>
 
+#include "base/errors.h"
+#include "base/text_escape.h"
 #include "ctl/bulk_file.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "ctl/stop_signals.h"
 #include "producer/producer.h"
 #include "producer/schedule_feed.h"
-#include "protocol/errors.h"
-#include "protocol/text_escape.h"
 
 namespace expiry {
 namespace {

@@ -19,14 +19,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/errors.h"
+#include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
+#include "functions/key_layout.h"
 #include "io/sync/routed_client.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/hash_slot.h"
-#include "protocol/errors.h"
-#include "protocol/key_layout.h"
-#include "protocol/text_escape.h"
+#include "redis/hash_slot.h"
 
 namespace expiry {
 namespace {

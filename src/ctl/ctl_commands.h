@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ctl/ctl_settings.h"
+#include "functions/task_options.h"
 #include "producer/task_reads.h"
-#include "protocol/task_options.h"
 
 namespace expiry {
 

@@ -7,19 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/errors.h"
+#include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "ctl/dead_letters.h"
 #include "ctl/entry_format.h"
 #include "ctl/task_listing.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
 #include "io/sync/sync_connection.h"
 #include "producer/task.h"
-#include "protocol/errors.h"
-#include "protocol/function_library.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_error.h"
-#include "protocol/redis_values.h"
-#include "protocol/text_escape.h"
+#include "redis/redis_error.h"
+#include "redis/redis_values.h"
 
 namespace expiry {
 namespace {

@@ -1,8 +1,8 @@
 // See dead_letters.h.
 #include "ctl/dead_letters.h"
 
-#include "protocol/key_layout.h"
-#include "protocol/redis_values.h"
+#include "functions/key_layout.h"
+#include "redis/redis_values.h"
 
 namespace expiry {
 namespace {

@@ -4,15 +4,15 @@
 #include <chrono>
 #include <iostream>
 
+#include "base/errors.h"
+#include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "ctl/task_listing.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
 #include "producer/producer.h"
-#include "protocol/errors.h"
-#include "protocol/function_library.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_values.h"
-#include "protocol/text_escape.h"
+#include "redis/redis_values.h"
 
 namespace expiry {
 namespace {

@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/base64.h"
-#include "protocol/redis_values.h"
-#include "protocol/stream_entry.h"
-#include "protocol/text_escape.h"
-#include "protocol/utf8.h"
+#include "base/base64.h"
+#include "base/text_escape.h"
+#include "base/utf8.h"
+#include "functions/stream_entry.h"
+#include "redis/redis_values.h"
 
 namespace expiry {
 namespace {

@@ -5,17 +5,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/base64.h"
+#include "base/errors.h"
+#include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "ctl/entry_format.h"
 #include "ctl/task_listing.h"
+#include "functions/key_layout.h"
 #include "producer/list_cursor.h"
 #include "producer/producer.h"
-#include "protocol/base64.h"
-#include "protocol/errors.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_values.h"
-#include "protocol/text_escape.h"
+#include "redis/redis_values.h"
 
 namespace expiry {
 namespace {

@@ -5,11 +5,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/errors.h"
+#include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_settings.h"
 #include "ctl/duration_text.h"
-#include "protocol/errors.h"
-#include "protocol/text_escape.h"
 
 namespace {
 

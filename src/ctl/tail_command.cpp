@@ -8,13 +8,13 @@
 #include <thread>
 #include <vector>
 
+#include "base/errors.h"
+#include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "ctl/entry_format.h"
+#include "functions/stream_entry.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/errors.h"
-#include "protocol/stream_entry.h"
-#include "protocol/text_escape.h"
 
 namespace expiry {
 namespace {

@@ -5,17 +5,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/errors.h"
+#include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
 #include "io/sync/routed_client.h"
 #include "producer/producer.h"
 #include "producer/task.h"
 #include "producer/task_placement.h"
-#include "protocol/errors.h"
-#include "protocol/function_library.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_values.h"
-#include "protocol/text_escape.h"
+#include "redis/redis_values.h"
 
 namespace expiry {
 namespace {

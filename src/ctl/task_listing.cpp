@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "protocol/redis_values.h"
+#include "redis/redis_values.h"
 
 namespace expiry {
 namespace {

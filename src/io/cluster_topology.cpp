@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "protocol/redis_error.h"
+#include "redis/redis_error.h"
 
 namespace expiry {
 

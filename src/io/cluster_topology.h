@@ -25,11 +25,11 @@
 #include <vector>
 
 #include "config/backoff.h"
-#include "config/log_limiter.h"
 #include "config/redis_url.h"
 #include "io/event_loop.h"
 #include "io/redis_connection.h"
-#include "protocol/cluster_slots.h"
+#include "log/log_limiter.h"
+#include "redis/cluster_slots.h"
 
 namespace expiry {
 

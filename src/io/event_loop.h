@@ -16,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "protocol/clock.h"
+#include "base/clock.h"
 
 struct event;
 struct event_base;

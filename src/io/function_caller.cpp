@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "protocol/function_library.h"
+#include "functions/function_library.h"
 
 namespace expiry {
 

@@ -2,7 +2,7 @@
 // connection and by the CLI's blocking one).
 #pragma once
 
-#include "protocol/reply.h"
+#include "redis/reply.h"
 
 struct redisReply;
 

@@ -3,10 +3,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "functions/bucket_plan.h"
+#include "functions/key_layout.h"
 #include "io/cluster_topology.h"
-#include "protocol/bucket_plan.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_error.h"
+#include "redis/redis_error.h"
 
 namespace expiry {
 

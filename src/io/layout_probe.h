@@ -22,7 +22,7 @@
 #include "config/redis_url.h"
 #include "io/event_loop.h"
 #include "io/redis_connection.h"
-#include "protocol/cluster_slots.h"
+#include "redis/cluster_slots.h"
 
 namespace expiry {
 

@@ -18,12 +18,12 @@
 
 #include "io/callback_barrier.h"
 #include "io/hiredis_reply.h"
+#include "io/sentinel_resolver.h"
+#include "io/sentinel_watch.h"
 #include "io/tls_context.h"
 #include "io/tls_probe.h"
-#include "io/sentinel_watch.h"
-#include "io/sentinel_resolver.h"
-#include "protocol/redis_error.h"
-#include "protocol/sentinel_reply.h"
+#include "redis/redis_error.h"
+#include "redis/sentinel_reply.h"
 
 namespace expiry {
 

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "config/backoff.h"
-#include "io/event_loop.h"
 #include "config/redis_url.h"
-#include "protocol/reply.h"
+#include "io/event_loop.h"
+#include "redis/reply.h"
 
 struct redisAsyncContext;
 struct ssl_st;

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "io/redis_connection.h"
-#include "protocol/sentinel_reply.h"
+#include "redis/sentinel_reply.h"
 
 namespace expiry {
 namespace {

@@ -16,7 +16,7 @@
 #include "config/redis_url.h"
 #include "io/event_loop.h"
 #include "io/sentinel_resolver.h"
-#include "protocol/reply.h"
+#include "redis/reply.h"
 
 namespace expiry {
 

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "base/errors.h"
 #include "config/tls_settings.h"
-#include "protocol/errors.h"
 
 struct redisContext;
 struct ssl_st;

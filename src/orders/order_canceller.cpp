@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/service_metrics.h"
-#include "protocol/stream_entry.h"
+#include "functions/stream_entry.h"
+#include "service/service_metrics.h"
 
 namespace expiry {
 

@@ -8,11 +8,11 @@
 #include <string>
 
 #include "consumer/entry_handler.h"
+#include "functions/stream_entry.h"
 #include "io/function_caller.h"
-#include "io/metrics.h"
 #include "orders/order_keys.h"
-#include "protocol/stream_entry.h"
 #include "orders/orders_library.h"
+#include "service/metrics.h"
 
 namespace expiry {
 

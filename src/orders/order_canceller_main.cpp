@@ -7,13 +7,13 @@
 #include <spdlog/spdlog.h>
 
 #include "config/consumer_config.h"
-#include "config/logging.h"
 #include "config/service_options.h"
 #include "consumer/consumer.h"
 #include "io/layout_probe.h"
-#include "io/metrics.h"
-#include "io/service_process.h"
+#include "log/logging.h"
 #include "orders/order_canceller.h"
+#include "service/metrics.h"
+#include "service/service_process.h"
 
 namespace {
 

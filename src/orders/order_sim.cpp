@@ -15,17 +15,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/errors.h"
+#include "base/integers.h"
+#include "functions/key_layout.h"
 #include "io/sync/routed_client.h"
 #include "io/sync/sync_connection.h"
 #include "orders/order_keys.h"
 #include "producer/producer.h"
 #include "producer/producer_target.h"
 #include "producer/task_placement.h"
-#include "protocol/errors.h"
-#include "protocol/hash_slot.h"
-#include "protocol/integers.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_time.h"
+#include "redis/hash_slot.h"
+#include "redis/redis_time.h"
 
 namespace expiry {
 

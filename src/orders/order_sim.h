@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "orders/orders_library.h"
 #include "config/redis_url.h"
+#include "orders/orders_library.h"
 
 namespace expiry {
 

@@ -12,12 +12,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "protocol/errors.h"
-#include "protocol/key_layout.h"
-#include "orders/order_sim.h"
+#include "base/errors.h"
+#include "base/text_escape.h"
 #include "config/service_options.h"
 #include "config/settings.h"
-#include "protocol/text_escape.h"
+#include "functions/key_layout.h"
+#include "orders/order_sim.h"
 
 namespace {
 

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
+#include "base/errors.h"
+#include "functions/function_library.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/errors.h"
-#include "protocol/function_library.h"
 
 namespace expiry {
 

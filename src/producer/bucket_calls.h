@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "functions/key_layout.h"
 #include "io/sync/routed_client.h"
 #include "producer/producer.h"
 #include "producer/task_placement.h"
-#include "protocol/key_layout.h"
 
 namespace expiry {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "protocol/base64.h"
+#include "base/base64.h"
 
 namespace expiry {
 namespace {

@@ -5,6 +5,9 @@
 
 #include <utility>
 
+#include "base/text_escape.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
 #include "io/sync/routed_client.h"
 #include "producer/bucket_calls.h"
 #include "producer/producer_target.h"
@@ -12,11 +15,8 @@
 #include "producer/schedule_stream.h"
 #include "producer/task_lister.h"
 #include "producer/task_placement.h"
-#include "protocol/function_library.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_error.h"
-#include "protocol/redis_values.h"
-#include "protocol/text_escape.h"
+#include "redis/redis_error.h"
+#include "redis/redis_values.h"
 
 namespace expiry {
 

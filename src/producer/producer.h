@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "../protocol/errors.h"
-#include "../protocol/task_values.h"
+#include "../base/errors.h"
+#include "../functions/task_values.h"
 #include "replica_confirmation.h"
 #include "schedule_feed.h"
 #include "task.h"
@@ -44,7 +44,7 @@ using RangeProgressFn = std::function<void(const RangeProgress&)>;
 // Contracts:
 // - Construction connects, finds out whether the server is a cluster node (INFO cluster) and
 //   agrees on the namespace's bucket count with NS:buckets (writing it where the namespace
-//   needs it: protocol/bucket_plan.h). Each call then goes to the node of the task's bucket.
+//   needs it: functions/bucket_plan.h). Each call then goes to the node of the task's bucket.
 // - Invalid input throws ConfigError before anything is sent; a refused call ReplyError; a
 //   lost connection IoError (through Sentinel a command refused by a demoted master, or a safe
 //   one after a lost connection, is sent again to the new master: io/sync/routed_client.h).

@@ -13,7 +13,7 @@ namespace expiry {
 struct ProducerTarget {
   RedisEndpoint redis;
   std::string ns = "expiry";
-  int buckets = 0;     // the `buckets` setting: 0 takes NS:buckets (protocol/bucket_plan.h)
+  int buckets = 0;     // the `buckets` setting: 0 takes NS:buckets (functions/bucket_plan.h)
   std::string stream;  // the relay's default stream on a single-bucket Redis (empty: NS:stream)
 };
 

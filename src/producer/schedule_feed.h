@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../protocol/errors.h"
+#include "../base/errors.h"
 #include "task.h"
 
 namespace expiry {

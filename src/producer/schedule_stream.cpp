@@ -6,13 +6,13 @@
 #include <utility>
 #include <vector>
 
+#include "base/errors.h"
+#include "functions/function_library.h"
+#include "functions/schedule_batch.h"
 #include "io/sync/pipeline.h"
 #include "io/sync/sync_connection.h"
 #include "producer/task_batcher.h"
-#include "protocol/errors.h"
-#include "protocol/function_library.h"
-#include "protocol/redis_error.h"
-#include "protocol/schedule_batch.h"
+#include "redis/redis_error.h"
 
 namespace expiry {
 namespace {

@@ -1,7 +1,7 @@
 // Local validation of tasks; see task.h.
 #include "producer/task.h"
 
-#include "protocol/key_layout.h"
+#include "functions/key_layout.h"
 
 namespace expiry {
 

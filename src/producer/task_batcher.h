@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "functions/schedule_batch.h"
 #include "producer/task.h"
-#include "protocol/schedule_batch.h"
 
 namespace expiry {
 

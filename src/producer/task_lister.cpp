@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
+#include "base/errors.h"
+#include "functions/key_layout.h"
 #include "producer/list_cursor.h"
-#include "protocol/errors.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_values.h"
+#include "redis/redis_values.h"
 
 namespace expiry {
 namespace {

@@ -1,9 +1,9 @@
 // See task_placement.h.
 #include "producer/task_placement.h"
 
-#include "protocol/bucket_plan.h"
-#include "protocol/function_library.h"
-#include "protocol/hash_slot.h"
+#include "functions/bucket_plan.h"
+#include "functions/function_library.h"
+#include "redis/hash_slot.h"
 
 namespace expiry {
 

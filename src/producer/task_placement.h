@@ -1,6 +1,6 @@
 // The one answer to "which bucket and slot holds task X": how a namespace is laid out once it
 // is known where it lives (one Redis or a cluster) and how many buckets it has (NS:buckets,
-// protocol/bucket_plan.h). A task lives in bucket CRC16(id) mod buckets, every key of bucket B
+// functions/bucket_plan.h). A task lives in bucket CRC16(id) mod buckets, every key of bucket B
 // carries the hash tag {B}, and a command on them is routed by that tag's slot. expiry-ctl,
 // order-sim, the bench and the Producer all ask this. Pure.
 #pragma once
@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "functions/key_layout.h"
 #include "producer/task.h"
-#include "protocol/key_layout.h"
 
 namespace expiry {
 

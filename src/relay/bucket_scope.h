@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "protocol/bucket_plan.h"
-#include "protocol/key_layout.h"
+#include "functions/bucket_plan.h"
+#include "functions/key_layout.h"
 
 namespace expiry {
 

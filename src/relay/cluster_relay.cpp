@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "protocol/hash_slot.h"
+#include "redis/hash_slot.h"
 
 namespace expiry {
 

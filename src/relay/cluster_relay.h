@@ -16,9 +16,9 @@
 #include "config/relay_config.h"
 #include "io/cluster_topology.h"
 #include "io/event_loop.h"
-#include "io/metrics.h"
 #include "relay/relay.h"
 #include "relay/relay_stats.h"
+#include "service/metrics.h"
 
 namespace expiry {
 

@@ -3,8 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "protocol/function_library.h"
-#include "protocol/redis_error.h"
+#include "functions/function_library.h"
+#include "redis/redis_error.h"
 
 namespace expiry {
 

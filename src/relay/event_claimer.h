@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-#include "io/function_caller.h"
-#include "protocol/function_library.h"
-#include "protocol/key_layout.h"
 #include "config/relay_config.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
+#include "io/function_caller.h"
 #include "relay/relay_stats.h"
 
 namespace expiry {

@@ -3,7 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "protocol/wake_message.h"
+#include "functions/wake_message.h"
 
 namespace expiry {
 

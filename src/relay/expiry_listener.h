@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "io/event_loop.h"
-#include "protocol/key_layout.h"
-#include "config/log_limiter.h"
-#include "io/redis_connection.h"
 #include "config/relay_config.h"
+#include "functions/key_layout.h"
+#include "io/event_loop.h"
+#include "io/redis_connection.h"
+#include "log/log_limiter.h"
 #include "relay/relay_stats.h"
 
 namespace expiry {

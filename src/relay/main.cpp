@@ -1,14 +1,14 @@
 // expiry-relay: turns Redis key expirations into stream entries, on time and exactly once.
 // Shaped like libevent's sample/hello-world.c: config, loop, components, signals, dispatch
 // (configure_service, then ServiceProcess, then the layout probe on the loop).
-#include "config/logging.h"
+#include "base/errors.h"
 #include "config/relay_config.h"
 #include "config/service_options.h"
 #include "io/layout_probe.h"
-#include "io/service_process.h"
-#include "protocol/errors.h"
+#include "log/logging.h"
 #include "relay/cluster_relay.h"
 #include "relay/relay.h"
+#include "service/service_process.h"
 
 #include <spdlog/spdlog.h>
 

@@ -7,10 +7,10 @@
 
 #include <memory>
 
-#include "protocol/bucket_plan.h"
-#include "protocol/function_library.h"
-#include "protocol/info_text.h"
-#include "protocol/redis_error.h"
+#include "functions/bucket_plan.h"
+#include "functions/function_library.h"
+#include "redis/info_text.h"
+#include "redis/redis_error.h"
 
 namespace expiry {
 

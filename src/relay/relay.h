@@ -11,19 +11,19 @@
 #include <optional>
 #include <set>
 
-#include "io/event_loop.h"
-#include "relay/expiry_listener.h"
-#include "io/function_caller.h"
-#include "protocol/key_layout.h"
-#include "io/metrics.h"
-#include "relay/sweeper.h"
-#include "io/redis_connection.h"
 #include "config/relay_config.h"
-#include "relay/relay_stats.h"
-#include "relay/event_claimer.h"
+#include "functions/key_layout.h"
+#include "io/event_loop.h"
+#include "io/function_caller.h"
+#include "io/redis_connection.h"
 #include "relay/bucket_scope.h"
+#include "relay/event_claimer.h"
+#include "relay/expiry_listener.h"
 #include "relay/relay_metrics.h"
+#include "relay/relay_stats.h"
 #include "relay/stream_trimmer.h"
+#include "relay/sweeper.h"
+#include "service/metrics.h"
 
 namespace expiry {
 

@@ -1,7 +1,7 @@
 // See relay_metrics.h. One table, like twemproxy's STATS_SERVER_CODEC.
 #include "relay/relay_metrics.h"
 
-#include "io/service_metrics.h"
+#include "service/service_metrics.h"
 
 namespace expiry {
 

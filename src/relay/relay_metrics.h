@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "io/function_caller.h"
-#include "io/metrics.h"
 #include "io/redis_connection.h"
 #include "relay/relay_stats.h"
+#include "service/metrics.h"
 
 namespace expiry {
 

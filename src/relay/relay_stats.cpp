@@ -1,7 +1,7 @@
 // One-line summary of RelayStats for logs.
 #include "relay/relay_stats.h"
 
-#include "io/metrics.h"
+#include "service/metrics.h"
 
 #include <algorithm>
 #include <sstream>

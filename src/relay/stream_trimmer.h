@@ -14,7 +14,7 @@
 #include "config/relay_config.h"
 #include "io/event_loop.h"
 #include "io/function_caller.h"
-#include "protocol/reply.h"
+#include "redis/reply.h"
 #include "relay/relay_stats.h"
 
 namespace expiry {

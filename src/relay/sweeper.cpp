@@ -6,10 +6,10 @@
 
 #include <algorithm>
 
-#include "protocol/due_clock.h"
-#include "protocol/function_library.h"
-#include "protocol/redis_error.h"
-#include "protocol/sweep_timing.h"
+#include "functions/function_library.h"
+#include "redis/redis_error.h"
+#include "relay/due_clock.h"
+#include "relay/sweep_timing.h"
 
 namespace expiry {
 

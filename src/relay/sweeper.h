@@ -9,12 +9,12 @@
 #include <memory>
 #include <string>
 
+#include "config/relay_config.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
 #include "io/event_loop.h"
 #include "io/function_caller.h"
-#include "protocol/function_library.h"
-#include "protocol/key_layout.h"
-#include "protocol/write_readiness.h"
-#include "config/relay_config.h"
+#include "redis/write_readiness.h"
 #include "relay/relay_stats.h"
 
 namespace expiry {

@@ -22,8 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "functions/stream_entry.h"
 #include "integration/relay/relay_harness.h"
-#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {

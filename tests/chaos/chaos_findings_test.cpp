@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/child_process.h"
 #include "orders/order_canceller.h"
-#include "io/process/child_process.h"
-#include "support/redis_server.h"
 #include "support/redis_client.h"
+#include "support/redis_server.h"
 #include "support/wait.h"
 
 namespace expiry::test {

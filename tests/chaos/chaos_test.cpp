@@ -34,17 +34,17 @@
 
 #include "chaos/task_ledger.h"
 #include "chaos/tcp_proxy.h"
-#include "protocol/function_library.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
+#include "functions/stream_entry.h"
+#include "harness/child_process.h"
 #include "integration/relay/relay_harness.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_time.h"
 #include "orders/order_canceller.h"
-#include "io/process/child_process.h"
+#include "redis/redis_time.h"
+#include "support/redis_client.h"
 #include "support/redis_server.h"
 #include "support/tls_certs.h"
-#include "support/redis_client.h"
 #include "support/wait.h"
-#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {

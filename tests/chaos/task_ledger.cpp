@@ -1,6 +1,6 @@
 // TaskLedger implementation: instances per task id, matched to stream entries by due time.
 #include "chaos/task_ledger.h"
-#include "protocol/stream_entry.h"
+#include "functions/stream_entry.h"
 
 #include <algorithm>
 #include <set>

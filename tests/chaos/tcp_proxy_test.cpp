@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "chaos/tcp_proxy.h"
-#include "support/redis_server.h"
 #include "support/redis_client.h"
+#include "support/redis_server.h"
 #include "support/wait.h"
 
 namespace expiry::test {

@@ -50,7 +50,7 @@ expected=$(printf '%s\n' bin/expiry-ctl bin/expiry-relay bin/order-canceller bin
   share/expiry-relay/expiry.lua share/expiry-relay/redis.conf \
   include/expiry/producer/producer.h include/expiry/producer/replica_confirmation.h \
   include/expiry/producer/schedule_feed.h include/expiry/producer/task.h include/expiry/producer/task_reads.h \
-  include/expiry/protocol/errors.h include/expiry/protocol/task_options.h include/expiry/protocol/task_values.h \
+  include/expiry/base/errors.h include/expiry/functions/task_options.h include/expiry/functions/task_values.h \
   lib/libexpiry_producer.so lib/libexpiry_producer.so.0.1 lib/libexpiry_producer.so.0.1.0 \
   lib/cmake/ExpiryRelay/ExpiryRelayConfig.cmake lib/cmake/ExpiryRelay/ExpiryRelayConfigVersion.cmake \
   lib/cmake/ExpiryRelay/ExpiryRelayTargets.cmake \

@@ -12,13 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/base64.h"
+#include "base/text_escape.h"
 #include "ctl/bulk_file.h"
+#include "functions/key_layout.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
 #include "producer/task.h"
-#include "protocol/base64.h"
-#include "protocol/key_layout.h"
-#include "protocol/text_escape.h"
 
 namespace expiry::fuzz {
 namespace {

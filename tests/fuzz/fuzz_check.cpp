@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/text_escape.h"
+#include "base/text_escape.h"
 
 namespace expiry::fuzz {
 

@@ -15,12 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/errors.h"
-#include "fuzz_check.h"
-#include "fuzz_targets.h"
-#include "protocol/key_layout.h"
+#include "base/errors.h"
 #include "config/relay_config.h"
 #include "config/settings.h"
+#include "functions/key_layout.h"
+#include "fuzz_check.h"
+#include "fuzz_targets.h"
 
 namespace expiry::fuzz {
 namespace {

@@ -1,4 +1,4 @@
-// Fuzz target for the key layout and keyspace-event parsing (src/protocol/key_layout.h).
+// Fuzz target for the key layout and keyspace-event parsing (src/functions/key_layout.h).
 // Input: up to four '\n'-separated parts: namespace, task id, a channel or key, a bucket
 // (decimal). Missing parts are empty. Invariants:
 // - namespace_error, task_id_error and db_from_expired_channel agree with independent
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "base/text_escape.h"
+#include "functions/key_layout.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
-#include "protocol/key_layout.h"
-#include "protocol/text_escape.h"
 
 namespace expiry::fuzz {
 namespace {

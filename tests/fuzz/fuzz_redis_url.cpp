@@ -8,10 +8,10 @@
 #include <cctype>
 #include <string>
 
-#include "protocol/errors.h"
+#include "base/errors.h"
+#include "config/redis_url.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
-#include "config/redis_url.h"
 
 namespace expiry::fuzz {
 namespace {

@@ -19,16 +19,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/base64.h"
+#include "base/text_escape.h"
 #include "consumer/group_commands.h"
 #include "ctl/entry_format.h"
+#include "functions/function_library.h"
+#include "functions/stream_entry.h"
 #include "fuzz_check.h"
 #include "fuzz_targets.h"
 #include "orders/order_canceller.h"
-#include "protocol/base64.h"
-#include "protocol/function_library.h"
-#include "protocol/redis_values.h"
-#include "protocol/stream_entry.h"
-#include "protocol/text_escape.h"
+#include "redis/redis_values.h"
 #include "resp_decoder.h"
 
 namespace expiry::fuzz {
@@ -189,7 +189,7 @@ void check_decoders(const Reply& r) {
             "one lateness per forwarded task");
     (void)s->more_due();
   }
-  (void)time_reply_ms(r);  // protocol/redis_time.h: rejects what would overflow
+  (void)time_reply_ms(r);  // redis/redis_time.h: rejects what would overflow
   const auto pairs = field_pairs(r);
   require(pairs.size() == (r.type == Reply::Type::Array ? r.elements.size() / 2 : 0), "field_pairs count");
   if (!pairs.empty()) (void)field_value(r, pairs.back().first);

@@ -11,7 +11,7 @@ namespace expiry::fuzz {
 
 // parse_redis_url and RedisEndpoint::redacted (src/config/redis_url.h).
 void fuzz_redis_url(std::string_view input);
-// db_from_expired_channel, KeyLayout, task_id_error, namespace_error (src/protocol/key_layout.h).
+// db_from_expired_channel, KeyLayout, task_id_error, namespace_error (src/functions/key_layout.h).
 void fuzz_keyevent(std::string_view input);
 // Settings::resolve over relay_option_specs() with the input as the config file, then
 // relay_config_from (src/config/settings.h, src/config/relay_config.h).

@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-#include "protocol/reply.h"
+#include "redis/reply.h"
 
 namespace expiry::fuzz {
 

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/hash_slot.h"
-#include "protocol/redis_error.h"
+#include "redis/hash_slot.h"
+#include "redis/redis_error.h"
 #include "support/redis_client.h"
 #include "support/redis_cluster.h"
 #include "support/wait.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "io/sync/sync_connection.h"
-#include "protocol/reply.h"
+#include "redis/reply.h"
 
 namespace expiry::test {
 

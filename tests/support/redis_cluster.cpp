@@ -22,8 +22,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "protocol/cluster_slots.h"
-#include "protocol/hash_slot.h"
+#include "redis/cluster_slots.h"
+#include "redis/hash_slot.h"
 #include "support/fixture_files.h"
 #include "support/redis_client.h"
 #include "support/wait.h"

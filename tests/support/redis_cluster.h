@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "io/process/child_process.h"
+#include "harness/child_process.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/cluster_slots.h"
-#include "protocol/reply.h"
+#include "redis/cluster_slots.h"
+#include "redis/reply.h"
 
 namespace expiry::test {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "io/process/child_process.h"
+#include "harness/child_process.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/reply.h"
+#include "redis/reply.h"
 #include "support/redis_server.h"
 
 namespace expiry::test {

@@ -18,8 +18,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "protocol/errors.h"
-#include "protocol/redis_error.h"
+#include "base/errors.h"
+#include "redis/redis_error.h"
 #include "support/fixture_files.h"
 #include "support/redis_client.h"
 

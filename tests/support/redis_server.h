@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/process/child_process.h"
+#include "harness/child_process.h"
 
 namespace expiry::test {
 

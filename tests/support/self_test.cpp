@@ -16,9 +16,9 @@
 
 #include <gtest/gtest.h>
 
-#include "io/process/child_process.h"
-#include "support/redis_server.h"
+#include "harness/child_process.h"
 #include "support/redis_client.h"
+#include "support/redis_server.h"
 #include "support/wait.h"
 
 namespace expiry::test {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "io/process/child_process.h"
+#include "harness/child_process.h"
 
 namespace expiry::test {
 namespace {

@@ -1,5 +1,5 @@
 // ClusterClient: see cluster_client.h for the contracts; the routing decisions themselves are
-// in protocol/cluster_routing.h.
+// in redis/cluster_routing.h.
 #include "io/sync/cluster_client.h"
 
 #include <algorithm>
@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "protocol/cluster_routing.h"
-#include "protocol/errors.h"
-#include "protocol/function_library.h"
-#include "protocol/hash_slot.h"
+#include "base/errors.h"
+#include "functions/function_library.h"
+#include "redis/cluster_routing.h"
+#include "redis/hash_slot.h"
 
 namespace expiry {
 namespace {

@@ -12,8 +12,8 @@
 #include "config/backoff.h"
 #include "config/redis_url.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/cluster_slots.h"
-#include "protocol/reply.h"
+#include "redis/cluster_slots.h"
+#include "redis/reply.h"
 
 namespace expiry {
 

@@ -5,14 +5,14 @@
 #include <optional>
 #include <thread>
 
-#include "protocol/bucket_plan.h"
-#include "protocol/errors.h"
-#include "protocol/function_library.h"
-#include "protocol/hash_slot.h"
-#include "protocol/key_layout.h"
+#include "base/errors.h"
+#include "functions/bucket_plan.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
 #include "io/sync/sentinel_discovery.h"
-#include "protocol/redis_error.h"
-#include "protocol/resend_policy.h"
+#include "redis/hash_slot.h"
+#include "redis/redis_error.h"
+#include "redis/resend_policy.h"
 
 namespace expiry {
 namespace {

@@ -1,7 +1,7 @@
 // RoutedClient: the blocking client of a namespace that may live on one Redis or on a Redis
 // Cluster, for the command-line tools (expiry-ctl, order-sim). It finds out which from the server
 // (INFO cluster: cluster_enabled:1) and agrees on the namespace's bucket count (NS:buckets, as
-// protocol/bucket_plan.h says); then every command is routed by a hash slot, which a single
+// functions/bucket_plan.h says); then every command is routed by a hash slot, which a single
 // Redis ignores. One concept: "send this to whoever holds that slot".
 #pragma once
 
@@ -14,8 +14,8 @@
 #include "config/redis_url.h"
 #include "io/sync/cluster_client.h"
 #include "io/sync/sync_connection.h"
-#include "protocol/cluster_slots.h"
-#include "protocol/reply.h"
+#include "redis/cluster_slots.h"
+#include "redis/reply.h"
 
 namespace expiry {
 
@@ -25,7 +25,7 @@ namespace expiry {
 //   (redirects followed, a batch command that cannot be delivered gets a Reply of Type::IoError).
 // - Through Sentinel (endpoint.sentinel): a command refused with READONLY (it did not run) is
 //   sent again to the master the sentinels name next, once; after a lost connection only a
-//   command that resend_is_safe (protocol/resend_policy.h) is, and the IoError of any other
+//   command that resend_is_safe (redis/resend_policy.h) is, and the IoError of any other
 //   propagates (the next command finds the master again). Finding the new master waits for the
 //   sentinels to name a reachable one for at most 40 s.
 // - A user refused INFO (NOPERM) is taken to be on a single Redis, as the consumers do.

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "io/sync/sync_connection.h"
-#include "protocol/redis_error.h"
-#include "protocol/sentinel_reply.h"
+#include "redis/redis_error.h"
+#include "redis/sentinel_reply.h"
 
 namespace expiry {
 namespace {

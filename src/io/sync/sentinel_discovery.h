@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "config/redis_url.h"
-#include "protocol/errors.h"
 
 namespace expiry {
 

@@ -8,13 +8,13 @@
 #include <cctype>
 #include <stdexcept>
 
-#include "protocol/errors.h"
-#include "protocol/function_library.h"
+#include "base/errors.h"
+#include "functions/function_library.h"
 #include "io/hiredis_reply.h"
+#include "io/sync/sentinel_discovery.h"
 #include "io/tls_context.h"
 #include "io/tls_probe.h"
-#include "io/sync/sentinel_discovery.h"
-#include "protocol/redis_error.h"
+#include "redis/redis_error.h"
 
 namespace expiry {
 namespace {

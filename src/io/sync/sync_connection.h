@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config/redis_url.h"
-#include "protocol/reply.h"
+#include "redis/reply.h"
 
 struct redisContext;
 struct ssl_st;

@@ -4,7 +4,7 @@
 -- Code points an id must not contain besides C0 controls and DEL: C1 controls (U+0080-U+009F,
 -- e.g. NEL), the line and paragraph separators U+2028/U+2029, the byte order mark U+FEFF and
 -- the bidirectional controls (U+200E/F, U+202A-U+202E, U+2066-U+2069): each can break or
--- disguise a log line. The same rule as task_id_error in src/protocol/key_layout.cpp.
+-- disguise a log line. The same rule as task_id_error in src/functions/key_layout.cpp.
 local function forbidden_code_point(cp)
   return (cp >= 0x80 and cp <= 0x9F) or cp == 0x2028 or cp == 0x2029 or cp == 0xFEFF or cp == 0x200E or
          cp == 0x200F or (cp >= 0x202A and cp <= 0x202E) or (cp >= 0x2066 and cp <= 0x2069)
@@ -45,7 +45,7 @@ local function utf8_problem(s)
 end
 
 -- Task ids: 1..256 bytes of valid UTF-8 without control characters (the same rule as
--- task_id_error in src/protocol/key_layout.cpp).
+-- task_id_error in src/functions/key_layout.cpp).
 local function check_id(id)
   if id == nil or #id == 0 then fail('empty task id') end
   if #id > MAX_ID_BYTES then fail('task id longer than 256 bytes') end
@@ -100,7 +100,7 @@ end
 
 -- nil if `tp` is a W3C trace context traceparent (version-traceid-parentid-flags, lowercase
 -- hex of 2-32-16-2 digits, version not ff, ids not all zero), else the reason. The same rule
--- as traceparent_error in src/protocol/trace_context.cpp.
+-- as traceparent_error in src/functions/task_options.cpp.
 local function traceparent_problem(tp)
   local version, trace, parent = string.match(tp, '^(%x%x)%-(%x+)%-(%x+)%-%x%x$')
   if version == nil or #tp ~= 55 or string.find(tp, '[A-F]') then

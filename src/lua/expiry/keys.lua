@@ -123,7 +123,7 @@ end
 -- True if `key` lies in namespace ns's bucket key space "NS:{<digits>}:...", which belongs to
 -- the library (schedules, triggers, shadow hashes): a stream there would be deleted by a
 -- later schedule or claim of the task whose key it shadows. The bucket's own streams
--- NS:{B}:stream and NS:{B}:dead are not in it (the same rule as src/protocol/key_layout.cpp).
+-- NS:{B}:stream and NS:{B}:dead are not in it (the same rule as src/functions/key_layout.cpp).
 local function in_task_key_space(key, ns)
   local head = ns .. ':{'
   if string.sub(key, 1, #head) ~= head then return false end

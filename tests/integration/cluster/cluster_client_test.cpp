@@ -12,13 +12,13 @@
 
 #include <gtest/gtest.h>
 
+#include "base/errors.h"
 #include "config/redis_url.h"
-#include "protocol/errors.h"
-#include "protocol/hash_slot.h"
-#include "protocol/redis_error.h"
+#include "redis/hash_slot.h"
+#include "redis/redis_error.h"
+#include "shared_cluster_test.h"
 #include "support/redis_client.h"
 #include "support/redis_cluster.h"
-#include "shared_cluster_test.h"
 #include "support/redis_server.h"
 #include "support/wait.h"
 

@@ -13,13 +13,13 @@
 #include <gtest/gtest.h>
 
 #include "config/redis_url.h"
-#include "io/process/child_process.h"
+#include "harness/child_process.h"
 #include "io/sync/cluster_client.h"
-#include "protocol/hash_slot.h"
-#include "protocol/redis_error.h"
+#include "redis/hash_slot.h"
+#include "redis/redis_error.h"
+#include "shared_cluster_test.h"
 #include "support/redis_client.h"
 #include "support/redis_cluster.h"
-#include "shared_cluster_test.h"
 #include "support/wait.h"
 
 namespace expiry::test {

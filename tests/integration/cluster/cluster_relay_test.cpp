@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "io/process/child_process.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
+#include "harness/child_process.h"
 #include "io/sync/cluster_client.h"
-#include "protocol/function_library.h"
-#include "protocol/hash_slot.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_error.h"
-#include "support/redis_cluster.h"
+#include "redis/hash_slot.h"
+#include "redis/redis_error.h"
 #include "shared_cluster_test.h"
+#include "support/redis_cluster.h"
 #include "support/wait.h"
 
 namespace expiry::test {

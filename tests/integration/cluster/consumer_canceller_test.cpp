@@ -15,11 +15,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/process/child_process.h"
+#include "functions/key_layout.h"
+#include "harness/child_process.h"
 #include "orders/order_keys.h"
-#include "protocol/hash_slot.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_error.h"
+#include "redis/hash_slot.h"
+#include "redis/redis_error.h"
 #include "support/redis_client.h"
 #include "support/redis_cluster.h"
 #include "support/wait.h"

@@ -16,14 +16,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/process/child_process.h"
-#include "io/sync/cluster_client.h"
-#include "protocol/hash_slot.h"
-#include "protocol/key_layout.h"
+#include "functions/key_layout.h"
+#include "harness/child_process.h"
 #include "integration/ctl/ctl_run.h"
+#include "io/sync/cluster_client.h"
+#include "redis/hash_slot.h"
+#include "shared_cluster_test.h"
 #include "support/redis_client.h"
 #include "support/redis_cluster.h"
-#include "shared_cluster_test.h"
 #include "support/redis_server.h"
 
 namespace expiry::test {

@@ -12,13 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/process/child_process.h"
+#include "functions/key_layout.h"
+#include "harness/child_process.h"
 #include "io/sync/cluster_client.h"
 #include "orders/order_keys.h"
-#include "protocol/hash_slot.h"
-#include "protocol/key_layout.h"
-#include "support/redis_cluster.h"
+#include "redis/hash_slot.h"
 #include "shared_cluster_test.h"
+#include "support/redis_cluster.h"
 #include "support/wait.h"
 
 namespace expiry::test {

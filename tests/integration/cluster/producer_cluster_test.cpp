@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "functions/key_layout.h"
 #include "io/sync/cluster_client.h"
 #include "producer/task_placement.h"
-#include "protocol/hash_slot.h"
-#include "protocol/key_layout.h"
+#include "redis/hash_slot.h"
 #include "shared_cluster_test.h"
 
 namespace expiry::test {

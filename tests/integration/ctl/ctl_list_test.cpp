@@ -15,9 +15,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
 #include "integration/ctl/ctl_run.h"
-#include "protocol/function_library.h"
-#include "protocol/key_layout.h"
 #include "support/redis_client.h"
 #include "support/redis_server.h"
 

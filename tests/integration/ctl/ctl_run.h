@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/process/child_process.h"
+#include "harness/child_process.h"
 
 namespace expiry::test {
 

@@ -24,12 +24,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "io/process/child_process.h"
+#include "functions/key_layout.h"
+#include "harness/child_process.h"
 #include "integration/ctl/ctl_run.h"
-#include "protocol/hash_slot.h"
-#include "protocol/key_layout.h"
-#include "support/redis_server.h"
+#include "redis/hash_slot.h"
 #include "support/redis_client.h"
+#include "support/redis_server.h"
 #include "support/wait.h"
 
 namespace expiry::test {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "protocol/function_library.h"
-#include "protocol/key_layout.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
 #include "support/redis_client.h"
 #include "support/redis_server.h"
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "protocol/function_library.h"
-#include "protocol/key_layout.h"
-#include "protocol/schedule_batch.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
+#include "functions/schedule_batch.h"
 #include "support/redis_client.h"
 #include "support/redis_server.h"
 #include "support/wait.h"

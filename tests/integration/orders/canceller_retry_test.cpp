@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "functions/stream_entry.h"
 #include "integration/relay/relay_harness.h"
 #include "orders/order_canceller.h"
-#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {

@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "orders/order_canceller.h"
+#include "functions/stream_entry.h"
 #include "integration/relay/relay_harness.h"
-#include "protocol/stream_entry.h"
+#include "orders/order_canceller.h"
 
 namespace expiry::test {
 namespace {

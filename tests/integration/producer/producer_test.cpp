@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "functions/key_layout.h"
 #include "producer/task_placement.h"
-#include "protocol/key_layout.h"
 #include "support/redis_client.h"
 #include "support/redis_server.h"
 

@@ -2,7 +2,7 @@
 // NS:buckets, sweeps every bucket into the bucket's own stream, and refuses another count.
 #include "relay_harness.h"
 
-#include "protocol/hash_slot.h"
+#include "redis/hash_slot.h"
 
 namespace expiry::test {
 namespace {

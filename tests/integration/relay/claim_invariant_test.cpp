@@ -4,8 +4,8 @@
 // and keys gone). Each case below makes one of a claim's writes meet a refusal, on both the
 // sweep and the event-claim path, and checks every task against the invariant; then it repairs
 // the cause and checks that each task is forwarded exactly once.
+#include "functions/stream_entry.h"
 #include "integration/relay/relay_harness.h"
-#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {

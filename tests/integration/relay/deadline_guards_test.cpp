@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/schedule_batch.h"
+#include "functions/schedule_batch.h"
 #include "relay_harness.h"
 
 namespace expiry::test {

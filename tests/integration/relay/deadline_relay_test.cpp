@@ -14,7 +14,7 @@
 #include "integration/ctl/ctl_run.h"
 #include "integration/relay/relay_harness.h"
 #include "orders/orders_library.h"
-#include "protocol/hash_slot.h"
+#include "redis/hash_slot.h"
 
 namespace expiry::test {
 namespace {

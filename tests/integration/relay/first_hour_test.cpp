@@ -17,8 +17,8 @@
 //  11 the demo canceller's own stream           OrderSimTest.TheCancellerLeavesTasksInTheDefaultStreamAlone
 //  12 redis.conf binds loopback                 (configuration; .gitignore covers appendonlydir/)
 //  13 log lines                                 Handshake.*, RelayNotifications.RequireNotificationsMakesItFatal
+#include "functions/stream_entry.h"
 #include "integration/relay/relay_harness.h"
-#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {

@@ -11,8 +11,8 @@
 #include <regex>
 #include <thread>
 
+#include "functions/stream_entry.h"
 #include "integration/relay/relay_harness.h"
-#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {

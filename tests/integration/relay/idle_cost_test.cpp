@@ -5,8 +5,8 @@
 
 #include <thread>
 
-#include "relay_harness.h"
 #include "chaos/tcp_proxy.h"
+#include "relay_harness.h"
 
 namespace expiry::test {
 namespace {

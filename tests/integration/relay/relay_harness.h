@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "protocol/function_library.h"
-#include "protocol/key_layout.h"
-#include "protocol/redis_time.h"
-#include "io/process/child_process.h"
-#include "support/redis_server.h"
+#include "functions/function_library.h"
+#include "functions/key_layout.h"
+#include "functions/stream_entry.h"
+#include "harness/child_process.h"
+#include "redis/redis_time.h"
 #include "support/redis_client.h"
+#include "support/redis_server.h"
 #include "support/wait.h"
-#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 

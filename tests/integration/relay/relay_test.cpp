@@ -2,8 +2,8 @@
 // cancel, reschedule, several relays racing, and on-time firing despite late expired events.
 #include <algorithm>
 
+#include "functions/stream_entry.h"
 #include "integration/relay/relay_harness.h"
-#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {

@@ -1,8 +1,8 @@
 // The hostile-environment rows of docs/reliability.md: Redis too old, wrong data at our keys,
 // unusual ids, a full Redis, LOADING, a read-only replica, SIGTERM during a sweep. Each test
 // asserts that nothing is lost or forwarded twice, and that the failure is reported clearly.
+#include "functions/stream_entry.h"
 #include "integration/relay/relay_harness.h"
-#include "protocol/stream_entry.h"
 
 namespace expiry::test {
 namespace {

@@ -28,10 +28,10 @@
 
 #include <gtest/gtest.h>
 
-#include "integration/relay/relay_harness.h"
 #include "config/sentinel_settings.h"
+#include "functions/stream_entry.h"
+#include "integration/relay/relay_harness.h"
 #include "io/sync/sentinel_discovery.h"
-#include "protocol/stream_entry.h"
 #include "support/redis_sentinel.h"
 
 namespace expiry::test {

@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "functions/stream_entry.h"
 #include "integration/relay/relay_harness.h"
 #include "orders/orders_library.h"
-#include "protocol/stream_entry.h"
 #include "support/redis_sentinel.h"
 
 namespace expiry::test {

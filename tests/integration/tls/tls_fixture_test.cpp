@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/child_process.h"
 #include "integration/tls/redis_cli.h"
 #include "integration/tls/suite_certs.h"
-#include "io/process/child_process.h"
 #include "support/redis_server.h"
 #include "support/tls_certs.h"
 

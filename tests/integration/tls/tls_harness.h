@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "harness/child_process.h"
 #include "integration/relay/relay_harness.h"
 #include "integration/tls/suite_certs.h"
-#include "io/process/child_process.h"
 #include "io/sync/sync_connection.h"
 #include "support/redis_client.h"
 #include "support/redis_server.h"

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/errors.h"
+#include "base/errors.h"
 
 namespace expiry {
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "base/errors.h"
 #include "config/service_options.h"
-#include "protocol/errors.h"
 
 namespace expiry {
 namespace {

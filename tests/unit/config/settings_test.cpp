@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "protocol/errors.h"
+#include "base/errors.h"
 
 namespace expiry {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <fstream>
 
+#include "base/errors.h"
 #include "config/service_options.h"
-#include "protocol/errors.h"
 
 namespace expiry {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/key_layout.h"
+#include "functions/key_layout.h"
 
 namespace expiry {
 namespace {

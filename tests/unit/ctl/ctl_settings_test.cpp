@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "protocol/errors.h"
+#include "base/errors.h"
 #include "config/relay_config.h"
 
 namespace expiry {

@@ -1,5 +1,5 @@
 // Unit tests of expiry-ctl tail's rendering of stream entries (src/ctl/entry_format.h), the
-// order it merges entry ids in, and the reversible escaping it uses (src/protocol/text_escape.h).
+// order it merges entry ids in, and the reversible escaping it uses (src/base/text_escape.h).
 #include "ctl/entry_format.h"
 
 #include <algorithm>
@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "protocol/base64.h"
-#include "protocol/text_escape.h"
+#include "base/base64.h"
+#include "base/text_escape.h"
 
 namespace expiry {
 namespace {

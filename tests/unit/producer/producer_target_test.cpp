@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/errors.h"
+#include "base/errors.h"
 
 namespace expiry {
 namespace {

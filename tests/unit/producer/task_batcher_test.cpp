@@ -1,9 +1,9 @@
 // TaskBatcher (src/producer/task_batcher.h) and the expiry_schedule_many argument list and replies
-// (src/protocol/schedule_batch.h): pure.
+// (src/functions/schedule_batch.h): pure.
 #include <gtest/gtest.h>
 
+#include "functions/schedule_batch.h"
 #include "producer/task_batcher.h"
-#include "protocol/schedule_batch.h"
 
 namespace expiry {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/hash_slot.h"
+#include "redis/hash_slot.h"
 
 namespace expiry {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "functions/key_layout.h"
 #include "producer/list_cursor.h"
-#include "protocol/key_layout.h"
 
 namespace expiry {
 namespace {

@@ -1,0 +1,55 @@
+// The one classifier of Redis error replies: every caller switches on the kind instead of
+// matching error texts (compare redis-plus-plus parse_error). Pure.
+#pragma once
+
+#include <string_view>
+
+#include "redis/reply.h"
+
+namespace expiry {
+
+enum class RedisErrorKind {
+  None,             // not an error
+  Io,               // no reply: the connection failed or was lost
+  NoAuth,           // NOAUTH: a password is required
+  WrongPass,        // WRONGPASS / invalid password / AUTH without a password configured
+  NoPermission,     // NOPERM: the ACL user may not run this command or touch this key
+  UnknownCommand,   // the command does not exist or was renamed away
+  FunctionMissing,  // the function library is not loaded
+  TaskNotPending,   // expiry_v1 refused to change a task that is not pending (fired, cancelled, unknown)
+  BusyGroup,        // the consumer group exists already
+  NoGroup,          // the stream or its consumer group does not exist
+  WrongType,        // WRONGTYPE
+  Loading,          // LOADING: the server is loading its dataset
+  ReadOnly,         // READONLY: a replica
+  OutOfMemory,      // OOM under maxmemory
+  MaxClients,       // the server is at maxclients and closes the connection
+  Busy,             // BUSY: a script or function runs too long
+  MasterDown,       // MASTERDOWN: a replica without its master
+  NoReplicas,       // NOREPLICAS: min-replicas-to-write not met (a master fenced off, e.g. mid-failover)
+  TryAgain,         // TRYAGAIN (cluster slot migration)
+  Moved,            // MOVED <slot> <host:port>: the slot lives on another primary
+  Ask,              // ASK <slot> <host:port>: this key is moving; ask the target once
+  CrossSlot,        // CROSSSLOT, or a script touching keys of another slot
+  ClusterDown,      // CLUSTERDOWN: the cluster cannot serve the slot now
+  Migrating,        // expiry_v1 met a key of a slot being migrated and wrote nothing for it
+  Other,
+};
+
+RedisErrorKind classify(const Reply& reply);
+// The kind of an error text as Redis sends it (without the leading '-').
+RedisErrorKind classify_error_text(std::string_view text);
+
+// The server refused our credentials, or refused to run without them: retrying with the same
+// settings cannot succeed.
+bool is_auth_refusal(RedisErrorKind kind);
+// A state of the server that passes by itself (loading, a busy script, a full client table,
+// a failover in progress, a lost connection): retry with backoff.
+bool is_transient(RedisErrorKind kind);
+
+const char* to_string(RedisErrorKind kind);
+
+// What to tell the user about a handshake refusal ("" if nothing useful): which setting to fix.
+std::string handshake_hint(const Reply& reply);
+
+}  // namespace expiry
