@@ -57,6 +57,9 @@ const std::string kDeadStream = "expiry:stream:dead";
 const std::string kGroup = "workers";
 constexpr milliseconds kTick{10};  // producer pacing
 constexpr const char* kOverflowLogLine = "overcoming of output buffer limits";
+// pubsub_overflow: when the freeze starts pushing filler events, and the size of each.
+constexpr std::chrono::milliseconds kOverflowFillerAfter{1000};
+constexpr size_t kOverflowFillerBytes = 1 << 20;
 
 enum class Fault : size_t {
   KillRelay,
@@ -291,6 +294,7 @@ class ChaosRun {
   std::optional<Clock::time_point> cut_until_;
   bool frozen_ = false;
   Clock::time_point freeze_deadline_;
+  Clock::time_point filler_from_;
   size_t overflow_before_ = 0;
   Clock::time_point next_log_check_;
   bool flush_pending_ = false;             // FUNCTION FLUSH goes into the next pipeline
@@ -815,8 +819,11 @@ void ChaosRun::restart_redis() {
 
 // Freezes every relay (SIGSTOP) and schedules a burst due at once: the triggers expire with
 // nobody claiming them, the expired events pile up in the frozen subscribers' output buffers,
-// and Redis drops the subscribers past client-output-buffer-limit pubsub. Thawed once Redis
-// logged the disconnect, or after plan_.freeze_limit.
+// and Redis drops the subscribers past client-output-buffer-limit pubsub. The kernel's socket
+// buffers (loopback receive buffers grow to 32 MB here) can swallow a whole burst's events, so
+// from kOverflowFillerAfter on the test also publishes large foreign events on the expired
+// channel (the relays ignore them) until Redis logs the disconnect. Thawed once it did, or after
+// plan_.freeze_limit.
 bool ChaosRun::freeze_relays_for_overflow(std::vector<Op>& ops) {
   restart_killed();
   if (!wait_until([&] { return all_relays_ready(); }, milliseconds(10000))) {
@@ -827,6 +834,7 @@ bool ChaosRun::freeze_relays_for_overflow(std::vector<Op>& ops) {
   for (auto& slot : relays_) ::kill(slot.process->pid(), SIGSTOP);
   frozen_ = true;
   freeze_deadline_ = Clock::now() + plan_.freeze_limit;
+  filler_from_ = Clock::now() + kOverflowFillerAfter;
   add_burst(ops, "o" + std::to_string(burst_count_), plan_.overflow_burst_size, 300, true);
   log_line("relays frozen; burst of " + std::to_string(plan_.overflow_burst_size) +
            " orders due in the same millisecond");
@@ -865,6 +873,9 @@ void ChaosRun::end_faults_due(Clock::time_point now) {
     if (overflow_log_count() > overflow_before_ || now >= freeze_deadline_) {
       thaw_relays();
       next_fault_at_ = now + fault_gap();
+    } else if (now >= filler_from_) {
+      static const std::string filler(kOverflowFillerBytes, 'f');
+      redis_->command({"PUBLISH", "__keyevent@0__:expired", "chaos:filler:" + filler});
     }
   }
 }

@@ -185,12 +185,20 @@ TEST_F(DeadlineFunctions, ASweepDeadLettersLateTasksAndForwardsTheRestEachOnce) 
     ASSERT_FALSE(schedule("s" + std::to_string(i), ScheduleMode::At, due, options).failed());
   }
   wait_clock_past(due + 40);
-  const auto sweep = decode_sweep(redis_.command(sweep_argv(kKeys, kStream, 1000, "sweep", "workers", {0, kDead})));
-  ASSERT_TRUE(sweep);
-  EXPECT_EQ(sweep->forwarded, 20);
-  EXPECT_EQ(sweep->late, 20);
-  EXPECT_EQ(sweep->paused_until_ms, -1);
-  EXPECT_EQ(sweep->pending, 0);
+  // One call takes all 40 unless its 2 ms budget runs out first (a busy machine): then the next
+  // calls go on where it stopped.
+  long long forwarded = 0;
+  long long late = 0;
+  for (int call = 0; call < 40 && forwarded + late < 40; ++call) {
+    const auto sweep = decode_sweep(redis_.command(sweep_argv(kKeys, kStream, 1000, "sweep", "workers", {0, kDead})));
+    ASSERT_TRUE(sweep);
+    EXPECT_EQ(sweep->paused_until_ms, -1);
+    forwarded += sweep->forwarded;
+    late += sweep->late;
+    if (forwarded + late == 40) EXPECT_EQ(sweep->pending, 0);
+  }
+  EXPECT_EQ(forwarded, 20);
+  EXPECT_EQ(late, 20);
   std::set<std::string> seen;
   for (const auto* stream : {&kStream, &kDead}) {
     for (const auto& e : entries(*stream)) EXPECT_TRUE(seen.insert(e.at("id")).second) << e.at("id") << " twice";
