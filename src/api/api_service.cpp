@@ -1,0 +1,299 @@
+// See api_service.h.
+#include "api/api_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <map>
+
+#include "api/request_body.h"
+#include "api/task_json.h"
+#include "base/errors.h"
+#include "base/text_escape.h"
+#include "generated/openapi_json.h"
+#include "functions/key_layout.h"
+#include "io/sync/routed_client.h"
+#include "producer/producer.h"
+#include "producer/task_placement.h"
+#include "redis/redis_values.h"
+
+namespace expiry {
+namespace {
+
+constexpr const char* kJson = "application/json";
+
+ApiResponse json_response(int status, const nlohmann::json& body) {
+  ApiResponse r;
+  r.status = status;
+  r.content_type = kJson;
+  r.body = json_text(body) + "\n";
+  return r;
+}
+
+ApiResponse text_response(int status, std::string content_type, std::string body) {
+  ApiResponse r;
+  r.status = status;
+  r.content_type = std::move(content_type);
+  r.body = std::move(body);
+  return r;
+}
+
+// True for application/json, with or without parameters (charset), in any letter case.
+bool is_json_media_type(const std::string& value) {
+  std::string type = value.substr(0, value.find(';'));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
+  while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.erase(type.begin());
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return type == "application/json";
+}
+
+// The query string's decoded pairs; nullopt for a malformed escape.
+std::optional<std::multimap<std::string, std::string>> query_pairs(const std::string& query) {
+  std::multimap<std::string, std::string> out;
+  size_t pos = 0;
+  while (pos < query.size()) {
+    size_t end = query.find('&', pos);
+    if (end == std::string::npos) end = query.size();
+    const std::string part = query.substr(pos, end - pos);
+    pos = end + 1;
+    if (part.empty()) continue;
+    const size_t eq = part.find('=');
+    std::string key = part.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : part.substr(eq + 1);
+    for (char& c : key) c = c == '+' ? ' ' : c;
+    for (char& c : value) c = c == '+' ? ' ' : c;
+    auto k = percent_decode(key);
+    auto v = percent_decode(value);
+    if (!k || !v) return std::nullopt;
+    out.emplace(std::move(*k), std::move(*v));
+  }
+  return out;
+}
+
+// At most this many tasks are examined for one page filtered by a prefix.
+constexpr long long kMaxPrefixScan = 10000;
+
+}  // namespace
+
+ApiResponse problem_response(int status, std::string detail) {
+  ApiResponse r;
+  r.status = status;
+  r.content_type = kProblemContentType;
+  r.body = problem_json({status, std::move(detail)}) + "\n";
+  return r;
+}
+
+ApiService::ApiService(ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics, ApiLimits limits)
+    : target_(std::move(target)), tokens_(tokens), metrics_(metrics), limits_(limits) {}
+
+ApiService::~ApiService() = default;
+
+Producer& ApiService::producer() {
+  if (!producer_) {
+    try {
+      producer_ = std::make_unique<Producer>(target_);
+    } catch (const ConfigError& e) {  // a bucket count that contradicts NS:buckets, refused credentials
+      throw std::runtime_error(std::string("cannot use Redis: ") + e.what());
+    }
+  }
+  return *producer_;
+}
+
+bool ApiService::connect(std::string& why) {
+  try {
+    producer();
+    return true;
+  } catch (const std::exception& e) {
+    why = e.what();
+    return false;
+  }
+}
+
+ApiResponse ApiService::handle(const ApiRequest& request) {
+  const auto started = std::chrono::steady_clock::now();
+  RouteMatch match;
+  ApiResponse response;
+  try {
+    match = match_route(request.method, request.path);
+    response = dispatch(request, match);
+  } catch (const std::exception& e) {
+    spdlog::error("{} {}: {}", request.method, escape_text(request.path), escape_text(e.what()));
+    response = problem_response(500, "internal error");
+  } catch (...) {
+    response = problem_response(500, "internal error");
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  try {
+    metrics_.record(match.label.empty() ? "other" : match.label, request.method, response.status, seconds);
+  } catch (...) {  // a metrics failure (memory) must not lose the answer
+  }
+  return response;
+}
+
+ApiResponse ApiService::dispatch(const ApiRequest& request, const RouteMatch& match) {
+  if (!match.route) {
+    ApiResponse r = problem_response(match.status, match.detail);
+    if (match.status == 405) r.headers.push_back({"Allow", match.allow});
+    return r;
+  }
+  if (match.scope) {
+    const auto token = request.authorization ? bearer_token(*request.authorization) : std::nullopt;
+    const auto granted = token ? tokens_.find(*token) : std::nullopt;
+    if (!granted) {
+      ApiResponse r = problem_response(
+          401, request.authorization ? "the bearer token is not known" : "an Authorization: Bearer token is required");
+      r.headers.push_back({"WWW-Authenticate", "Bearer realm=\"expiry-api\""});
+      return r;
+    }
+    if (!scope_allows(*granted, *match.scope)) {
+      return problem_response(403, std::string("this route needs a token of scope ") + scope_name(*match.scope) +
+                                       "; the token given has scope " + scope_name(*granted));
+    }
+  }
+  if (request.body.size() > limits_.max_body_bytes) {
+    return problem_response(413, "the body is larger than the limit of " + std::to_string(limits_.max_body_bytes) +
+                                     " bytes");
+  }
+  if (!request.body.empty() && (!request.content_type || !is_json_media_type(*request.content_type))) {
+    return problem_response(415, "a request body must be application/json");
+  }
+  try {
+    return route(request, match);
+  } catch (const ConfigError& e) {  // input the Producer refused before sending (a stream name)
+    return problem_response(400, escape_text(e.what()));
+  } catch (const IoError& e) {
+    spdlog::warn("Redis unreachable: {}", escape_text(e.what()));
+    producer_.reset();  // the next request connects again
+    return problem_response(503, "Redis cannot be reached");
+  } catch (const ReplyError& e) {
+    spdlog::error("Redis refused a call: {}", escape_text(e.what()));
+    return problem_response(500, "Redis refused the call: " + escape_text(e.what()));
+  }
+}
+
+ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match) {
+  switch (*match.route) {
+    case Route::Healthz:
+      return text_response(200, "text/plain; charset=utf-8", "ok\n");
+    case Route::Readyz:
+      producer().now_ms();
+      return text_response(200, "text/plain; charset=utf-8", "ready\n");
+    case Route::Metrics:
+      return text_response(200, "text/plain; version=0.0.4; charset=utf-8", metrics_.render());
+    case Route::OpenApi:
+      return text_response(200, kJson, kOpenApiDocument);
+    case Route::TaskPut: {
+      if (request.body.empty()) return problem_response(400, "the body must be a JSON object with delay_ms or at_ms");
+      auto parsed = parse_task_body(request.body, match.id, request.traceparent);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      const ScheduleResult result = producer().schedule(std::get<Task>(parsed));
+      const bool created = !result.replaced && !result.kept;
+      return json_response(created ? 201 : 200, schedule_result_json(match.id, result));
+    }
+    case Route::TaskGet: {
+      const TaskDetails task = producer().show(match.id);
+      if (!task.pending) return problem_response(404, "task " + escape_text(match.id) + " is not pending");
+      return json_response(200, task_details_json(match.id, task));
+    }
+    case Route::TaskDelete: {
+      if (!producer().cancel(match.id)) return problem_response(404, "task " + escape_text(match.id) + " is not pending");
+      ApiResponse r;
+      r.status = 204;
+      return r;
+    }
+    case Route::TaskRunNow: {
+      const RunNowResult result = producer().run_now(match.id);
+      if (!result.pending) return problem_response(404, "task " + escape_text(match.id) + " is not pending");
+      return json_response(200, run_now_result_json(match.id, result));
+    }
+    case Route::TaskList: {
+      const auto pairs = query_pairs(request.query);
+      if (!pairs) return problem_response(400, "the query string holds a malformed percent escape");
+      auto parsed = parse_list_query(*pairs);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      const TaskListRequest list = std::get<TaskListRequest>(parsed);
+      // Without a prefix one page of the Producer's; with one, pages no larger than what is
+      // still wanted (so every match read fits and the cursor stays exact), until the page is
+      // full, the schedule ends or kMaxPrefixScan tasks were examined.
+      std::vector<ListedTask> tasks;
+      std::optional<std::string> next;
+      ListQuery query = list.query;
+      long long examined = 0;
+      while (true) {
+        query.count = list.query.count - static_cast<long long>(tasks.size());
+        const TaskPage page = producer().list(query);
+        examined += static_cast<long long>(page.tasks.size());
+        for (const ListedTask& t : page.tasks) {
+          if (t.id.compare(0, list.prefix.size(), list.prefix) == 0) tasks.push_back(t);
+        }
+        next = page.next_cursor;
+        if (!next || list.prefix.empty() || static_cast<long long>(tasks.size()) >= list.query.count ||
+            examined >= kMaxPrefixScan) {
+          break;
+        }
+        query.cursor = *next;
+      }
+      nlohmann::json items = nlohmann::json::array();
+      producer().list_details(tasks, 0, [&](size_t i, const ListedTaskDetails& d) {
+        items.push_back(listed_task_json(tasks[i], d));
+      });
+      return json_response(200, {{"tasks", items},
+                                 {"count", tasks.size()},
+                                 {"next_cursor", next ? nlohmann::json(*next) : nlohmann::json()}});
+    }
+    case Route::Stats: {
+      Producer& p = producer();
+      const TaskPlacement& layout = p.placement();
+      const long long now = p.now_ms();
+      long long pending = 0, overdue = 0, paused = 0;
+      std::optional<long long> next_due;
+      for (int b = 0; b < layout.buckets; ++b) {
+        const KeyLayout keys(layout.ns, b);
+        const int slot = TaskPlacement::slot_of_bucket(b);
+        const auto replies = p.client().batch({{slot, {"ZCARD", keys.schedule_key()}},
+                                               {slot, {"ZCOUNT", keys.schedule_key(), "-inf", std::to_string(now)}},
+                                               {slot, {"EXISTS", layout.paused_key_of_bucket(b)}},
+                                               {slot, {"ZRANGE", keys.schedule_key(), "0", "0", "WITHSCORES"}}});
+        for (const Reply& r : replies) {
+          if (r.is_io_error()) throw IoError(r.str);
+          if (r.failed()) throw ReplyError(r.str);
+        }
+        pending += replies[0].integer;
+        overdue += replies[1].integer;
+        paused += replies[2].integer > 0 ? 1 : 0;
+        if (replies[3].elements.size() == 2) {
+          if (auto due = to_integer(replies[3].elements[1].str)) {
+            next_due = next_due ? std::min(*next_due, *due) : *due;
+          }
+        }
+      }
+      return json_response(200, {{"namespace", layout.ns},
+                                 {"cluster", p.cluster()},
+                                 {"buckets", layout.buckets},
+                                 {"now_ms", now},
+                                 {"pending", pending},
+                                 {"overdue", overdue},
+                                 {"paused_buckets", paused},
+                                 {"next_due_ms", next_due ? nlohmann::json(*next_due) : nlohmann::json()}});
+    }
+    case Route::Pause: {
+      auto parsed = parse_pause_body(request.body);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      const PauseResult r = producer().pause(std::chrono::milliseconds(std::get<long long>(parsed)));
+      return json_response(200, {{"paused_until_ms", r.value},
+                                 {"buckets", producer().buckets()},
+                                 {"pending", r.pending},
+                                 {"overdue", r.overdue}});
+    }
+    case Route::Resume: {
+      const PauseResult r = producer().resume();
+      return json_response(200, {{"buckets_paused", r.value},
+                                 {"buckets", producer().buckets()},
+                                 {"pending", r.pending},
+                                 {"overdue", r.overdue}});
+    }
+  }
+  return problem_response(500, "unhandled route");
+}
+
+}  // namespace expiry

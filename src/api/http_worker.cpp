@@ -1,0 +1,238 @@
+// See http_worker.h.
+#include "api/http_worker.h"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/errors.h"
+#include "base/text_escape.h"
+
+namespace expiry {
+
+// One accepted connection, from the bufferevent evhttp asks for (on_connection) until evhttp
+// closes it (on_closed, its evhttp_connection close callback, called exactly once). The
+// connection object is not known when the bufferevent is made, so on_attach finds it on the
+// next loop turn (it is the bufferevent's callback argument) and sets the close callback; an
+// extra reference keeps the bufferevent valid in between.
+struct HttpWorker::Connection {
+  HttpWorker* worker;
+  bufferevent* bev = nullptr;
+  bool counted = false;  // within the cap: counted in open_; else refused
+};
+
+namespace {
+
+const char* method_name(int command) {
+  switch (command) {
+    case EVHTTP_REQ_GET: return "GET";
+    case EVHTTP_REQ_POST: return "POST";
+    case EVHTTP_REQ_HEAD: return "HEAD";
+    case EVHTTP_REQ_PUT: return "PUT";
+    case EVHTTP_REQ_DELETE: return "DELETE";
+    case EVHTTP_REQ_OPTIONS: return "OPTIONS";
+    case EVHTTP_REQ_TRACE: return "TRACE";
+    case EVHTTP_REQ_CONNECT: return "CONNECT";
+    case EVHTTP_REQ_PATCH: return "PATCH";
+  }
+  return "OTHER";
+}
+
+std::optional<std::string> header(evhttp_request* req, const char* name) {
+  const char* v = evhttp_find_header(evhttp_request_get_input_headers(req), name);
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+}  // namespace
+
+HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics,
+                       HttpLimits limits)
+    : index_(index), limits_(limits), metrics_(metrics),
+      service_(std::move(target), tokens, metrics, ApiLimits{limits.max_body_bytes}) {
+  base_ = event_base_new();
+  if (base_ == nullptr) throw Error("event_base_new failed");
+  http_ = evhttp_new(base_);
+  if (http_ == nullptr) throw Error("evhttp_new failed");
+  // Every method reaches on_request, so that a wrong one is answered 405 as problem+json.
+  evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
+                                        EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+                                        EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+  // Bodies up to twice the limit are read and answered 413 as problem+json by the service;
+  // beyond that evhttp stops reading and answers its own 413.
+  evhttp_set_max_body_size(http_, static_cast<ev_ssize_t>(limits_.max_body_bytes * 2 + 1));
+  evhttp_set_max_headers_size(http_, static_cast<ev_ssize_t>(limits_.max_header_bytes));
+  evhttp_set_timeout(http_, limits_.timeout_seconds);
+  evhttp_set_gencb(http_, &HttpWorker::on_request, this);
+  evhttp_set_bevcb(http_, &HttpWorker::on_connection, this);
+  const int fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) throw Error(std::string("dup of the listening socket failed: ") + std::strerror(errno));
+  bound_ = evhttp_accept_socket_with_handle(http_, fd);
+  if (bound_ == nullptr) {
+    close(fd);
+    throw Error("evhttp_accept_socket_with_handle failed");
+  }
+  if (pipe2(stop_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
+  stop_event_ = event_new(base_, stop_pipe_[0], EV_READ, &HttpWorker::on_stop, this);
+  drain_timer_ = event_new(base_, -1, EV_PERSIST, &HttpWorker::on_drain_tick, this);
+  if (stop_event_ == nullptr || drain_timer_ == nullptr || event_add(stop_event_, nullptr) != 0) {
+    throw Error("cannot set up the stop events");
+  }
+}
+
+HttpWorker::~HttpWorker() {
+  if (stop_event_ != nullptr) event_free(stop_event_);
+  if (drain_timer_ != nullptr) event_free(drain_timer_);
+  if (http_ != nullptr) evhttp_free(http_);  // closes the connections left, and its listening descriptor
+  if (base_ != nullptr) event_base_free(base_);
+  for (int fd : stop_pipe_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void HttpWorker::run() {
+  std::string why;
+  if (!service_.connect(why)) spdlog::warn("worker {}: Redis not reachable yet: {}", index_, escape_text(why));
+  event_base_dispatch(base_);
+}
+
+void HttpWorker::request_stop() {
+  const char byte = 's';
+  [[maybe_unused]] const auto n = write(stop_pipe_[1], &byte, 1);
+}
+
+void HttpWorker::on_stop(int, short, void* self) {
+  try {
+    static_cast<HttpWorker*>(self)->begin_stop();
+  } catch (...) {
+    event_base_loopexit(static_cast<HttpWorker*>(self)->base_, nullptr);
+  }
+}
+
+void HttpWorker::begin_stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  evhttp_del_accept_socket(http_, bound_);  // closes this worker's listening descriptor
+  bound_ = nullptr;
+  stop_deadline_ = std::chrono::steady_clock::now() + limits_.stop_grace;
+  const timeval tick{0, 20 * 1000};
+  event_add(drain_timer_, &tick);
+  on_drain_tick(-1, 0, this);
+}
+
+void HttpWorker::on_drain_tick(int, short, void* self) {
+  auto* w = static_cast<HttpWorker*>(self);
+  if (w->open_ == 0 || std::chrono::steady_clock::now() >= w->stop_deadline_) {
+    event_del(w->drain_timer_);
+    event_base_loopexit(w->base_, nullptr);
+  }
+}
+
+bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
+  auto* w = static_cast<HttpWorker*>(self);
+  try {
+    auto c = std::make_unique<Connection>();
+    c->worker = w;
+    c->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (c->bev == nullptr) return nullptr;
+    const timeval now{0, 0};
+    if (event_base_once(base, -1, EV_TIMEOUT, &HttpWorker::on_attach, c.get(), &now) != 0) {
+      bufferevent_free(c->bev);
+      return nullptr;
+    }
+    bufferevent_incref(c->bev);
+    c->counted = w->open_ < w->limits_.max_connections && !w->stopping_;
+    if (c->counted) {
+      ++w->open_;
+      w->metrics_.connection_opened();
+    } else {
+      w->metrics_.connection_refused();
+    }
+    return c.release()->bev;
+  } catch (...) {
+    return nullptr;  // evhttp makes its own bufferevent: served, but not counted
+  }
+}
+
+void HttpWorker::on_attach(int, short, void* connection) {
+  auto* c = static_cast<Connection*>(connection);
+  bufferevent_data_cb read_cb = nullptr;
+  void* arg = nullptr;
+  bufferevent_getcb(c->bev, &read_cb, nullptr, nullptr, &arg);
+  bufferevent* bev = c->bev;
+  if (read_cb == nullptr || arg == nullptr) {  // evhttp freed the connection already
+    on_closed(nullptr, c);
+  } else {
+    auto* evcon = static_cast<evhttp_connection*>(arg);
+    evhttp_connection_set_closecb(evcon, &HttpWorker::on_closed, c);
+    if (!c->counted) {
+      // Over the cap: evhttp reads end-of-file and closes it, before any request is served.
+      const int fd = bufferevent_getfd(bev);
+      if (fd >= 0) shutdown(fd, SHUT_RDWR);
+    }
+  }
+  bufferevent_decref(bev);
+}
+
+void HttpWorker::on_closed(evhttp_connection*, void* connection) {
+  auto* c = static_cast<Connection*>(connection);
+  if (c->counted) {
+    --c->worker->open_;
+    c->worker->metrics_.connection_closed();
+  }
+  delete c;
+}
+
+void HttpWorker::on_request(evhttp_request* req, void* self) {
+  try {
+    static_cast<HttpWorker*>(self)->serve(req);
+  } catch (...) {
+    evhttp_send_error(req, 500, nullptr);  // nothing was sent: serve sends last
+  }
+}
+
+void HttpWorker::serve(evhttp_request* req) {
+  ApiRequest request;
+  request.method = method_name(evhttp_request_get_command(req));
+  const char* uri = evhttp_request_get_uri(req);
+  std::string target = uri != nullptr ? uri : "/";
+  const size_t query_at = target.find('?');
+  if (query_at != std::string::npos) {
+    request.query = target.substr(query_at + 1);
+    target.resize(query_at);
+  }
+  if (const evhttp_uri* parsed = evhttp_request_get_evhttp_uri(req)) {
+    if (const char* path = evhttp_uri_get_path(parsed); path != nullptr && *path != '\0') target = path;
+  }
+  request.path = target;
+  request.authorization = header(req, "Authorization");
+  request.content_type = header(req, "Content-Type");
+  request.traceparent = header(req, "traceparent");
+  evbuffer* in = evhttp_request_get_input_buffer(req);
+  request.body.resize(evbuffer_get_length(in));
+  if (!request.body.empty()) evbuffer_copyout(in, request.body.data(), request.body.size());
+
+  const ApiResponse response = service_.handle(request);
+
+  evkeyvalq* out_headers = evhttp_request_get_output_headers(req);
+  if (!response.content_type.empty()) evhttp_add_header(out_headers, "Content-Type", response.content_type.c_str());
+  evhttp_add_header(out_headers, "Cache-Control", "no-store");
+  for (const auto& [name, value] : response.headers) evhttp_add_header(out_headers, name.c_str(), value.c_str());
+  if (stopping_) evhttp_add_header(out_headers, "Connection", "close");
+  evbuffer* body = evbuffer_new();
+  if (body == nullptr) throw Error("evbuffer_new failed");
+  evbuffer_add(body, response.body.data(), response.body.size());
+  evhttp_send_reply(req, response.status, status_title(response.status), body);
+  evbuffer_free(body);
+}
+
+}  // namespace expiry

@@ -1,0 +1,70 @@
+// One worker thread's HTTP server: its own event_base and evhttp, accepting on a duplicate of
+// the shared listening socket (evhttp_accept_socket_with_handle closes the descriptor it is
+// given when it is freed, so each worker owns one), and its own ApiService (and Producer).
+// Limits: body and header sizes, the idle/request timeout, and a cap on the connections this
+// worker holds open: one beyond the cap is accepted and shut down at once (counted in
+// expiry_api_connections_refused_total), before it is served. Nothing thrown crosses a libevent callback.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+
+#include "api/api_metrics.h"
+#include "api/api_service.h"
+#include "api/http_limits.h"
+
+struct bufferevent;
+struct event;
+struct event_base;
+struct evhttp;
+struct evhttp_bound_socket;
+struct evhttp_connection;
+struct evhttp_request;
+
+namespace expiry {
+
+class HttpWorker {
+ public:
+  // Throws Error when libevent cannot set up (no base, no evhttp, dup or accept fails).
+  HttpWorker(int index, int listen_fd, ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics,
+             HttpLimits limits);
+  ~HttpWorker();
+  HttpWorker(const HttpWorker&) = delete;
+  HttpWorker& operator=(const HttpWorker&) = delete;
+
+  // On the worker's thread: connects its Producer (a failure is logged; requests try again),
+  // then serves until stopped.
+  void run();
+  // From any thread: stop accepting, let open connections finish (answers then close the
+  // connection) for up to stop_grace, then return from run().
+  void request_stop();
+
+ private:
+  struct Connection;
+  static void on_request(evhttp_request* req, void* self);
+  static bufferevent* on_connection(event_base* base, void* self);
+  static void on_attach(int fd, short what, void* connection);
+  static void on_closed(evhttp_connection* evcon, void* connection);
+  static void on_stop(int fd, short what, void* self);
+  static void on_drain_tick(int fd, short what, void* self);
+
+  void serve(evhttp_request* req);
+  void begin_stop();
+
+  int index_;
+  HttpLimits limits_;
+  ApiMetrics& metrics_;
+  ApiService service_;
+  event_base* base_ = nullptr;
+  evhttp* http_ = nullptr;
+  evhttp_bound_socket* bound_ = nullptr;
+  int stop_pipe_[2] = {-1, -1};
+  event* stop_event_ = nullptr;
+  event* drain_timer_ = nullptr;
+  long long open_ = 0;
+  bool stopping_ = false;
+  std::chrono::steady_clock::time_point stop_deadline_;
+};
+
+}  // namespace expiry

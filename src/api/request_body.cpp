@@ -1,0 +1,145 @@
+// See request_body.h.
+#include "api/request_body.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/base64.h"
+#include "base/integers.h"
+#include "functions/task_options.h"
+#include "producer/list_cursor.h"
+
+namespace expiry {
+namespace {
+
+using json = nlohmann::json;
+
+const char* kTaskFields[] = {"delay_ms",   "at_ms",           "payload",     "payload_b64", "stream",
+                             "if_absent", "debounce_max_ms", "max_late_ms", "traceparent"};
+
+// The object of `body`, or the reason it is not one.
+Parsed<json> object_of(std::string_view body) {
+  json j = json::parse(body.begin(), body.end(), nullptr, false);
+  if (j.is_discarded()) return std::string("the body is not valid JSON");
+  if (!j.is_object()) return std::string("the body must be a JSON object");
+  return j;
+}
+
+// Reads an optional integer field; sets `error` when it is there and not an integer.
+std::optional<long long> integer_field(const json& j, const char* name, std::string& error) {
+  const auto it = j.find(name);
+  if (it == j.end() || !error.empty()) return std::nullopt;
+  if (!it->is_number_integer()) {
+    error = std::string(name) + " must be an integer";
+    return std::nullopt;
+  }
+  if (it->is_number_unsigned() && it->get<unsigned long long>() > static_cast<unsigned long long>(INT64_MAX)) {
+    error = std::string(name) + " is too large";
+    return std::nullopt;
+  }
+  return it->get<long long>();
+}
+
+std::optional<std::string> string_field(const json& j, const char* name, std::string& error) {
+  const auto it = j.find(name);
+  if (it == j.end() || !error.empty()) return std::nullopt;
+  if (!it->is_string()) {
+    error = std::string(name) + " must be a string";
+    return std::nullopt;
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+Parsed<Task> parse_task_body(std::string_view body, const std::string& id,
+                             const std::optional<std::string>& traceparent_header) {
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  const json& j = std::get<json>(parsed);
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (const char* f : kTaskFields) known = known || key == f;
+    if (!known) return "unknown field " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  std::string error;
+  Task task;
+  task.id = id;
+  const auto delay = integer_field(j, "delay_ms", error);
+  const auto at = integer_field(j, "at_ms", error);
+  const auto payload = string_field(j, "payload", error);
+  const auto payload_b64 = string_field(j, "payload_b64", error);
+  const auto stream = string_field(j, "stream", error);
+  task.options.debounce_max_ms = integer_field(j, "debounce_max_ms", error);
+  task.options.max_late_ms = integer_field(j, "max_late_ms", error);
+  task.options.traceparent = string_field(j, "traceparent", error);
+  if (const auto it = j.find("if_absent"); it != j.end() && error.empty()) {
+    if (!it->is_boolean()) return std::string("if_absent must be true or false");
+    task.options.if_absent = it->get<bool>();
+  }
+  if (!error.empty()) return error;
+  if (delay.has_value() == at.has_value()) return std::string("give exactly one of delay_ms and at_ms");
+  task.mode = delay ? ScheduleMode::Delay : ScheduleMode::At;
+  task.ms = delay ? *delay : *at;
+  if (payload && payload_b64) return std::string("give at most one of payload and payload_b64");
+  if (payload) task.payload = *payload;
+  if (payload_b64) {
+    std::string why;
+    const auto bytes = base64_decode(*payload_b64, &why);
+    if (!bytes) return "payload_b64 is not base64: " + why;
+    task.payload = *bytes;
+  }
+  if (stream) {
+    if (stream->empty()) return std::string("stream must not be empty (omit it for the default stream)");
+    task.stream = *stream;
+  }
+  if (!task.options.traceparent && traceparent_header && !traceparent_error(*traceparent_header)) {
+    task.options.traceparent = traceparent_header;
+  }
+  if (auto err = task_error(task)) return *err;
+  return task;
+}
+
+Parsed<long long> parse_pause_body(std::string_view body) {
+  if (body.empty()) return 0LL;
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  const json& j = std::get<json>(parsed);
+  for (const auto& [key, value] : j.items()) {
+    if (key != "for_ms") return "unknown field " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  std::string error;
+  const auto for_ms = integer_field(j, "for_ms", error);
+  if (!error.empty()) return error;
+  if (for_ms && (*for_ms < 0 || *for_ms > kMaxTimeMs)) {
+    return "for_ms must be between 0 and " + std::to_string(kMaxTimeMs);
+  }
+  return for_ms.value_or(0);
+}
+
+Parsed<TaskListRequest> parse_list_query(const std::multimap<std::string, std::string>& query) {
+  TaskListRequest out;
+  out.query.count = kDefaultPageLimit;
+  for (const auto& [key, value] : query) {
+    if (query.count(key) > 1) return "query parameter " + key + " is given more than once";
+    if (key == "prefix") {
+      out.prefix = value;
+    } else if (key == "due_before") {
+      const auto ms = parse_int64(value);
+      if (!ms || *ms < 1 || *ms > kMaxTimeMs) return std::string("due_before must be epoch milliseconds");
+      out.query.due_before_ms = *ms;
+    } else if (key == "limit") {
+      const auto n = parse_int64(value);
+      if (!n || *n < 1 || *n > kMaxPageLimit) return "limit must be between 1 and " + std::to_string(kMaxPageLimit);
+      out.query.count = *n;
+    } else if (key == "cursor") {
+      std::string why;
+      if (!value.empty() && !decode_list_cursor(value, &why)) return "cursor is not a cursor this API gave (" + why + ")";
+      out.query.cursor = value;
+    } else {
+      return "unknown query parameter " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+  return out;
+}
+
+}  // namespace expiry

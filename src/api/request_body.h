@@ -1,0 +1,45 @@
+// The JSON bodies and query strings the API reads, validated before anything is sent to Redis:
+// PUT /v1/tasks/{id} (a task), POST /v1/pause, GET /v1/tasks's query. Each returns the value, or
+// the reason it is refused (answered as 400). Pure.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "producer/task.h"
+#include "producer/task_reads.h"
+
+namespace expiry {
+
+// The largest page GET /v1/tasks reads, and the page size when `limit` is not given.
+constexpr long long kMaxPageLimit = 1000;
+constexpr long long kDefaultPageLimit = 100;
+
+// A body is `T` or the reason it is refused.
+template <class T>
+using Parsed = std::variant<T, std::string>;
+
+// The task of PUT /v1/tasks/{id}: a JSON object with exactly one of delay_ms / at_ms (integers),
+// at most one of payload (string) / payload_b64 (base64 of the bytes; none: an empty payload),
+// and optionally stream (non-empty string), if_absent (boolean), debounce_max_ms, max_late_ms
+// (integers) and traceparent (string; absent: `traceparent_header` when the request had a valid
+// one). Unknown fields are refused, so a misspelt option never passes silently. The task is
+// checked by task_error (producer/task.h).
+Parsed<Task> parse_task_body(std::string_view body, const std::string& id,
+                             const std::optional<std::string>& traceparent_header);
+
+// POST /v1/pause: an empty body or {"for_ms": N} (N >= 0; 0 or absent: until resumed).
+Parsed<long long> parse_pause_body(std::string_view body);
+
+// GET /v1/tasks: prefix (ids starting with it), due_before (epoch ms), limit (1..kMaxPageLimit,
+// default kDefaultPageLimit), cursor (the `next` of the page before). Other keys are refused.
+struct TaskListRequest {
+  ListQuery query;
+  std::string prefix;
+};
+Parsed<TaskListRequest> parse_list_query(const std::multimap<std::string, std::string>& query);
+
+}  // namespace expiry

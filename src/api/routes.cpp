@@ -1,0 +1,123 @@
+// See routes.h.
+#include "api/routes.h"
+
+#include <vector>
+
+#include "functions/key_layout.h"
+
+namespace expiry {
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::vector<std::string_view> segments_of(std::string_view path) {
+  std::vector<std::string_view> out;
+  if (path.empty() || path.front() != '/') return out;
+  path.remove_prefix(1);
+  while (true) {
+    const size_t slash = path.find('/');
+    out.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return out;
+}
+
+// One path's methods: the route and scope of each.
+struct MethodRoute {
+  const char* method;
+  Route route;
+  std::optional<Scope> scope;
+};
+
+RouteMatch pick(std::string_view method, const std::string& label, std::initializer_list<MethodRoute> routes) {
+  RouteMatch m;
+  m.label = label;
+  for (const MethodRoute& r : routes) {
+    if (method == r.method) {
+      m.route = r.route;
+      m.scope = r.scope;
+      return m;
+    }
+  }
+  m.status = 405;
+  for (const MethodRoute& r : routes) m.allow += (m.allow.empty() ? "" : ", ") + std::string(r.method);
+  m.detail = "method " + std::string(method) + " is not allowed on " + label + " (allowed: " + m.allow + ")";
+  return m;
+}
+
+}  // namespace
+
+std::optional<std::string> percent_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out.push_back(text[i]);
+      continue;
+    }
+    if (i + 2 >= text.size()) return std::nullopt;
+    const int hi = hex_value(text[i + 1]);
+    const int lo = hex_value(text[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
+
+RouteMatch match_route(std::string_view method, std::string_view path) {
+  const auto seg = segments_of(path);
+  const auto one = [&](const char* a) { return seg.size() == 1 && seg[0] == a; };
+  if (one("healthz")) return pick(method, "/healthz", {{"GET", Route::Healthz, std::nullopt}});
+  if (one("readyz")) return pick(method, "/readyz", {{"GET", Route::Readyz, std::nullopt}});
+  if (one("metrics")) return pick(method, "/metrics", {{"GET", Route::Metrics, std::nullopt}});
+  if (seg.size() >= 2 && seg[0] == "v1") {
+    if (seg.size() == 2 && seg[1] == "openapi.json") {
+      return pick(method, "/v1/openapi.json", {{"GET", Route::OpenApi, std::nullopt}});
+    }
+    if (seg.size() == 2 && seg[1] == "stats") return pick(method, "/v1/stats", {{"GET", Route::Stats, Scope::Read}});
+    if (seg.size() == 2 && seg[1] == "pause") return pick(method, "/v1/pause", {{"POST", Route::Pause, Scope::Admin}});
+    if (seg.size() == 2 && seg[1] == "resume") {
+      return pick(method, "/v1/resume", {{"POST", Route::Resume, Scope::Admin}});
+    }
+    if (seg.size() == 2 && seg[1] == "tasks") return pick(method, "/v1/tasks", {{"GET", Route::TaskList, Scope::Read}});
+    const bool task = seg.size() == 3 && seg[1] == "tasks";
+    const bool run_now = seg.size() == 4 && seg[1] == "tasks" && seg[3] == "run-now";
+    if (task || run_now) {
+      RouteMatch m = task ? pick(method, "/v1/tasks/{id}",
+                                 {{"GET", Route::TaskGet, Scope::Read},
+                                  {"PUT", Route::TaskPut, Scope::Write},
+                                  {"DELETE", Route::TaskDelete, Scope::Write}})
+                          : pick(method, "/v1/tasks/{id}/run-now", {{"POST", Route::TaskRunNow, Scope::Write}});
+      if (!m.route) return m;
+      const auto id = percent_decode(seg[2]);
+      if (!id) {
+        m.route.reset();
+        m.status = 400;
+        m.detail = "the task id in the path holds a malformed percent escape";
+        return m;
+      }
+      if (auto err = task_id_error(*id)) {
+        m.route.reset();
+        m.status = 400;
+        m.detail = "bad task id: " + *err;
+        return m;
+      }
+      m.id = *id;
+      return m;
+    }
+  }
+  RouteMatch m;
+  m.status = 404;
+  m.label = "other";
+  m.detail = "no such resource";
+  return m;
+}
+
+}  // namespace expiry

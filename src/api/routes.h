@@ -1,0 +1,44 @@
+// The API's routes: which handler a method and path reach, the scope each needs, and the
+// task id of /v1/tasks/{id} (a percent-decoded path segment). Pure.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/tokens.h"
+
+namespace expiry {
+
+enum class Route {
+  Healthz,
+  Readyz,
+  Metrics,
+  OpenApi,
+  TaskPut,
+  TaskGet,
+  TaskDelete,
+  TaskRunNow,
+  TaskList,
+  Stats,
+  Pause,
+  Resume,
+};
+
+struct RouteMatch {
+  std::optional<Route> route;   // nullopt: `status` says why (404 no such path, 405 wrong method, 400 bad id)
+  int status = 0;
+  std::string detail;           // why, when there is no route
+  std::string allow;            // 405: the methods the path takes ("GET, PUT, DELETE")
+  std::string label;            // the path template, for metrics ("/v1/tasks/{id}"; "other" when unknown)
+  std::optional<Scope> scope;   // the scope the route needs; nullopt: no token needed
+  std::string id;               // the task id of /v1/tasks/{id}..., decoded and valid
+};
+
+// Matches `method` ("GET", ...) and `path` (the request path as sent, without its query).
+RouteMatch match_route(std::string_view method, std::string_view path);
+
+// Decodes %XX escapes ('+' stays '+'); nullopt for a malformed escape.
+std::optional<std::string> percent_decode(std::string_view text);
+
+}  // namespace expiry
