@@ -1,0 +1,108 @@
+// The bodies and queries expiry-api reads (src/api/request_body.h): PUT /v1/tasks/{id},
+// POST /v1/pause and GET /v1/tasks.
+#include <gtest/gtest.h>
+
+#include "api/request_body.h"
+
+namespace expiry {
+namespace {
+
+constexpr const char* kTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+Task task_of(const std::string& body, const std::optional<std::string>& header = std::nullopt) {
+  auto parsed = parse_task_body(body, "t1", header);
+  if (auto* err = std::get_if<std::string>(&parsed)) {
+    ADD_FAILURE() << body << ": " << *err;
+    return {};
+  }
+  return std::get<Task>(parsed);
+}
+
+std::string error_of(const std::string& body) {
+  auto parsed = parse_task_body(body, "t1", std::nullopt);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  return "";
+}
+
+TEST(ApiRequestBody, TaskWithEveryField) {
+  const Task t = task_of(R"({"delay_ms": 5000, "payload": "hello", "stream": "orders", "debounce_max_ms": 100,
+                            "max_late_ms": 2000, "traceparent": ")" + std::string(kTrace) + "\"}");
+  EXPECT_EQ(t.id, "t1");
+  EXPECT_EQ(t.mode, ScheduleMode::Delay);
+  EXPECT_EQ(t.ms, 5000);
+  EXPECT_EQ(t.payload, "hello");
+  EXPECT_EQ(t.stream, "orders");
+  EXPECT_EQ(t.options.debounce_max_ms, 100);
+  EXPECT_EQ(t.options.max_late_ms, 2000);
+  EXPECT_EQ(t.options.traceparent, kTrace);
+  EXPECT_FALSE(t.options.if_absent);
+}
+
+TEST(ApiRequestBody, AtBase64AndIfAbsent) {
+  const Task t = task_of(R"({"at_ms": 4102444800000, "payload_b64": "AAH/", "if_absent": true})");
+  EXPECT_EQ(t.mode, ScheduleMode::At);
+  EXPECT_EQ(t.ms, 4102444800000);
+  EXPECT_EQ(t.payload, std::string("\x00\x01\xff", 3));
+  EXPECT_TRUE(t.options.if_absent);
+  EXPECT_TRUE(t.stream.empty());
+}
+
+TEST(ApiRequestBody, TraceparentHeaderIsTheDefault) {
+  EXPECT_EQ(task_of(R"({"delay_ms": 1})", std::string(kTrace)).options.traceparent, kTrace);
+  EXPECT_FALSE(task_of(R"({"delay_ms": 1})", std::string("garbage")).options.traceparent);
+  const std::string other = "00-11111111111111111111111111111111-2222222222222222-01";
+  EXPECT_EQ(task_of(R"({"delay_ms": 1, "traceparent": ")" + other + "\"}", std::string(kTrace)).options.traceparent,
+            other);
+}
+
+TEST(ApiRequestBody, RefusedTasks) {
+  EXPECT_EQ(error_of("{"), "the body is not valid JSON");
+  EXPECT_EQ(error_of("[1]"), "the body must be a JSON object");
+  EXPECT_EQ(error_of("{\"payload\": \"x\"}"), "give exactly one of delay_ms and at_ms");
+  EXPECT_EQ(error_of(R"({"delay_ms": 1, "at_ms": 2})"), "give exactly one of delay_ms and at_ms");
+  EXPECT_EQ(error_of(R"({"delay_ms": "1"})"), "delay_ms must be an integer");
+  EXPECT_EQ(error_of(R"({"delay_ms": 1.5})"), "delay_ms must be an integer");
+  EXPECT_EQ(error_of(R"({"delay_ms": 1, "payload": 3})"), "payload must be a string");
+  EXPECT_EQ(error_of(R"({"delay_ms": 1, "payload": "a", "payload_b64": "YQ=="})"),
+            "give at most one of payload and payload_b64");
+  EXPECT_NE(error_of(R"({"delay_ms": 1, "payload_b64": "***"})").find("payload_b64 is not base64"), std::string::npos);
+  EXPECT_EQ(error_of(R"({"delay_ms": 1, "stream": ""})"), "stream must not be empty (omit it for the default stream)");
+  EXPECT_EQ(error_of(R"({"delay_ms": 1, "if_absent": 1})"), "if_absent must be true or false");
+  EXPECT_EQ(error_of(R"({"delay_ms": 1, "delay": 2})"), "unknown field \"delay\"");
+  EXPECT_NE(error_of(R"({"delay_ms": -1})"), "");
+  EXPECT_NE(error_of(R"({"at_ms": 0})"), "");
+  EXPECT_NE(error_of(R"({"delay_ms": 1, "traceparent": "nope"})"), "");
+  EXPECT_NE(error_of(R"({"delay_ms": 1, "if_absent": true, "debounce_max_ms": 5})"), "");
+  EXPECT_NE(error_of(R"({"delay_ms": 1, "payload": ")" + std::string(65537, 'x') + "\"}"), "");
+  EXPECT_EQ(error_of(R"({"delay_ms": 99999999999999999999})"), "delay_ms must be an integer");
+}
+
+TEST(ApiRequestBody, PauseBody) {
+  EXPECT_EQ(std::get<long long>(parse_pause_body("")), 0);
+  EXPECT_EQ(std::get<long long>(parse_pause_body("{}")), 0);
+  EXPECT_EQ(std::get<long long>(parse_pause_body(R"({"for_ms": 60000})")), 60000);
+  EXPECT_EQ(std::get<std::string>(parse_pause_body(R"({"for_ms": -1})")), "for_ms must be between 0 and 253402300799999");
+  EXPECT_EQ(std::get<std::string>(parse_pause_body(R"({"for": 1})")), "unknown field \"for\"");
+  EXPECT_EQ(std::get<std::string>(parse_pause_body("nope")), "the body is not valid JSON");
+}
+
+TEST(ApiRequestBody, ListQuery) {
+  auto ok = parse_list_query({{"prefix", "order:"}, {"due_before", "4102444800000"}, {"limit", "1000"}});
+  ASSERT_TRUE(std::holds_alternative<TaskListRequest>(ok));
+  const auto& q = std::get<TaskListRequest>(ok);
+  EXPECT_EQ(q.prefix, "order:");
+  EXPECT_EQ(q.query.due_before_ms, 4102444800000);
+  EXPECT_EQ(q.query.count, 1000);
+  EXPECT_EQ(std::get<TaskListRequest>(parse_list_query({})).query.count, kDefaultPageLimit);
+  EXPECT_EQ(std::get<std::string>(parse_list_query({{"limit", "1001"}})), "limit must be between 1 and 1000");
+  EXPECT_EQ(std::get<std::string>(parse_list_query({{"limit", "0"}})), "limit must be between 1 and 1000");
+  EXPECT_EQ(std::get<std::string>(parse_list_query({{"due_before", "soon"}})), "due_before must be epoch milliseconds");
+  EXPECT_EQ(std::get<std::string>(parse_list_query({{"limit", "1"}, {"limit", "2"}})),
+            "query parameter limit is given more than once");
+  EXPECT_EQ(std::get<std::string>(parse_list_query({{"count", "1"}})), "unknown query parameter \"count\"");
+  EXPECT_NE(std::get<std::string>(parse_list_query({{"cursor", "garbage"}})).find("cursor is not a cursor"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace expiry

@@ -1,0 +1,85 @@
+// The routes of expiry-api (src/api/routes.h): scopes, 404, 405 with Allow, and task ids as
+// percent-decoded path segments checked by the id rules.
+#include <gtest/gtest.h>
+
+#include "api/routes.h"
+
+namespace expiry {
+namespace {
+
+TEST(ApiRoutes, EachRouteAndItsScope) {
+  struct Case {
+    const char* method;
+    const char* path;
+    Route route;
+    std::optional<Scope> scope;
+  };
+  const Case cases[] = {
+      {"GET", "/healthz", Route::Healthz, std::nullopt},
+      {"GET", "/readyz", Route::Readyz, std::nullopt},
+      {"GET", "/metrics", Route::Metrics, std::nullopt},
+      {"GET", "/v1/openapi.json", Route::OpenApi, std::nullopt},
+      {"PUT", "/v1/tasks/t1", Route::TaskPut, Scope::Write},
+      {"GET", "/v1/tasks/t1", Route::TaskGet, Scope::Read},
+      {"DELETE", "/v1/tasks/t1", Route::TaskDelete, Scope::Write},
+      {"POST", "/v1/tasks/t1/run-now", Route::TaskRunNow, Scope::Write},
+      {"GET", "/v1/tasks", Route::TaskList, Scope::Read},
+      {"GET", "/v1/stats", Route::Stats, Scope::Read},
+      {"POST", "/v1/pause", Route::Pause, Scope::Admin},
+      {"POST", "/v1/resume", Route::Resume, Scope::Admin},
+  };
+  for (const Case& c : cases) {
+    const RouteMatch m = match_route(c.method, c.path);
+    ASSERT_TRUE(m.route) << c.method << " " << c.path << ": " << m.detail;
+    EXPECT_EQ(*m.route, c.route) << c.path;
+    EXPECT_EQ(m.scope, c.scope) << c.path;
+  }
+}
+
+TEST(ApiRoutes, UnknownPathIs404) {
+  for (const char* path : {"/", "/v1", "/v2/tasks", "/v1/tasks/a/b", "/v1/task/a", "/healthz/x", "/v1/tasks/a/run"}) {
+    const RouteMatch m = match_route("GET", path);
+    EXPECT_FALSE(m.route) << path;
+    EXPECT_EQ(m.status, 404) << path;
+    EXPECT_EQ(m.label, "other");
+  }
+}
+
+TEST(ApiRoutes, WrongMethodIs405WithAllow) {
+  RouteMatch m = match_route("POST", "/v1/tasks/t1");
+  EXPECT_EQ(m.status, 405);
+  EXPECT_EQ(m.allow, "GET, PUT, DELETE");
+  EXPECT_EQ(m.label, "/v1/tasks/{id}");
+  m = match_route("GET", "/v1/pause");
+  EXPECT_EQ(m.status, 405);
+  EXPECT_EQ(m.allow, "POST");
+  EXPECT_EQ(match_route("DELETE", "/v1/tasks").status, 405);
+  EXPECT_EQ(match_route("HEAD", "/healthz").status, 405);
+}
+
+TEST(ApiRoutes, IdsArePercentDecodedAndChecked) {
+  RouteMatch m = match_route("GET", "/v1/tasks/order%2F42%20x");
+  ASSERT_TRUE(m.route);
+  EXPECT_EQ(m.id, "order/42 x");
+  m = match_route("POST", "/v1/tasks/caf%C3%A9/run-now");
+  ASSERT_TRUE(m.route);
+  EXPECT_EQ(m.id, "caf\xc3\xa9");
+  EXPECT_EQ(match_route("GET", "/v1/tasks/a%0Ab").status, 400);   // a control character
+  EXPECT_EQ(match_route("GET", "/v1/tasks/a%ZZ").status, 400);    // a malformed escape
+  EXPECT_EQ(match_route("GET", "/v1/tasks/a%2").status, 400);
+  EXPECT_EQ(match_route("GET", "/v1/tasks/%FF").status, 400);     // not UTF-8
+  EXPECT_EQ(match_route("GET", "/v1/tasks/" + std::string(257, 'x')).status, 400);
+  EXPECT_TRUE(match_route("GET", "/v1/tasks/" + std::string(256, 'x')).route);
+  EXPECT_EQ(match_route("GET", "/v1/tasks/").status, 400);        // empty id
+}
+
+TEST(ApiRoutes, PercentDecode) {
+  EXPECT_EQ(percent_decode("a%20b+c"), "a b+c");
+  EXPECT_EQ(percent_decode("%41%6a"), "Aj");
+  EXPECT_FALSE(percent_decode("%"));
+  EXPECT_FALSE(percent_decode("%4"));
+  EXPECT_FALSE(percent_decode("%4g"));
+}
+
+}  // namespace
+}  // namespace expiry
