@@ -1,0 +1,145 @@
+// expiry-api's connection limits against a private redis-server: a slowloris client (a request
+// head a byte at a time) and 1,000 idle connections do not keep others from their answers, the
+// per-thread connection cap closes connections beyond it, and the idle timeout closes idle ones.
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "integration/api/api_harness.h"
+
+namespace expiry::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The value of expiry_api_open_connections, or -1.
+long long open_connections(int port) {
+  const HttpAnswer r = call_api(port, {"GET", "/metrics"});
+  const std::string name = "\nexpiry_api_open_connections ";
+  const size_t at = r.body.find(name);
+  if (r.status != 200 || at == std::string::npos) return -1;
+  return std::stoll(r.body.substr(at + name.size()));
+}
+
+// Raises the soft descriptor limit to at least `wanted` (bounded by the hard limit); false when
+// the hard limit is lower.
+bool raise_fd_limit_to(rlim_t wanted) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return false;
+  if (lim.rlim_cur >= wanted) return true;
+  if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < wanted) return false;
+  lim.rlim_cur = wanted;
+  return setrlimit(RLIMIT_NOFILE, &lim) == 0;
+}
+
+class ApiLimitsTest : public ::testing::Test {
+ protected:
+  RedisServer server_;
+};
+
+TEST_F(ApiLimitsTest, SlowlorisDoesNotDelayOtherClients) {
+  ApiProcess api(server_, {"--threads", "1"});  // one event loop: the slow client shares it
+  const int slow = connect_loopback(api.port());
+  ASSERT_GE(slow, 0);
+  std::atomic<bool> done{false};
+  std::atomic<size_t> sent{0};
+  const std::string head = "GET /v1/stats HTTP/1.1\r\nHost: localhost\r\nX-Padding: " + std::string(200, 'p') + "\r\n";
+  std::thread slowloris([&] {
+    for (char c : head) {
+      if (done) break;
+      if (::send(slow, &c, 1, MSG_NOSIGNAL) != 1) break;
+      ++sent;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  // While the slow head trickles in, other clients are answered at once.
+  int answered = 0;
+  auto worst = Clock::duration::zero();
+  while (sent < head.size() / 2 && answered < 200) {
+    const auto started = Clock::now();
+    const HttpAnswer r = api.call({"GET", "/v1/stats", kReadToken});
+    worst = std::max(worst, Clock::now() - started);
+    ASSERT_EQ(r.status, 200) << r.body << r.error;
+    ++answered;
+  }
+  done = true;
+  slowloris.join();
+  EXPECT_GE(answered, 5);
+  EXPECT_LT(worst, std::chrono::seconds(2)) << "slowest answer while the slow client sent its head";
+  EXPECT_TRUE(api.child().running());
+  ::close(slow);
+}
+
+TEST_F(ApiLimitsTest, ThousandIdleConnectionsLeaveRoomForARequest) {
+  ASSERT_TRUE(raise_fd_limit_to(4096)) << "the hard descriptor limit is below 4096";
+  ApiProcess api(server_);
+  std::vector<int> idle;
+  for (int i = 0; i < 1000; ++i) {
+    const int fd = connect_loopback(api.port());
+    ASSERT_GE(fd, 0) << "connection " << i << ": " << std::strerror(errno);
+    idle.push_back(fd);
+  }
+  EXPECT_TRUE(wait_until([&] { return open_connections(api.port()) >= 1001; }, std::chrono::seconds(30),
+                         std::chrono::milliseconds(50)))
+      << "open connections: " << open_connections(api.port());
+  const auto started = Clock::now();
+  const HttpAnswer r = api.call({"PUT", "/v1/tasks/busy", kWriteToken, std::string(R"({"delay_ms": 60000})")});
+  EXPECT_EQ(r.status, 201) << r.body << r.error;
+  EXPECT_LT(Clock::now() - started, std::chrono::seconds(2));
+  for (int fd : idle) ::close(fd);
+  // Every close is seen: the count goes back to the metrics request alone.
+  EXPECT_TRUE(wait_until([&] { return open_connections(api.port()) == 1; }, std::chrono::seconds(30),
+                         std::chrono::milliseconds(50)))
+      << "open connections: " << open_connections(api.port());
+}
+
+TEST_F(ApiLimitsTest, ConnectionsBeyondTheCapAreClosed) {
+  ApiProcess api(server_, {"--threads", "1", "--max-connections", "5"});
+  std::vector<int> idle;
+  for (int i = 0; i < 5; ++i) idle.push_back(connect_loopback(api.port()));
+  // Once the five are accepted, a sixth connection is closed before it is answered.
+  bool refused = wait_until(
+      [&] {
+        const int fd = connect_loopback(api.port());
+        if (fd < 0) return false;
+        const std::string req = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+        bool closed = false;
+        const std::string answer = read_until_closed(fd, std::chrono::seconds(5), &closed);
+        ::close(fd);
+        return closed && answer.empty();
+      },
+      std::chrono::seconds(20), std::chrono::milliseconds(20));
+  EXPECT_TRUE(refused);
+  // One slot freed: requests are served again.
+  ::close(idle.back());
+  idle.pop_back();
+  EXPECT_TRUE(wait_until([&] { return call_api(api.port(), {"GET", "/healthz"}).status == 200; },
+                         std::chrono::seconds(20), std::chrono::milliseconds(20)));
+  const HttpAnswer metrics = call_api(api.port(), {"GET", "/metrics"});
+  EXPECT_EQ(metrics.body.find("expiry_api_connections_refused_total 0\n"), std::string::npos) << metrics.body;
+  for (int fd : idle) ::close(fd);
+}
+
+TEST_F(ApiLimitsTest, IdleConnectionIsClosedAfterTheTimeout) {
+  ApiProcess api(server_, {"--http-timeout-s", "1"});
+  const int fd = connect_loopback(api.port());
+  ASSERT_GE(fd, 0);
+  const std::string partial = "GET /healthz HTTP/1.1\r\nHost: loc";  // a head never finished
+  ::send(fd, partial.data(), partial.size(), MSG_NOSIGNAL);
+  bool closed = false;
+  read_until_closed(fd, std::chrono::seconds(20), &closed);
+  EXPECT_TRUE(closed);
+  ::close(fd);
+}
+
+}  // namespace
+}  // namespace expiry::test

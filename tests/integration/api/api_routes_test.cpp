@@ -1,0 +1,332 @@
+// expiry-api against a private redis-server: every route with each scope, the errors as
+// problem+json (400, 401, 403, 404, 405, 413, 415, 503), a PUT task in the schedule ZSET and,
+// with a relay running, in the stream; tokens file errors (exit 2) and SIGTERM (exit 0).
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "functions/key_layout.h"
+#include "integration/api/api_harness.h"
+#include "support/redis_client.h"
+
+namespace expiry::test {
+namespace {
+
+using json = nlohmann::json;
+constexpr long long kFar = 4102444800000;  // 2100-01-01
+constexpr const char* kTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+std::string put_body(long long delay_ms, const std::string& payload) {
+  return json{{"delay_ms", delay_ms}, {"payload", payload}}.dump();
+}
+
+// The answer is a problem of `status`: its content type, and a body whose status matches.
+void expect_problem(const HttpAnswer& r, long status, const std::string& what) {
+  EXPECT_EQ(r.status, status) << what << ": " << r.body << r.error;
+  EXPECT_EQ(r.header("content-type"), "application/problem+json") << what;
+  const json j = json::parse(r.body, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << what << ": " << r.body;
+  EXPECT_EQ(j.value("status", 0), status) << what;
+  EXPECT_EQ(j.value("type", ""), "about:blank") << what;
+  EXPECT_FALSE(j.value("title", "").empty()) << what;
+  EXPECT_FALSE(j.value("detail", "").empty()) << what;
+}
+
+class ApiRoutesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    redis_ = std::make_unique<TestConnection>(server_.host(), server_.port());
+    api_ = std::make_unique<ApiProcess>(server_);
+  }
+
+  HttpAnswer call(const std::string& method, const std::string& path, const std::string& token,
+                  std::optional<std::string> body = std::nullopt) {
+    ApiCall c;
+    c.method = method;
+    c.path = path;
+    c.token = token;
+    c.body = std::move(body);
+    return api_->call(c);
+  }
+  HttpAnswer put(const std::string& id, const std::string& body, const std::string& token = kWriteToken) {
+    return call("PUT", "/v1/tasks/" + id, token, body);
+  }
+  std::optional<std::string> score_of(const std::string& id) {
+    const Reply r = redis_->command({"ZSCORE", KeyLayout("expiry").schedule_key(), id});
+    if (r.type != Reply::Type::String) return std::nullopt;
+    return r.str;
+  }
+
+  RedisServer server_;
+  std::unique_ptr<TestConnection> redis_;
+  std::unique_ptr<ApiProcess> api_;
+};
+
+TEST_F(ApiRoutesTest, PutWritesTheScheduleAndGetShowsTheTask) {
+  HttpAnswer r = call("PUT", "/v1/tasks/order%2F42", kWriteToken,
+                      json{{"at_ms", kFar}, {"payload", "hello"}, {"max_late_ms", 5000}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.header("content-type"), "application/json");
+  json j = json::parse(r.body);
+  EXPECT_EQ(j["id"], "order/42");
+  EXPECT_EQ(j["due_ms"], kFar);
+  EXPECT_EQ(j["replaced"], false);
+  EXPECT_EQ(score_of("order/42"), std::to_string(kFar));
+
+  r = call("GET", "/v1/tasks/order%2F42", kReadToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = json::parse(r.body);
+  EXPECT_EQ(j["id"], "order/42");
+  EXPECT_EQ(j["pending"], true);
+  EXPECT_EQ(j["due_ms"], kFar);
+  EXPECT_EQ(j["payload"], "hello");
+  EXPECT_EQ(j["max_late_ms"], 5000);
+  EXPECT_EQ(j["default_stream"], true);
+  EXPECT_TRUE(j["created_ms"].is_number_integer());
+
+  // Again: replaced (200); the traceparent header is the task's when the body has none.
+  ApiCall again{"PUT", "/v1/tasks/order%2F42", kWriteToken, json{{"at_ms", kFar - 1}, {"payload_b64", "AP8="}}.dump()};
+  again.extra_headers = {std::string("traceparent: ") + kTrace};
+  r = api_->call(again);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["replaced"], true);
+  r = call("GET", "/v1/tasks/order%2F42", kReadToken);
+  j = json::parse(r.body);
+  EXPECT_EQ(j["traceparent"], kTrace);
+  EXPECT_TRUE(j["payload"].is_null());
+  EXPECT_EQ(j["payload_b64"], "AP8=");
+
+  // if_absent keeps the pending task.
+  r = put("order%2F42", json{{"delay_ms", 1}, {"if_absent", true}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["kept"], true);
+  EXPECT_EQ(score_of("order/42"), std::to_string(kFar - 1));
+}
+
+TEST_F(ApiRoutesTest, DeleteAndRunNow) {
+  ASSERT_EQ(put("t1", put_body(3600000, "x")).status, 201);
+  HttpAnswer r = call("POST", "/v1/tasks/t1/run-now", kWriteToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = json::parse(r.body);
+  EXPECT_EQ(j["was_due"], false);
+  EXPECT_LT(j["due_ms"].get<long long>(), j["previous_due_ms"].get<long long>());
+
+  r = call("DELETE", "/v1/tasks/t1", kWriteToken);
+  EXPECT_EQ(r.status, 204) << r.body;
+  EXPECT_TRUE(r.body.empty());
+  EXPECT_FALSE(score_of("t1"));
+  expect_problem(call("DELETE", "/v1/tasks/t1", kWriteToken), 404, "DELETE of a cancelled task");
+  expect_problem(call("GET", "/v1/tasks/t1", kReadToken), 404, "GET of a cancelled task");
+  expect_problem(call("POST", "/v1/tasks/t1/run-now", kWriteToken), 404, "run-now of a cancelled task");
+}
+
+TEST_F(ApiRoutesTest, ListPagesWithCursorPrefixAndDueBefore) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(put("a" + std::to_string(i), json{{"at_ms", kFar + i}}.dump()).status, 201);
+    ASSERT_EQ(put("b" + std::to_string(i), json{{"at_ms", kFar + 10 + i}}.dump()).status, 201);
+  }
+  std::vector<std::string> ids;
+  std::string cursor;
+  for (int page = 0; page < 10; ++page) {
+    const HttpAnswer r = call("GET", "/v1/tasks?limit=3" + (cursor.empty() ? "" : "&cursor=" + cursor), kReadToken);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json j = json::parse(r.body);
+    EXPECT_LE(j["tasks"].size(), 3u);
+    for (const auto& t : j["tasks"]) ids.push_back(t["id"]);
+    if (j["next_cursor"].is_null()) break;
+    cursor = j["next_cursor"];
+    char* escaped = curl_easy_escape(nullptr, cursor.c_str(), static_cast<int>(cursor.size()));
+    cursor = escaped;
+    curl_free(escaped);
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2", "b3", "b4"}));
+
+  HttpAnswer r = call("GET", "/v1/tasks?prefix=b&limit=2", kReadToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = json::parse(r.body);
+  ASSERT_EQ(j["tasks"].size(), 2u);
+  EXPECT_EQ(j["tasks"][0]["id"], "b0");
+  EXPECT_EQ(j["tasks"][1]["id"], "b1");
+  EXPECT_FALSE(j["next_cursor"].is_null());
+
+  r = call("GET", "/v1/tasks?due_before=" + std::to_string(kFar + 2), kReadToken);
+  j = json::parse(r.body);
+  ASSERT_EQ(j["tasks"].size(), 2u);
+  EXPECT_TRUE(j["next_cursor"].is_null());
+  expect_problem(call("GET", "/v1/tasks?limit=1001", kReadToken), 400, "limit over the maximum");
+  expect_problem(call("GET", "/v1/tasks?cursor=nope", kReadToken), 400, "a made-up cursor");
+}
+
+TEST_F(ApiRoutesTest, EveryRouteWithEachScope) {
+  ASSERT_EQ(put("scoped", put_body(3600000, "x")).status, 201);
+  struct Case {
+    std::string method, path;
+    std::optional<std::string> body;
+    std::string needs;  // read, write or admin
+    long ok;            // the status when allowed
+  };
+  const std::vector<Case> cases = {
+      {"GET", "/v1/tasks/scoped", std::nullopt, "read", 200},
+      {"GET", "/v1/tasks", std::nullopt, "read", 200},
+      {"GET", "/v1/stats", std::nullopt, "read", 200},
+      {"PUT", "/v1/tasks/scoped", put_body(3600000, "y"), "write", 200},
+      {"POST", "/v1/tasks/scoped/run-now", std::nullopt, "write", 200},
+      {"DELETE", "/v1/tasks/scoped", std::nullopt, "write", 204},
+      {"POST", "/v1/pause", std::string(R"({"for_ms": 60000})"), "admin", 200},
+      {"POST", "/v1/resume", std::nullopt, "admin", 200},
+  };
+  const std::vector<std::pair<std::string, std::string>> tokens = {
+      {"read", kReadToken}, {"write", kWriteToken}, {"admin", kAdminToken}};
+  const auto rank = [](const std::string& s) { return s == "read" ? 1 : s == "write" ? 2 : 3; };
+  for (const auto& [scope, token] : tokens) {
+    for (const Case& c : cases) {
+      // A DELETE or run-now needs the task: schedule it again before each.
+      const long again = put("scoped", put_body(3600000, "x")).status;
+      ASSERT_TRUE(again == 200 || again == 201) << again;
+      const HttpAnswer r = call(c.method, c.path, token, c.body);
+      const std::string what = scope + " token: " + c.method + " " + c.path;
+      if (rank(scope) >= rank(c.needs)) {
+        EXPECT_EQ(r.status, c.ok) << what << ": " << r.body;
+      } else {
+        expect_problem(r, 403, what);
+      }
+    }
+  }
+  // The admin's pause took effect, and its resume ended it.
+  EXPECT_EQ(integer(*redis_, {"EXISTS", "expiry:{0}:paused"}), 0);
+  ASSERT_EQ(call("POST", "/v1/pause", kAdminToken).status, 200);
+  EXPECT_EQ(integer(*redis_, {"EXISTS", "expiry:{0}:paused"}), 1);
+  const json stats = json::parse(call("GET", "/v1/stats", kReadToken).body);
+  EXPECT_EQ(stats["paused_buckets"], 1);
+  EXPECT_EQ(stats["pending"], 1);
+  const json resumed = json::parse(call("POST", "/v1/resume", kAdminToken).body);
+  EXPECT_EQ(resumed["buckets_paused"], 1);
+}
+
+TEST_F(ApiRoutesTest, UnauthenticatedIs401WithWwwAuthenticate) {
+  for (const std::string& token : {std::string(), std::string("not-a-known-token-at-all")}) {
+    const HttpAnswer r = call("GET", "/v1/tasks/x", token);
+    expect_problem(r, 401, "token '" + token + "'");
+    EXPECT_EQ(r.header("www-authenticate"), "Bearer realm=\"expiry-api\"");
+  }
+  ApiCall basic{"GET", "/v1/stats"};
+  basic.extra_headers = {"Authorization: Basic " + kReadToken};
+  expect_problem(api_->call(basic), 401, "Basic scheme");
+}
+
+TEST_F(ApiRoutesTest, ErrorsAreProblems) {
+  expect_problem(call("GET", "/v2/nothing", kReadToken), 404, "unknown path");
+  expect_problem(call("GET", "/v1/tasks/absent", kReadToken), 404, "absent task");
+  HttpAnswer r = call("PATCH", "/v1/tasks/x", kWriteToken);
+  expect_problem(r, 405, "PATCH");
+  EXPECT_EQ(r.header("allow"), "GET, PUT, DELETE");
+  expect_problem(call("GET", "/v1/pause", kAdminToken), 405, "GET /v1/pause");
+  expect_problem(put("x", "{\"delay_ms\": "), 400, "bad JSON");
+  expect_problem(put("x", R"({"delay_ms": 1, "colour": "red"})"), 400, "unknown field");
+  expect_problem(put("x", R"({"payload": "no time"})"), 400, "no delay_ms or at_ms");
+  expect_problem(put("x", R"({"delay_ms": 1, "stream": "expiry:{0}:mine"})"), 400, "a stream in the task key space");
+  expect_problem(put("bad%0Aid", put_body(1, "x")), 400, "control character in the id");
+  expect_problem(put("bad%ZZ", put_body(1, "x")), 400, "malformed escape in the id");
+  expect_problem(call("PUT", "/v1/tasks/x", kWriteToken), 400, "no body");
+
+  ApiCall text{"PUT", "/v1/tasks/x", kWriteToken, put_body(1, "x")};
+  text.content_type = "text/plain";
+  expect_problem(api_->call(text), 415, "text/plain body");
+  ApiCall charset{"PUT", "/v1/tasks/x", kWriteToken, put_body(3600000, "x")};
+  charset.content_type = "application/json; charset=utf-8";
+  EXPECT_EQ(api_->call(charset).status, 201);
+
+  const std::string big = put_body(1, std::string((1 << 20) + 1, 'x'));
+  expect_problem(put("x", big), 413, "a body over 1 MiB");
+  // Nothing was written by the refused calls.
+  EXPECT_FALSE(score_of("bad\nid"));
+  EXPECT_EQ(integer(*redis_, {"ZCARD", KeyLayout("expiry").schedule_key()}), 1);
+}
+
+TEST_F(ApiRoutesTest, PublicEndpoints) {
+  ASSERT_EQ(put("m", put_body(3600000, "x")).status, 201);
+  HttpAnswer r = call("GET", "/healthz", "");
+  EXPECT_EQ(r.status, 200);
+  r = call("GET", "/readyz", "");
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = call("GET", "/metrics", "");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("expiry_api_requests_total{route=\"/v1/tasks/{id}\",method=\"PUT\",status=\"201\"} 1"),
+            std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("expiry_api_request_duration_seconds_count{route=\"/v1/tasks/{id}\"}"), std::string::npos);
+  EXPECT_NE(r.body.find("expiry_api_open_connections "), std::string::npos);
+  r = call("GET", "/v1/openapi.json", "");
+  ASSERT_EQ(r.status, 200);
+  const json doc = json::parse(r.body);
+  EXPECT_EQ(doc["openapi"], "3.1.0");
+  for (const char* path : {"/v1/tasks/{id}", "/v1/tasks/{id}/run-now", "/v1/tasks", "/v1/stats", "/v1/pause",
+                           "/v1/resume", "/healthz", "/readyz", "/metrics"}) {
+    EXPECT_TRUE(doc["paths"].contains(path)) << path;
+  }
+}
+
+TEST_F(ApiRoutesTest, RedisDownIs503ThenRecovers) {
+  server_.stop();
+  expect_problem(call("GET", "/readyz", ""), 503, "readyz without Redis");
+  expect_problem(put("x", put_body(1, "x")), 503, "PUT without Redis");
+  EXPECT_EQ(call("GET", "/healthz", "").status, 200);
+  server_.start();
+  EXPECT_TRUE(wait_until([&] { return put("x", put_body(3600000, "x")).status == 201; }, std::chrono::seconds(20),
+                         std::chrono::milliseconds(50)));
+  EXPECT_TRUE(wait_until([&] { return call("GET", "/readyz", "").status == 200; }, std::chrono::seconds(20),
+                         std::chrono::milliseconds(50)));
+}
+
+TEST_F(ApiRoutesTest, RelayForwardsAPutTaskToTheStream) {
+  auto relay = start_relay(server_, "api-relay");
+  wait_relay_ready(*redis_, "api-relay", *relay);
+  ASSERT_EQ(put("fire%20me", put_body(50, "payload-1")).status, 201);
+  ASSERT_TRUE(wait_until([&] { return xlen(*redis_) >= 1; }, std::chrono::seconds(20)))
+      << "the relay did not forward the task: " << relay->output();
+  const auto entries = xrange_all(*redis_, KeyLayout("expiry").default_stream());
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].at("id"), "fire me");
+  EXPECT_EQ(entries[0].at("payload"), "payload-1");
+  expect_problem(call("GET", "/v1/tasks/fire%20me", kReadToken), 404, "a forwarded task");
+  EXPECT_EQ(relay->terminate(), 0);
+}
+
+TEST_F(ApiRoutesTest, SigtermExitsZero) {
+  ASSERT_EQ(call("GET", "/healthz", "").status, 200);
+  EXPECT_EQ(api_->child().terminate(std::chrono::seconds(20)), 0) << api_->child().output();
+}
+
+// The tokens file's errors, and a missing one, are configuration errors: exit 2, naming the line.
+TEST(ApiConfigTest, TokensFileErrorsExit2) {
+  RedisServer server;
+  ScratchDir dir("expiry_api_tokens");
+  struct Case {
+    std::string content, message;
+  };
+  const std::vector<Case> cases = {
+      {"read " + kReadToken + "\nsuper " + kWriteToken + "\n", "line 2: unknown scope"},
+      {"# only a comment\n\nwrite\n", "line 3: expected `SCOPE TOKEN`"},
+      {"admin short\n", "line 1: token shorter than 16 characters"},
+      {"\n# nothing\n", "no tokens"},
+  };
+  for (const Case& c : cases) {
+    const std::string file = dir.write("tokens", c.content);
+    ChildProcess api(EXPIRY_API_BIN, {"--listen", "127.0.0.1:0", "--tokens-file", file, "--redis-url", server.url()});
+    const auto rc = api.wait_exit(std::chrono::seconds(30));
+    ASSERT_TRUE(rc) << c.content;
+    EXPECT_EQ(*rc, 2) << api.output();
+    EXPECT_NE(api.output().find(c.message), std::string::npos) << api.output();
+  }
+  ChildProcess missing(EXPIRY_API_BIN, {"--listen", "127.0.0.1:0", "--redis-url", server.url()});
+  const auto rc = missing.wait_exit(std::chrono::seconds(30));
+  ASSERT_TRUE(rc);
+  EXPECT_EQ(*rc, 2);
+  EXPECT_NE(missing.output().find("--tokens-file is required"), std::string::npos) << missing.output();
+}
+
+}  // namespace
+}  // namespace expiry::test
