@@ -27,6 +27,10 @@ std::vector<OptionSpec> api_option_specs() {
       {"stop_grace_ms", OptionKind::Integer, "on SIGTERM/SIGINT: how long open connections may finish", "5000", 0,
        600000},
   };
+  specs.push_back({"dead_stream", OptionKind::String,
+                   "the dead-letter stream of a single-bucket namespace (default <stream>:dead); bucket streams "
+                   "NS:{B}:dead otherwise",
+                   ""});
   append_specs(specs, connection_option_specs());
   append_specs(specs, stream_option_specs());
   append_specs(specs, log_option_specs());
@@ -60,6 +64,7 @@ ApiConfig api_config_from(const Settings& s) {
   c.target.buckets = apply_bucket_setting(s);
   std::string group;  // a relay setting the shared config file may hold; unused here
   apply_stream_settings(s, c.target.ns, c.target.stream, group);
+  c.dead_stream = s.text("dead_stream");
   apply_log_settings(s, c.log_format, c.log_level);
   check_log_settings(s, c.log_format, c.log_level);
   return c;

@@ -22,6 +22,7 @@ struct ApiConfig {
   int threads = 1;
   HttpLimits limits;
   ProducerTarget target;
+  std::string dead_stream;  // empty: <stream>:dead
   std::string log_format = "text";
   std::string log_level = "info";
 };

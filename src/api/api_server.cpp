@@ -81,7 +81,8 @@ int run_api_server(const ApiConfig& config) {
   int exit_code = 0;
   try {
     for (int i = 0; i < config.threads; ++i) {
-      workers.push_back(std::make_unique<HttpWorker>(i, listen_fd, config.target, config.tokens, metrics, config.limits));
+      workers.push_back(std::make_unique<HttpWorker>(i, listen_fd, config.target, config.dead_stream, config.tokens,
+                                                     metrics, config.limits));
     }
   } catch (const std::exception& e) {
     spdlog::error("cannot start the workers: {}", e.what());

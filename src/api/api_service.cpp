@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 
+#include "api/dead_letters.h"
 #include "api/request_body.h"
 #include "api/task_json.h"
 #include "base/errors.h"
@@ -83,8 +84,8 @@ ApiResponse problem_response(int status, std::string detail) {
   return r;
 }
 
-ApiService::ApiService(ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics, ApiLimits limits)
-    : target_(std::move(target)), tokens_(tokens), metrics_(metrics), limits_(limits) {}
+ApiService::ApiService(ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics, ApiOptions options)
+    : target_(std::move(target)), tokens_(tokens), metrics_(metrics), options_(std::move(options)) {}
 
 ApiService::~ApiService() = default;
 
@@ -150,8 +151,8 @@ ApiResponse ApiService::dispatch(const ApiRequest& request, const RouteMatch& ma
                                        "; the token given has scope " + scope_name(*granted));
     }
   }
-  if (request.body.size() > limits_.max_body_bytes) {
-    return problem_response(413, "the body is larger than the limit of " + std::to_string(limits_.max_body_bytes) +
+  if (request.body.size() > options_.max_body_bytes) {
+    return problem_response(413, "the body is larger than the limit of " + std::to_string(options_.max_body_bytes) +
                                      " bytes");
   }
   if (!request.body.empty() && (!request.content_type || !is_json_media_type(*request.content_type))) {
@@ -291,6 +292,19 @@ ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match
                                  {"buckets", producer().buckets()},
                                  {"pending", r.pending},
                                  {"overdue", r.overdue}});
+    }
+    case Route::DeadList: {
+      const auto pairs = query_pairs(request.query);
+      if (!pairs) return problem_response(400, "the query string holds a malformed percent escape");
+      auto parsed = parse_dead_list_query(*pairs);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      return json_response(200, list_dead_letters(producer(), options_.dead_stream, std::get<long long>(parsed)));
+    }
+    case Route::DeadReplay: {
+      auto parsed = parse_dead_replay_body(request.body);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      const DeadReplayRequest& replay = std::get<DeadReplayRequest>(parsed);
+      return json_response(200, replay_dead_letters(producer(), options_.dead_stream, replay.entries, replay.delay_ms));
     }
   }
   return problem_response(500, "unhandled route");

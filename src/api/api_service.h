@@ -36,13 +36,14 @@ struct ApiResponse {
   std::vector<std::pair<std::string, std::string>> headers;  // beyond Content-Type
 };
 
-struct ApiLimits {
+struct ApiOptions {
   size_t max_body_bytes = 1 << 20;
+  std::string dead_stream;  // the single-bucket dead stream (empty: <stream>:dead), as expiry-ctl dead --dead-stream
 };
 
 class ApiService {
  public:
-  ApiService(ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics, ApiLimits limits);
+  ApiService(ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics, ApiOptions options);
   ~ApiService();
   ApiService(const ApiService&) = delete;
   ApiService& operator=(const ApiService&) = delete;
@@ -63,7 +64,7 @@ class ApiService {
   ProducerTarget target_;
   const TokenSet& tokens_;
   ApiMetrics& metrics_;
-  ApiLimits limits_;
+  ApiOptions options_;
   std::unique_ptr<Producer> producer_;
 };
 

@@ -55,10 +55,10 @@ std::optional<std::string> header(evhttp_request* req, const char* name) {
 
 }  // namespace
 
-HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics,
-                       HttpLimits limits)
+HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::string dead_stream, const TokenSet& tokens,
+                       ApiMetrics& metrics, HttpLimits limits)
     : index_(index), limits_(limits), metrics_(metrics),
-      service_(std::move(target), tokens, metrics, ApiLimits{limits.max_body_bytes}) {
+      service_(std::move(target), tokens, metrics, ApiOptions{limits.max_body_bytes, std::move(dead_stream)}) {
   base_ = event_base_new();
   if (base_ == nullptr) throw Error("event_base_new failed");
   http_ = evhttp_new(base_);

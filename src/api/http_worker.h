@@ -27,8 +27,8 @@ namespace expiry {
 class HttpWorker {
  public:
   // Throws Error when libevent cannot set up (no base, no evhttp, dup or accept fails).
-  HttpWorker(int index, int listen_fd, ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics,
-             HttpLimits limits);
+  HttpWorker(int index, int listen_fd, ProducerTarget target, std::string dead_stream, const TokenSet& tokens,
+             ApiMetrics& metrics, HttpLimits limits);
   ~HttpWorker();
   HttpWorker(const HttpWorker&) = delete;
   HttpWorker& operator=(const HttpWorker&) = delete;

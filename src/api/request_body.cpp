@@ -142,4 +142,42 @@ Parsed<TaskListRequest> parse_list_query(const std::multimap<std::string, std::s
   return out;
 }
 
+Parsed<DeadReplayRequest> parse_dead_replay_body(std::string_view body) {
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  const json& j = std::get<json>(parsed);
+  for (const auto& [key, value] : j.items()) {
+    if (key != "entries" && key != "delay_ms") {
+      return "unknown field " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+  DeadReplayRequest out;
+  const auto it = j.find("entries");
+  if (it == j.end() || !it->is_array() || it->empty() || it->size() > kMaxReplayEntries) {
+    return "entries must be an array of 1 to " + std::to_string(kMaxReplayEntries) + " entry names";
+  }
+  for (const json& e : *it) {
+    if (!e.is_string() || e.get<std::string>().empty()) return std::string("entries must hold entry names (strings)");
+    out.entries.push_back(e.get<std::string>());
+  }
+  std::string error;
+  const auto delay = integer_field(j, "delay_ms", error);
+  if (!error.empty()) return error;
+  if (delay && (*delay < 0 || *delay > kMaxTimeMs)) return "delay_ms must be between 0 and " + std::to_string(kMaxTimeMs);
+  out.delay_ms = delay.value_or(0);
+  return out;
+}
+
+Parsed<long long> parse_dead_list_query(const std::multimap<std::string, std::string>& query) {
+  long long limit = kDefaultPageLimit;
+  for (const auto& [key, value] : query) {
+    if (key != "limit") return "unknown query parameter " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (query.count(key) > 1) return std::string("query parameter limit is given more than once");
+    const auto n = parse_int64(value);
+    if (!n || *n < 1 || *n > kMaxPageLimit) return "limit must be between 1 and " + std::to_string(kMaxPageLimit);
+    limit = *n;
+  }
+  return limit;
+}
+
 }  // namespace expiry

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "producer/task.h"
 #include "producer/task_reads.h"
@@ -41,5 +42,17 @@ struct TaskListRequest {
   std::string prefix;
 };
 Parsed<TaskListRequest> parse_list_query(const std::multimap<std::string, std::string>& query);
+
+// POST /v1/dead/replay: {"entries": ["<entry>", ...] (1..kMaxReplayEntries, as GET /v1/dead
+// names them), "delay_ms": N (optional, 0..kMaxTimeMs: due that long from now)}.
+constexpr size_t kMaxReplayEntries = 100;
+struct DeadReplayRequest {
+  std::vector<std::string> entries;
+  long long delay_ms = 0;
+};
+Parsed<DeadReplayRequest> parse_dead_replay_body(std::string_view body);
+
+// GET /v1/dead: limit (1..kMaxPageLimit, default kDefaultPageLimit).
+Parsed<long long> parse_dead_list_query(const std::multimap<std::string, std::string>& query);
 
 }  // namespace expiry

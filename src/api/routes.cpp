@@ -86,6 +86,10 @@ RouteMatch match_route(std::string_view method, std::string_view path) {
     if (seg.size() == 2 && seg[1] == "resume") {
       return pick(method, "/v1/resume", {{"POST", Route::Resume, Scope::Admin}});
     }
+    if (seg.size() == 2 && seg[1] == "dead") return pick(method, "/v1/dead", {{"GET", Route::DeadList, Scope::Read}});
+    if (seg.size() == 3 && seg[1] == "dead" && seg[2] == "replay") {
+      return pick(method, "/v1/dead/replay", {{"POST", Route::DeadReplay, Scope::Admin}});
+    }
     if (seg.size() == 2 && seg[1] == "tasks") return pick(method, "/v1/tasks", {{"GET", Route::TaskList, Scope::Read}});
     const bool task = seg.size() == 3 && seg[1] == "tasks";
     const bool run_now = seg.size() == 4 && seg[1] == "tasks" && seg[3] == "run-now";

@@ -23,6 +23,8 @@ enum class Route {
   Stats,
   Pause,
   Resume,
+  DeadList,
+  DeadReplay,
 };
 
 struct RouteMatch {

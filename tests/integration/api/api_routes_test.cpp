@@ -177,6 +177,8 @@ TEST_F(ApiRoutesTest, EveryRouteWithEachScope) {
       {"DELETE", "/v1/tasks/scoped", std::nullopt, "write", 204},
       {"POST", "/v1/pause", std::string(R"({"for_ms": 60000})"), "admin", 200},
       {"POST", "/v1/resume", std::nullopt, "admin", 200},
+      {"GET", "/v1/dead", std::nullopt, "read", 200},
+      {"POST", "/v1/dead/replay", std::string(R"({"entries": ["1-1"]})"), "admin", 200},
   };
   const std::vector<std::pair<std::string, std::string>> tokens = {
       {"read", kReadToken}, {"write", kWriteToken}, {"admin", kAdminToken}};
@@ -204,6 +206,42 @@ TEST_F(ApiRoutesTest, EveryRouteWithEachScope) {
   EXPECT_EQ(stats["pending"], 1);
   const json resumed = json::parse(call("POST", "/v1/resume", kAdminToken).body);
   EXPECT_EQ(resumed["buckets_paused"], 1);
+}
+
+TEST_F(ApiRoutesTest, DeadLettersListAndReplay) {
+  const auto add_dead = [&](const std::string& task, const std::string& at) {
+    return redis_
+        ->command({"XADD", "expiry:stream:dead", at, "original_id", "1-1", "original_stream", "expiry:stream", "group",
+                   "workers", "reason", "max deliveries", "deliveries", "3", "dead_ms", "1000", "id", task, "via",
+                   "sweep", "due_ms", "900", "fired_ms", "950", "payload", "p"})
+        .str;
+  };
+  const std::string first = add_dead("job-1", "1700000000000-0");
+  const std::string second = add_dead("job 2", "1700000000001-0");
+  HttpAnswer r = call("GET", "/v1/dead?limit=1", kReadToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = json::parse(r.body);
+  ASSERT_EQ(j["entries"].size(), 1u);
+  EXPECT_EQ(j["entries"][0]["entry"], first);
+  EXPECT_EQ(j["entries"][0]["task_id"], "job-1");
+  EXPECT_EQ(j["entries"][0]["reason"], "max deliveries");
+  EXPECT_EQ(j["entries"][0]["deliveries"], 3);
+  EXPECT_EQ(j["more"], true);
+
+  expect_problem(call("POST", "/v1/dead/replay", kWriteToken, json{{"entries", {second}}}.dump()), 403, "write token");
+  expect_problem(call("POST", "/v1/dead/replay", kAdminToken, json{{"entries", {"not-an-entry"}}}.dump()), 400,
+                 "a malformed entry");
+  r = call("POST", "/v1/dead/replay", kAdminToken, json{{"entries", {second}}, {"delay_ms", 600000}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = json::parse(r.body);
+  ASSERT_EQ(j["replayed"].size(), 1u);
+  EXPECT_EQ(j["replayed"][0]["task_id"], "job 2");
+  EXPECT_TRUE(j["gone"].empty());
+  EXPECT_TRUE(score_of("job 2"));
+  EXPECT_EQ(integer(*redis_, {"XLEN", "expiry:stream:dead"}), 1);
+  r = call("POST", "/v1/dead/replay", kAdminToken, json{{"entries", {second}}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["gone"], json::array({second}));
 }
 
 TEST_F(ApiRoutesTest, UnauthenticatedIs401WithWwwAuthenticate) {
@@ -264,7 +302,7 @@ TEST_F(ApiRoutesTest, PublicEndpoints) {
   const json doc = json::parse(r.body);
   EXPECT_EQ(doc["openapi"], "3.1.0");
   for (const char* path : {"/v1/tasks/{id}", "/v1/tasks/{id}/run-now", "/v1/tasks", "/v1/stats", "/v1/pause",
-                           "/v1/resume", "/healthz", "/readyz", "/metrics"}) {
+                           "/v1/resume", "/v1/dead", "/v1/dead/replay", "/healthz", "/readyz", "/metrics"}) {
     EXPECT_TRUE(doc["paths"].contains(path)) << path;
   }
 }

@@ -104,5 +104,27 @@ TEST(ApiRequestBody, ListQuery) {
             std::string::npos);
 }
 
+TEST(ApiRequestBody, DeadReplayBody) {
+  auto ok = parse_dead_replay_body(R"({"entries": ["1-0", "3/2-1"], "delay_ms": 500})");
+  ASSERT_TRUE(std::holds_alternative<DeadReplayRequest>(ok));
+  EXPECT_EQ(std::get<DeadReplayRequest>(ok).entries, (std::vector<std::string>{"1-0", "3/2-1"}));
+  EXPECT_EQ(std::get<DeadReplayRequest>(ok).delay_ms, 500);
+  std::string list;
+  for (int i = 0; i <= 100; ++i) list += std::string(i ? "," : "") + "\"1-" + std::to_string(i) + "\"";
+  EXPECT_EQ(std::get<std::string>(parse_dead_replay_body("{\"entries\": [" + list + "]}")),
+            "entries must be an array of 1 to 100 entry names");
+  EXPECT_EQ(std::get<std::string>(parse_dead_replay_body(R"({"entries": []})")),
+            "entries must be an array of 1 to 100 entry names");
+  EXPECT_EQ(std::get<std::string>(parse_dead_replay_body(R"({"entries": [1]})")),
+            "entries must hold entry names (strings)");
+  EXPECT_EQ(std::get<std::string>(parse_dead_replay_body(R"({"entries": ["1-0"], "delay_ms": -5})")),
+            "delay_ms must be between 0 and 253402300799999");
+  EXPECT_EQ(std::get<std::string>(parse_dead_replay_body(R"({"entries": ["1-0"], "all": true})")),
+            "unknown field \"all\"");
+  EXPECT_EQ(std::get<long long>(parse_dead_list_query({{"limit", "7"}})), 7);
+  EXPECT_EQ(std::get<long long>(parse_dead_list_query({})), kDefaultPageLimit);
+  EXPECT_EQ(std::get<std::string>(parse_dead_list_query({{"count", "7"}})), "unknown query parameter \"count\"");
+}
+
 }  // namespace
 }  // namespace expiry

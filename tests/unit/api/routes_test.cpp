@@ -27,6 +27,8 @@ TEST(ApiRoutes, EachRouteAndItsScope) {
       {"GET", "/v1/stats", Route::Stats, Scope::Read},
       {"POST", "/v1/pause", Route::Pause, Scope::Admin},
       {"POST", "/v1/resume", Route::Resume, Scope::Admin},
+      {"GET", "/v1/dead", Route::DeadList, Scope::Read},
+      {"POST", "/v1/dead/replay", Route::DeadReplay, Scope::Admin},
   };
   for (const Case& c : cases) {
     const RouteMatch m = match_route(c.method, c.path);
