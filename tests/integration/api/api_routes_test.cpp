@@ -1,6 +1,8 @@
 // expiry-api against a private redis-server: every route with each scope, the errors as
 // problem+json (400, 401, 403, 404, 405, 413, 415, 503), a PUT task in the schedule ZSET and,
 // with a relay running, in the stream; tokens file errors (exit 2) and SIGTERM (exit 0).
+#include <signal.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -333,9 +335,34 @@ TEST_F(ApiRoutesTest, RelayForwardsAPutTaskToTheStream) {
   EXPECT_EQ(relay->terminate(), 0);
 }
 
-TEST_F(ApiRoutesTest, SigtermExitsZero) {
-  ASSERT_EQ(call("GET", "/healthz", "").status, 200);
-  EXPECT_EQ(api_->child().terminate(std::chrono::seconds(20)), 0) << api_->child().output();
+// SIGTERM: new connections are refused, a request in flight (its head half sent) is still
+// answered, with Connection: close, and the process exits 0.
+TEST_F(ApiRoutesTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
+  ASSERT_EQ(put("kept", put_body(3600000, "x")).status, 201);
+  const int fd = connect_loopback(api_->port());
+  ASSERT_GE(fd, 0);
+  const std::string head = "GET /v1/tasks/kept HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + kReadToken + "\r\n";
+  ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
+  ASSERT_TRUE(api_->child().send_signal(SIGTERM));
+  EXPECT_TRUE(wait_until(
+      [&] {
+        const int probe = connect_loopback(api_->port());
+        if (probe >= 0) ::close(probe);
+        return probe < 0;
+      },
+      std::chrono::seconds(20)))
+      << "still accepting after SIGTERM";
+  ASSERT_EQ(::send(fd, "\r\n", 2, MSG_NOSIGNAL), 2);
+  bool closed = false;
+  const std::string answer = read_until_closed(fd, std::chrono::seconds(20), &closed);
+  ::close(fd);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("\"id\":\"kept\""), std::string::npos) << answer;
+  const auto rc = api_->child().wait_exit(std::chrono::seconds(20));
+  ASSERT_TRUE(rc) << api_->child().output();
+  EXPECT_EQ(*rc, 0) << api_->child().output();
 }
 
 // The tokens file's errors, and a missing one, are configuration errors: exit 2, naming the line.
