@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
 
 #include "api/dead_letters.h"
 #include "api/request_body.h"
@@ -91,6 +92,10 @@ ApiService::~ApiService() = default;
 
 Producer& ApiService::producer() {
   if (!producer_) {
+    // Connections are made one at a time across the workers: the TLS and library setup a
+    // connection runs once is then never raced, and a reconnecting burst reaches Redis in turn.
+    static std::mutex connecting;
+    std::lock_guard<std::mutex> lock(connecting);
     try {
       producer_ = std::make_unique<Producer>(target_);
     } catch (const ConfigError& e) {  // a bucket count that contradicts NS:buckets, refused credentials
