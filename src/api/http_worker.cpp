@@ -142,6 +142,8 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
   try {
     auto c = std::make_unique<Connection>();
     c->worker = w;
+    c->counted = w->open_ < w->limits_.max_connections && !w->stopping_;
+    if (!c->counted) w->refused_.reserve(w->refused_.size() + 1);  // the insert below cannot throw
     c->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
     if (c->bev == nullptr) return nullptr;
     const timeval now{0, 0};
@@ -150,7 +152,7 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
       return nullptr;
     }
     bufferevent_incref(c->bev);
-    c->counted = w->open_ < w->limits_.max_connections && !w->stopping_;
+    if (!c->counted) w->refused_.insert(c->bev);
     if (c->counted) {
       ++w->open_;
       w->metrics_.connection_opened();
@@ -188,6 +190,8 @@ void HttpWorker::on_closed(evhttp_connection*, void* connection) {
   if (c->counted) {
     --c->worker->open_;
     c->worker->metrics_.connection_closed();
+  } else {
+    c->worker->refused_.erase(c->bev);
   }
   delete c;
 }
@@ -201,6 +205,13 @@ void HttpWorker::on_request(evhttp_request* req, void* self) {
 }
 
 void HttpWorker::serve(evhttp_request* req) {
+  evhttp_connection* evcon = evhttp_request_get_connection(req);
+  if (evcon != nullptr && refused_.count(evhttp_connection_get_bufferevent(evcon)) > 0) {
+    // A refused connection whose request arrived before on_attach shut it down.
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+    reply(req, problem_response(503, "too many open connections; try again"));
+    return;
+  }
   ApiRequest request;
   request.method = method_name(evhttp_request_get_command(req));
   const char* uri = evhttp_request_get_uri(req);
@@ -221,8 +232,10 @@ void HttpWorker::serve(evhttp_request* req) {
   request.body.resize(evbuffer_get_length(in));
   if (!request.body.empty()) evbuffer_copyout(in, request.body.data(), request.body.size());
 
-  const ApiResponse response = service_.handle(request);
+  reply(req, service_.handle(request));
+}
 
+void HttpWorker::reply(evhttp_request* req, const ApiResponse& response) {
   evkeyvalq* out_headers = evhttp_request_get_output_headers(req);
   if (!response.content_type.empty()) evhttp_add_header(out_headers, "Content-Type", response.content_type.c_str());
   evhttp_add_header(out_headers, "Cache-Control", "no-store");

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <unordered_set>
 
 #include "api/api_metrics.h"
 #include "api/api_service.h"
@@ -50,6 +51,7 @@ class HttpWorker {
   static void on_drain_tick(int fd, short what, void* self);
 
   void serve(evhttp_request* req);
+  void reply(evhttp_request* req, const ApiResponse& response);
   void begin_stop();
 
   int index_;
@@ -63,6 +65,7 @@ class HttpWorker {
   event* stop_event_ = nullptr;
   event* drain_timer_ = nullptr;
   long long open_ = 0;
+  std::unordered_set<bufferevent*> refused_;  // connections over the cap, until closed
   bool stopping_ = false;
   std::chrono::steady_clock::time_point stop_deadline_;
 };
