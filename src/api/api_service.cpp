@@ -49,7 +49,8 @@ bool is_json_media_type(const std::string& value) {
   return type == "application/json";
 }
 
-// The query string's decoded pairs; nullopt for a malformed escape.
+// The query string's decoded pairs; nullopt for a malformed escape. '+' stays '+' (RFC 3986; not
+// form encoding), so a cursor, which is base64, may be passed as given.
 std::optional<std::multimap<std::string, std::string>> query_pairs(const std::string& query) {
   std::multimap<std::string, std::string> out;
   size_t pos = 0;
@@ -62,8 +63,6 @@ std::optional<std::multimap<std::string, std::string>> query_pairs(const std::st
     const size_t eq = part.find('=');
     std::string key = part.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : part.substr(eq + 1);
-    for (char& c : key) c = c == '+' ? ' ' : c;
-    for (char& c : value) c = c == '+' ? ' ' : c;
     auto k = percent_decode(key);
     auto v = percent_decode(value);
     if (!k || !v) return std::nullopt;

@@ -140,9 +140,11 @@ TEST_F(ApiRoutesTest, ListPagesWithCursorPrefixAndDueBefore) {
     for (const auto& t : j["tasks"]) ids.push_back(t["id"]);
     if (j["next_cursor"].is_null()) break;
     cursor = j["next_cursor"];
-    char* escaped = curl_easy_escape(nullptr, cursor.c_str(), static_cast<int>(cursor.size()));
-    cursor = escaped;
-    curl_free(escaped);
+    if (page % 2 == 1) {  // escaped or as given (base64: '+', '/' and '=' are taken literally)
+      char* escaped = curl_easy_escape(nullptr, cursor.c_str(), static_cast<int>(cursor.size()));
+      cursor = escaped;
+      curl_free(escaped);
+    }
   }
   EXPECT_EQ(ids, (std::vector<std::string>{"a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2", "b3", "b4"}));
 
