@@ -139,28 +139,36 @@ void HttpWorker::on_drain_tick(int, short, void* self) {
 
 bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
   auto* w = static_cast<HttpWorker*>(self);
+  bufferevent* bev = nullptr;
+  bool listed = false;
   try {
     auto c = std::make_unique<Connection>();
     c->worker = w;
     c->counted = w->open_ < w->limits_.max_connections && !w->stopping_;
-    if (!c->counted) w->refused_.reserve(w->refused_.size() + 1);  // the insert below cannot throw
-    c->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-    if (c->bev == nullptr) return nullptr;
+    bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (bev == nullptr) return nullptr;
+    c->bev = bev;
+    if (!c->counted) {
+      w->refused_.insert(bev);  // may throw: before anything refers to `c`
+      listed = true;
+    }
     const timeval now{0, 0};
     if (event_base_once(base, -1, EV_TIMEOUT, &HttpWorker::on_attach, c.get(), &now) != 0) {
-      bufferevent_free(c->bev);
-      return nullptr;
+      throw Error("event_base_once failed");
     }
-    bufferevent_incref(c->bev);
-    if (!c->counted) w->refused_.insert(c->bev);
+    // Nothing below throws: on_attach owns `c` from here.
+    bufferevent_incref(bev);
     if (c->counted) {
       ++w->open_;
       w->metrics_.connection_opened();
     } else {
       w->metrics_.connection_refused();
     }
-    return c.release()->bev;
+    c.release();
+    return bev;
   } catch (...) {
+    if (listed) w->refused_.erase(bev);
+    if (bev != nullptr) bufferevent_free(bev);
     return nullptr;  // evhttp makes its own bufferevent: served, but not counted
   }
 }
