@@ -24,7 +24,7 @@ std::vector<OptionSpec> api_option_specs() {
        3600},
       {"max_connections", OptionKind::Integer, "open connections per worker thread; more are closed at once", "4096",
        1, 1 << 20},
-      {"stop_grace_ms", OptionKind::Integer, "on SIGTERM/SIGINT: how long open connections may finish", "5000", 0,
+      {"stop_grace_ms", OptionKind::Integer, "on SIGTERM/SIGINT: how long requests begun may finish (idle connections close at once)", "5000", 0,
        600000},
   };
   specs.push_back({"dead_stream", OptionKind::String,

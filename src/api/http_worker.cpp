@@ -23,11 +23,15 @@ namespace expiry {
 // closes it (on_closed, its evhttp_connection close callback, called exactly once). The
 // connection object is not known when the bufferevent is made, so on_attach finds it on the
 // next loop turn (it is the bufferevent's callback argument) and sets the close callback; an
-// extra reference keeps the bufferevent valid in between.
+// extra reference keeps the bufferevent valid in between. A callback on its input buffer tells
+// whether bytes of a request arrived since the last answer: a connection without them and with
+// nothing left to write is idle, and a stopping worker closes it.
 struct HttpWorker::Connection {
   HttpWorker* worker;
   bufferevent* bev = nullptr;
-  bool counted = false;  // within the cap: counted in open_; else refused
+  evbuffer_cb_entry* input_cb = nullptr;
+  bool counted = false;       // within the cap: counted in open_; else refused
+  bool request_bytes = false;  // bytes arrived since the last answer
 };
 
 namespace {
@@ -131,6 +135,13 @@ void HttpWorker::begin_stop() {
 
 void HttpWorker::on_drain_tick(int, short, void* self) {
   auto* w = static_cast<HttpWorker*>(self);
+  // Idle connections (no request begun, nothing left to write) are closed now; the others when
+  // their answer is written (Connection: close), or at the deadline.
+  for (const auto& [bev, c] : w->connections_) {
+    if (c->request_bytes || evbuffer_get_length(bufferevent_get_output(bev)) > 0) continue;
+    const int fd = bufferevent_getfd(bev);
+    if (fd >= 0) shutdown(fd, SHUT_RDWR);  // evhttp reads end-of-file and closes it
+  }
   if (w->open_ == 0 || std::chrono::steady_clock::now() >= w->stop_deadline_) {
     event_del(w->drain_timer_);
     event_base_loopexit(w->base_, nullptr);
@@ -148,13 +159,13 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
     bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
     if (bev == nullptr) return nullptr;
     c->bev = bev;
-    if (!c->counted) {
-      w->refused_.insert(bev);  // may throw: before anything refers to `c`
-      listed = true;
-    }
+    w->connections_.emplace(bev, c.get());  // may throw: before anything else refers to `c`
+    listed = true;
+    c->input_cb = evbuffer_add_cb(bufferevent_get_input(bev), &HttpWorker::on_input, c.get());
     const timeval now{0, 0};
-    if (event_base_once(base, -1, EV_TIMEOUT, &HttpWorker::on_attach, c.get(), &now) != 0) {
-      throw Error("event_base_once failed");
+    if (c->input_cb == nullptr ||
+        event_base_once(base, -1, EV_TIMEOUT, &HttpWorker::on_attach, c.get(), &now) != 0) {
+      throw Error("cannot watch a new connection");
     }
     // Nothing below throws: on_attach owns `c` from here.
     bufferevent_incref(bev);
@@ -167,10 +178,14 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
     c.release();
     return bev;
   } catch (...) {
-    if (listed) w->refused_.erase(bev);
-    if (bev != nullptr) bufferevent_free(bev);
+    if (listed) w->connections_.erase(bev);
+    if (bev != nullptr) bufferevent_free(bev);  // its buffer callbacks go with it
     return nullptr;  // evhttp makes its own bufferevent: served, but not counted
   }
+}
+
+void HttpWorker::on_input(evbuffer*, const evbuffer_cb_info* info, void* connection) {
+  if (info->n_added > 0) static_cast<Connection*>(connection)->request_bytes = true;
 }
 
 void HttpWorker::on_attach(int, short, void* connection) {
@@ -198,9 +213,9 @@ void HttpWorker::on_closed(evhttp_connection*, void* connection) {
   if (c->counted) {
     --c->worker->open_;
     c->worker->metrics_.connection_closed();
-  } else {
-    c->worker->refused_.erase(c->bev);
   }
+  evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->input_cb);  // the bufferevent outlives this call
+  c->worker->connections_.erase(c->bev);
   delete c;
 }
 
@@ -214,7 +229,12 @@ void HttpWorker::on_request(evhttp_request* req, void* self) {
 
 void HttpWorker::serve(evhttp_request* req) {
   evhttp_connection* evcon = evhttp_request_get_connection(req);
-  if (evcon != nullptr && refused_.count(evhttp_connection_get_bufferevent(evcon)) > 0) {
+  Connection* connection = nullptr;
+  if (evcon != nullptr) {
+    const auto it = connections_.find(evhttp_connection_get_bufferevent(evcon));
+    if (it != connections_.end()) connection = it->second;
+  }
+  if (connection != nullptr && !connection->counted) {
     // A refused connection whose request arrived before on_attach shut it down.
     evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
     reply(req, problem_response(503, "too many open connections; try again"));
@@ -241,6 +261,8 @@ void HttpWorker::serve(evhttp_request* req) {
   if (!request.body.empty()) evbuffer_copyout(in, request.body.data(), request.body.size());
 
   reply(req, service_.handle(request));
+  // Answered: idle again unless the next request's bytes are already buffered (pipelining).
+  if (connection != nullptr) connection->request_bytes = evbuffer_get_length(bufferevent_get_input(connection->bev)) > 0;
 }
 
 void HttpWorker::reply(evhttp_request* req, const ApiResponse& response) {

@@ -9,13 +9,15 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "api/api_metrics.h"
 #include "api/api_service.h"
 #include "api/http_limits.h"
 
 struct bufferevent;
+struct evbuffer;
+struct evbuffer_cb_info;
 struct event;
 struct event_base;
 struct evhttp;
@@ -37,8 +39,8 @@ class HttpWorker {
   // On the worker's thread: connects its Producer (a failure is logged; requests try again),
   // then serves until stopped.
   void run();
-  // From any thread: stop accepting, let open connections finish (answers then close the
-  // connection) for up to stop_grace, then return from run().
+  // From any thread: stop accepting, close idle connections, let the others finish their
+  // request (answered with Connection: close) for up to stop_grace, then return from run().
   void request_stop();
 
  private:
@@ -46,6 +48,7 @@ class HttpWorker {
   static void on_request(evhttp_request* req, void* self);
   static bufferevent* on_connection(event_base* base, void* self);
   static void on_attach(int fd, short what, void* connection);
+  static void on_input(evbuffer* buffer, const evbuffer_cb_info* info, void* connection);
   static void on_closed(evhttp_connection* evcon, void* connection);
   static void on_stop(int fd, short what, void* self);
   static void on_drain_tick(int fd, short what, void* self);
@@ -65,7 +68,7 @@ class HttpWorker {
   event* stop_event_ = nullptr;
   event* drain_timer_ = nullptr;
   long long open_ = 0;
-  std::unordered_set<bufferevent*> refused_;  // connections over the cap, until closed
+  std::unordered_map<bufferevent*, Connection*> connections_;  // every connection of on_connection, until closed
   bool stopping_ = false;
   std::chrono::steady_clock::time_point stop_deadline_;
 };

@@ -1,6 +1,7 @@
 // expiry-api's connection limits against a private redis-server: a slowloris client (a request
 // head a byte at a time) and 1,000 idle connections do not keep others from their answers, the
 // per-thread connection cap closes connections beyond it, and the idle timeout closes idle ones.
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -140,6 +141,34 @@ TEST_F(ApiLimitsTest, IdleConnectionIsClosedAfterTheTimeout) {
   read_until_closed(fd, std::chrono::seconds(20), &closed);
   EXPECT_TRUE(closed);
   ::close(fd);
+}
+
+// SIGTERM closes idle keep-alive connections at once: the process exits long before the grace.
+TEST_F(ApiLimitsTest, SigtermClosesIdleConnectionsAtOnce) {
+  ApiProcess api(server_, {"--stop-grace-ms", "60000"});
+  std::vector<int> idle;
+  for (int i = 0; i < 3; ++i) {
+    const int fd = connect_loopback(api.port());
+    ASSERT_GE(fd, 0);
+    idle.push_back(fd);
+  }
+  // One of them has had an answer and stays open (HTTP/1.1 keep-alive).
+  const std::string req = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  ASSERT_EQ(::send(idle[0], req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  char buf[512];
+  ASSERT_GT(::recv(idle[0], buf, sizeof buf, 0), 0);
+  const auto started = Clock::now();
+  ASSERT_TRUE(api.child().send_signal(SIGTERM));
+  const auto rc = api.child().wait_exit(std::chrono::seconds(30));
+  ASSERT_TRUE(rc) << "still running 30 s after SIGTERM with idle connections";
+  EXPECT_EQ(*rc, 0) << api.child().output();
+  EXPECT_LT(Clock::now() - started, std::chrono::seconds(10));
+  for (int fd : idle) {
+    bool closed = false;
+    read_until_closed(fd, std::chrono::seconds(10), &closed);
+    EXPECT_TRUE(closed);
+    ::close(fd);
+  }
 }
 
 }  // namespace
