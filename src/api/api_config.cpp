@@ -22,6 +22,9 @@ std::vector<OptionSpec> api_option_specs() {
        1 << 20},
       {"http_timeout_s", OptionKind::Integer, "a connection idle, or a request stalled, this long is closed", "30", 1,
        3600},
+      {"request_deadline_s", OptionKind::Integer,
+       "a request not received whole this long after its first byte is dropped (a slow client's head or body)",
+       "60", 1, 3600},
       {"max_connections", OptionKind::Integer, "open connections per worker thread; more are closed at once", "4096",
        1, 1 << 20},
       {"stop_grace_ms", OptionKind::Integer, "on SIGTERM/SIGINT: how long requests begun may finish (idle connections close at once)", "5000", 0,
@@ -58,6 +61,7 @@ ApiConfig api_config_from(const Settings& s) {
   c.limits.max_body_bytes = static_cast<size_t>(s.integer("max_body_bytes"));
   c.limits.max_header_bytes = static_cast<size_t>(s.integer("max_header_bytes"));
   c.limits.timeout_seconds = static_cast<int>(s.integer("http_timeout_s"));
+  c.limits.request_deadline_seconds = static_cast<int>(s.integer("request_deadline_s"));
   c.limits.max_connections = s.integer("max_connections");
   c.limits.stop_grace = std::chrono::milliseconds(s.integer("stop_grace_ms"));
   apply_connection_settings(s, c.target.redis, c.target.ns);

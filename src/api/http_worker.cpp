@@ -32,6 +32,7 @@ struct HttpWorker::Connection {
   evbuffer_cb_entry* input_cb = nullptr;
   bool counted = false;       // within the cap: counted in open_; else refused
   bool request_bytes = false;  // bytes arrived since the last answer
+  std::chrono::steady_clock::time_point request_started;  // when they began to arrive
 };
 
 namespace {
@@ -88,14 +89,18 @@ HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::str
   if (pipe2(stop_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
   stop_event_ = event_new(base_, stop_pipe_[0], EV_READ, &HttpWorker::on_stop, this);
   drain_timer_ = event_new(base_, -1, EV_PERSIST, &HttpWorker::on_drain_tick, this);
-  if (stop_event_ == nullptr || drain_timer_ == nullptr || event_add(stop_event_, nullptr) != 0) {
-    throw Error("cannot set up the stop events");
+  deadline_timer_ = event_new(base_, -1, EV_PERSIST, &HttpWorker::on_deadline_tick, this);
+  const timeval second{1, 0};
+  if (stop_event_ == nullptr || drain_timer_ == nullptr || deadline_timer_ == nullptr ||
+      event_add(stop_event_, nullptr) != 0 || event_add(deadline_timer_, &second) != 0) {
+    throw Error("cannot set up the worker's events");
   }
 }
 
 HttpWorker::~HttpWorker() {
   if (stop_event_ != nullptr) event_free(stop_event_);
   if (drain_timer_ != nullptr) event_free(drain_timer_);
+  if (deadline_timer_ != nullptr) event_free(deadline_timer_);
   if (http_ != nullptr) evhttp_free(http_);  // closes the connections left, and its listening descriptor
   if (base_ != nullptr) event_base_free(base_);
   for (int fd : stop_pipe_) {
@@ -131,6 +136,16 @@ void HttpWorker::begin_stop() {
   const timeval tick{0, 20 * 1000};
   event_add(drain_timer_, &tick);
   on_drain_tick(-1, 0, this);
+}
+
+void HttpWorker::on_deadline_tick(int, short, void* self) {
+  auto* w = static_cast<HttpWorker*>(self);
+  const auto too_old = std::chrono::steady_clock::now() - std::chrono::seconds(w->limits_.request_deadline_seconds);
+  for (const auto& [bev, c] : w->connections_) {
+    if (!c->request_bytes || c->request_started > too_old) continue;
+    const int fd = bufferevent_getfd(bev);
+    if (fd >= 0) shutdown(fd, SHUT_RDWR);  // evhttp reads end-of-file and closes it
+  }
 }
 
 void HttpWorker::on_drain_tick(int, short, void* self) {
@@ -185,7 +200,11 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
 }
 
 void HttpWorker::on_input(evbuffer*, const evbuffer_cb_info* info, void* connection) {
-  if (info->n_added > 0) static_cast<Connection*>(connection)->request_bytes = true;
+  auto* c = static_cast<Connection*>(connection);
+  if (info->n_added > 0 && !c->request_bytes) {
+    c->request_bytes = true;
+    c->request_started = std::chrono::steady_clock::now();
+  }
 }
 
 void HttpWorker::on_attach(int, short, void* connection) {
@@ -262,7 +281,10 @@ void HttpWorker::serve(evhttp_request* req) {
 
   reply(req, service_.handle(request));
   // Answered: idle again unless the next request's bytes are already buffered (pipelining).
-  if (connection != nullptr) connection->request_bytes = evbuffer_get_length(bufferevent_get_input(connection->bev)) > 0;
+  if (connection != nullptr) {
+    connection->request_bytes = evbuffer_get_length(bufferevent_get_input(connection->bev)) > 0;
+    connection->request_started = std::chrono::steady_clock::now();
+  }
 }
 
 void HttpWorker::reply(evhttp_request* req, const ApiResponse& response) {

@@ -1,7 +1,8 @@
 // One worker thread's HTTP server: its own event_base and evhttp, accepting on a duplicate of
 // the shared listening socket (evhttp_accept_socket_with_handle closes the descriptor it is
 // given when it is freed, so each worker owns one), and its own ApiService (and Producer).
-// Limits: body and header sizes, the idle/request timeout, and a cap on the connections this
+// Limits: body and header sizes, the idle timeout, a deadline for receiving a whole request
+// (from its first byte: a slowloris client is dropped), and a cap on the connections this
 // worker holds open: one beyond the cap is accepted and shut down at once (counted in
 // expiry_api_connections_refused_total), before it is served. Nothing thrown crosses a libevent callback.
 #pragma once
@@ -52,6 +53,7 @@ class HttpWorker {
   static void on_closed(evhttp_connection* evcon, void* connection);
   static void on_stop(int fd, short what, void* self);
   static void on_drain_tick(int fd, short what, void* self);
+  static void on_deadline_tick(int fd, short what, void* self);
 
   void serve(evhttp_request* req);
   void reply(evhttp_request* req, const ApiResponse& response);
@@ -67,6 +69,7 @@ class HttpWorker {
   int stop_pipe_[2] = {-1, -1};
   event* stop_event_ = nullptr;
   event* drain_timer_ = nullptr;
+  event* deadline_timer_ = nullptr;  // every second: drops requests past request_deadline_seconds
   long long open_ = 0;
   std::unordered_map<bufferevent*, Connection*> connections_;  // every connection of on_connection, until closed
   bool stopping_ = false;

@@ -143,6 +143,36 @@ TEST_F(ApiLimitsTest, IdleConnectionIsClosedAfterTheTimeout) {
   ::close(fd);
 }
 
+// A request head trickling in is dropped at --request-deadline-s after its first byte, however
+// often a byte arrives (the idle timeout alone would never fire).
+TEST_F(ApiLimitsTest, SlowRequestIsDroppedAtTheDeadline) {
+  ApiProcess api(server_, {"--request-deadline-s", "1", "--http-timeout-s", "30"});
+  const int fd = connect_loopback(api.port());
+  ASSERT_GE(fd, 0);
+  const std::string head = "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Padding: " + std::string(400, 'p') + "\r\n\r\n";
+  std::atomic<bool> stop{false};
+  std::atomic<size_t> sent{0};
+  std::thread slow([&] {
+    for (char c : head) {
+      if (stop || ::send(fd, &c, 1, MSG_NOSIGNAL) != 1) break;
+      ++sent;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the client's pace, not a wait
+    }
+  });
+  const auto started = Clock::now();
+  bool closed = false;
+  const std::string answer = read_until_closed(fd, std::chrono::seconds(20), &closed);
+  const auto took = Clock::now() - started;
+  stop = true;
+  slow.join();
+  ::close(fd);
+  EXPECT_TRUE(closed);
+  EXPECT_TRUE(answer.empty()) << answer;
+  EXPECT_LT(sent.load(), head.size()) << "the whole head was sent before the connection was dropped";
+  EXPECT_LT(took, std::chrono::seconds(10));
+  EXPECT_EQ(call_api(api.port(), {"GET", "/healthz"}).status, 200);
+}
+
 // SIGTERM closes idle keep-alive connections at once: the process exits long before the grace.
 TEST_F(ApiLimitsTest, SigtermClosesIdleConnectionsAtOnce) {
   ApiProcess api(server_, {"--stop-grace-ms", "60000"});
