@@ -23,12 +23,12 @@ std::vector<OptionSpec> api_option_specs() {
       {"http_timeout_s", OptionKind::Integer, "a connection idle, or a request stalled, this long is closed", "30", 1,
        3600},
       {"request_deadline_s", OptionKind::Integer,
-       "a request not received whole this long after its first byte is dropped (a slow client's head or body)",
-       "60", 1, 3600},
-      {"max_connections", OptionKind::Integer, "open connections per worker thread; more are closed at once", "4096",
-       1, 1 << 20},
-      {"stop_grace_ms", OptionKind::Integer, "on SIGTERM/SIGINT: how long requests begun may finish (idle connections close at once)", "5000", 0,
-       600000},
+       "a request not received whole this long after its first byte is dropped (a slow client's head or body)", "60", 1,
+       3600},
+      {"max_connections", OptionKind::Integer, "open connections per worker thread; more are closed at once", "4096", 1,
+       1 << 20},
+      {"stop_grace_ms", OptionKind::Integer,
+       "on SIGTERM/SIGINT: how long requests begun may finish (idle connections close at once)", "5000", 0, 600000},
   };
   specs.push_back({"dead_stream", OptionKind::String,
                    "the dead-letter stream of a single-bucket namespace (default <stream>:dead); bucket streams "

@@ -51,8 +51,8 @@ std::string ApiMetrics::render() const {
       << "# TYPE expiry_api_requests_total counter\n";
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [key, n] : requests_) {
-    out << "expiry_api_requests_total{route=\"" << label(std::get<0>(key)) << "\",method=\""
-        << label(std::get<1>(key)) << "\",status=\"" << std::get<2>(key) << "\"} " << n << "\n";
+    out << "expiry_api_requests_total{route=\"" << label(std::get<0>(key)) << "\",method=\"" << label(std::get<1>(key))
+        << "\",status=\"" << std::get<2>(key) << "\"} " << n << "\n";
   }
   out << "# HELP expiry_api_request_duration_seconds Time from a whole request read to its answer, by route.\n"
       << "# TYPE expiry_api_request_duration_seconds histogram\n";
@@ -60,8 +60,8 @@ std::string ApiMetrics::render() const {
     long long cumulative = 0;
     for (size_t i = 0; i < bounds.size(); ++i) {
       cumulative += l.buckets[i];
-      out << "expiry_api_request_duration_seconds_bucket{route=\"" << label(route) << "\",le=\"" << bounds[i]
-          << "\"} " << cumulative << "\n";
+      out << "expiry_api_request_duration_seconds_bucket{route=\"" << label(route) << "\",le=\"" << bounds[i] << "\"} "
+          << cumulative << "\n";
     }
     out << "expiry_api_request_duration_seconds_bucket{route=\"" << label(route) << "\",le=\"+Inf\"} " << l.count
         << "\n"

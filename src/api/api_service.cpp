@@ -12,8 +12,8 @@
 #include "api/task_json.h"
 #include "base/errors.h"
 #include "base/text_escape.h"
-#include "generated/openapi_json.h"
 #include "functions/key_layout.h"
+#include "generated/openapi_json.h"
 #include "io/sync/routed_client.h"
 #include "producer/producer.h"
 #include "producer/task_placement.h"
@@ -156,8 +156,8 @@ ApiResponse ApiService::dispatch(const ApiRequest& request, const RouteMatch& ma
     }
   }
   if (request.body.size() > options_.max_body_bytes) {
-    return problem_response(413, "the body is larger than the limit of " + std::to_string(options_.max_body_bytes) +
-                                     " bytes");
+    return problem_response(
+        413, "the body is larger than the limit of " + std::to_string(options_.max_body_bytes) + " bytes");
   }
   if (!request.body.empty() && (!request.content_type || !is_json_media_type(*request.content_type))) {
     return problem_response(415, "a request body must be application/json");
@@ -201,7 +201,8 @@ ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match
       return json_response(200, task_details_json(match.id, task));
     }
     case Route::TaskDelete: {
-      if (!producer().cancel(match.id)) return problem_response(404, "task " + escape_text(match.id) + " is not pending");
+      if (!producer().cancel(match.id))
+        return problem_response(404, "task " + escape_text(match.id) + " is not pending");
       ApiResponse r;
       r.status = 204;
       return r;
@@ -239,9 +240,8 @@ ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match
         query.cursor = *next;
       }
       nlohmann::json items = nlohmann::json::array();
-      producer().list_details(tasks, 0, [&](size_t i, const ListedTaskDetails& d) {
-        items.push_back(listed_task_json(tasks[i], d));
-      });
+      producer().list_details(
+          tasks, 0, [&](size_t i, const ListedTaskDetails& d) { items.push_back(listed_task_json(tasks[i], d)); });
       return json_response(200, {{"tasks", items},
                                  {"count", tasks.size()},
                                  {"next_cursor", next ? nlohmann::json(*next) : nlohmann::json()}});

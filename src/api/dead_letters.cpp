@@ -62,8 +62,9 @@ nlohmann::json list_dead_letters(Producer& producer, const std::string& dead_str
     auto found = entries_of(replies[s], s, "XRANGE " + streams[s].key);
     std::move(found.begin(), found.end(), std::back_inserter(all));
   }
-  std::stable_sort(all.begin(), all.end(),
-                   [](const DeadEntry& a, const DeadEntry& b) { return entry_id_before(a.ref.entry_id, b.ref.entry_id); });
+  std::stable_sort(all.begin(), all.end(), [](const DeadEntry& a, const DeadEntry& b) {
+    return entry_id_before(a.ref.entry_id, b.ref.entry_id);
+  });
   const bool more = all.size() > static_cast<size_t>(limit);
   if (more) all.resize(static_cast<size_t>(limit));
   nlohmann::json entries = nlohmann::json::array();
@@ -115,14 +116,15 @@ nlohmann::json replay_dead_letters(Producer& producer, const std::string& dead_s
     const KeyLayout keys = layout.keys_of_task(*task);
     const int slot = TaskPlacement::slot_of_bucket(keys.bucket());
     if (layout.cluster && slot != dead.slot) {
-      throw ReplyError("dead entry " + escape_text(entries[i]) + " is not in the slot of its task's bucket: it cannot "
+      throw ReplyError("dead entry " + escape_text(entries[i]) +
+                       " is not in the slot of its task's bucket: it cannot "
                        "be replayed atomically");
     }
-    const Reply r = redis.fcall({"FCALL", "expiry_replay_dead", "4", dead.key, keys.schedule_key(),
-                                 keys.trigger_key(*task), keys.shadow_key(*task), refs[i].entry_id, *task,
-                                 std::to_string(delay_ms), layout.default_stream_of_bucket(keys.bucket()),
-                                 std::to_string(layout.db)},
-                                slot);
+    const Reply r =
+        redis.fcall({"FCALL", "expiry_replay_dead", "4", dead.key, keys.schedule_key(), keys.trigger_key(*task),
+                     keys.shadow_key(*task), refs[i].entry_id, *task, std::to_string(delay_ms),
+                     layout.default_stream_of_bucket(keys.bucket()), std::to_string(layout.db)},
+                    slot);
     if (r.type == Reply::Type::Error && r.str.find("already replayed or purged") != std::string::npos) {
       gone.push_back(entries[i]);
       continue;

@@ -3,10 +3,9 @@
 // the streams and entries), on a worker's Producer connection.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace expiry {
 

@@ -30,8 +30,8 @@ struct HttpWorker::Connection {
   HttpWorker* worker;
   bufferevent* bev = nullptr;
   evbuffer_cb_entry* input_cb = nullptr;
-  bool counted = false;       // within the cap: counted in open_; else refused
-  bool request_bytes = false;  // bytes arrived since the last answer
+  bool counted = false;                                   // within the cap: counted in open_; else refused
+  bool request_bytes = false;                             // bytes arrived since the last answer
   std::chrono::steady_clock::time_point request_started;  // when they began to arrive
 };
 
@@ -39,15 +39,24 @@ namespace {
 
 const char* method_name(int command) {
   switch (command) {
-    case EVHTTP_REQ_GET: return "GET";
-    case EVHTTP_REQ_POST: return "POST";
-    case EVHTTP_REQ_HEAD: return "HEAD";
-    case EVHTTP_REQ_PUT: return "PUT";
-    case EVHTTP_REQ_DELETE: return "DELETE";
-    case EVHTTP_REQ_OPTIONS: return "OPTIONS";
-    case EVHTTP_REQ_TRACE: return "TRACE";
-    case EVHTTP_REQ_CONNECT: return "CONNECT";
-    case EVHTTP_REQ_PATCH: return "PATCH";
+    case EVHTTP_REQ_GET:
+      return "GET";
+    case EVHTTP_REQ_POST:
+      return "POST";
+    case EVHTTP_REQ_HEAD:
+      return "HEAD";
+    case EVHTTP_REQ_PUT:
+      return "PUT";
+    case EVHTTP_REQ_DELETE:
+      return "DELETE";
+    case EVHTTP_REQ_OPTIONS:
+      return "OPTIONS";
+    case EVHTTP_REQ_TRACE:
+      return "TRACE";
+    case EVHTTP_REQ_CONNECT:
+      return "CONNECT";
+    case EVHTTP_REQ_PATCH:
+      return "PATCH";
   }
   return "OTHER";
 }
@@ -62,7 +71,9 @@ std::optional<std::string> header(evhttp_request* req, const char* name) {
 
 HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::string dead_stream, const TokenSet& tokens,
                        ApiMetrics& metrics, HttpLimits limits)
-    : index_(index), limits_(limits), metrics_(metrics),
+    : index_(index),
+      limits_(limits),
+      metrics_(metrics),
       service_(std::move(target), tokens, metrics, ApiOptions{limits.max_body_bytes, std::move(dead_stream)}) {
   base_ = event_base_new();
   if (base_ == nullptr) throw Error("event_base_new failed");
@@ -70,8 +81,8 @@ HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::str
   if (http_ == nullptr) throw Error("evhttp_new failed");
   // Every method reaches on_request, so that a wrong one is answered 405 as problem+json.
   evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
-                                        EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
-                                        EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+                                        EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
+                                        EVHTTP_REQ_PATCH);
   // Bodies up to twice the limit are read and answered 413 as problem+json by the service;
   // beyond that evhttp stops reading and answers its own 413.
   evhttp_set_max_body_size(http_, static_cast<ev_ssize_t>(limits_.max_body_bytes * 2 + 1));
@@ -178,8 +189,7 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
     listed = true;
     c->input_cb = evbuffer_add_cb(bufferevent_get_input(bev), &HttpWorker::on_input, c.get());
     const timeval now{0, 0};
-    if (c->input_cb == nullptr ||
-        event_base_once(base, -1, EV_TIMEOUT, &HttpWorker::on_attach, c.get(), &now) != 0) {
+    if (c->input_cb == nullptr || event_base_once(base, -1, EV_TIMEOUT, &HttpWorker::on_attach, c.get(), &now) != 0) {
       throw Error("cannot watch a new connection");
     }
     // Nothing below throws: on_attach owns `c` from here.
@@ -195,7 +205,7 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
   } catch (...) {
     if (listed) w->connections_.erase(bev);
     if (bev != nullptr) bufferevent_free(bev);  // its buffer callbacks go with it
-    return nullptr;  // evhttp makes its own bufferevent: served, but not counted
+    return nullptr;                             // evhttp makes its own bufferevent: served, but not counted
   }
 }
 

@@ -8,10 +8,9 @@
 
 int main(int argc, char** argv) {
   using namespace expiry;
-  const ServiceIdentity identity{
-      "expiry-api", "EXPIRY_API",
-      "expiry-api: an HTTP API to schedule, read and cancel tasks (docs/api.md).\n"
-      "Every option can also be set as EXPIRY_API_<NAME> or in the --config JSON file."};
+  const ServiceIdentity identity{"expiry-api", "EXPIRY_API",
+                                 "expiry-api: an HTTP API to schedule, read and cancel tasks (docs/api.md).\n"
+                                 "Every option can also be set as EXPIRY_API_<NAME> or in the --config JSON file."};
   ApiConfig config;
   const auto configure = [&config](const Settings& settings) -> std::map<std::string, std::string> {
     config = api_config_from(settings);

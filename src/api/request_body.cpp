@@ -13,7 +13,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const char* kTaskFields[] = {"delay_ms",   "at_ms",           "payload",     "payload_b64", "stream",
+const char* kTaskFields[] = {"delay_ms",  "at_ms",           "payload",     "payload_b64", "stream",
                              "if_absent", "debounce_max_ms", "max_late_ms", "traceparent"};
 
 // The object of `body`, or the reason it is not one.
@@ -133,7 +133,8 @@ Parsed<TaskListRequest> parse_list_query(const std::multimap<std::string, std::s
       out.query.count = *n;
     } else if (key == "cursor") {
       std::string why;
-      if (!value.empty() && !decode_list_cursor(value, &why)) return "cursor is not a cursor this API gave (" + why + ")";
+      if (!value.empty() && !decode_list_cursor(value, &why))
+        return "cursor is not a cursor this API gave (" + why + ")";
       out.query.cursor = value;
     } else {
       return "unknown query parameter " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
@@ -163,7 +164,8 @@ Parsed<DeadReplayRequest> parse_dead_replay_body(std::string_view body) {
   std::string error;
   const auto delay = integer_field(j, "delay_ms", error);
   if (!error.empty()) return error;
-  if (delay && (*delay < 0 || *delay > kMaxTimeMs)) return "delay_ms must be between 0 and " + std::to_string(kMaxTimeMs);
+  if (delay && (*delay < 0 || *delay > kMaxTimeMs))
+    return "delay_ms must be between 0 and " + std::to_string(kMaxTimeMs);
   out.delay_ms = delay.value_or(0);
   return out;
 }
@@ -171,7 +173,8 @@ Parsed<DeadReplayRequest> parse_dead_replay_body(std::string_view body) {
 Parsed<long long> parse_dead_list_query(const std::multimap<std::string, std::string>& query) {
   long long limit = kDefaultPageLimit;
   for (const auto& [key, value] : query) {
-    if (key != "limit") return "unknown query parameter " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (key != "limit")
+      return "unknown query parameter " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
     if (query.count(key) > 1) return std::string("query parameter limit is given more than once");
     const auto n = parse_int64(value);
     if (!n || *n < 1 || *n > kMaxPageLimit) return "limit must be between 1 and " + std::to_string(kMaxPageLimit);

@@ -28,13 +28,13 @@ enum class Route {
 };
 
 struct RouteMatch {
-  std::optional<Route> route;   // nullopt: `status` says why (404 no such path, 405 wrong method, 400 bad id)
+  std::optional<Route> route;  // nullopt: `status` says why (404 no such path, 405 wrong method, 400 bad id)
   int status = 0;
-  std::string detail;           // why, when there is no route
-  std::string allow;            // 405: the methods the path takes ("GET, PUT, DELETE")
-  std::string label;            // the path template, for metrics ("/v1/tasks/{id}"; "other" when unknown)
-  std::optional<Scope> scope;   // the scope the route needs; nullopt: no token needed
-  std::string id;               // the task id of /v1/tasks/{id}..., decoded and valid
+  std::string detail;          // why, when there is no route
+  std::string allow;           // 405: the methods the path takes ("GET, PUT, DELETE")
+  std::string label;           // the path template, for metrics ("/v1/tasks/{id}"; "other" when unknown)
+  std::optional<Scope> scope;  // the scope the route needs; nullopt: no token needed
+  std::string id;              // the task id of /v1/tasks/{id}..., decoded and valid
 };
 
 // Matches `method` ("GET", ...) and `path` (the request path as sent, without its query).

@@ -11,8 +11,8 @@ namespace expiry {
 namespace {
 
 // As expiry-ctl show: the shadow fields only some tasks have.
-constexpr const char* kOptionalShadowFields[] = {"first_ms", "max_late_ms", "traceparent", "promoted_ms",
-                                                 "promoted_from_ms", "attempt"};
+constexpr const char* kOptionalShadowFields[] = {"first_ms",    "max_late_ms",      "traceparent",
+                                                 "promoted_ms", "promoted_from_ms", "attempt"};
 
 }  // namespace
 
@@ -67,6 +67,8 @@ nlohmann::json run_now_result_json(const std::string& id, const RunNowResult& re
           {"was_due", result.due_ms == result.previous_due_ms}};
 }
 
-std::string json_text(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 }  // namespace expiry

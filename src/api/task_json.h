@@ -2,12 +2,11 @@
 // entry of a GET /v1/tasks page, and the results of schedule and run-now. Pure.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "producer/task_reads.h"
 #include "functions/task_values.h"
+#include "producer/task_reads.h"
 
 namespace expiry {
 

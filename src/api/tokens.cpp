@@ -43,9 +43,12 @@ std::optional<Scope> parse_scope(std::string_view text) {
 
 const char* scope_name(Scope scope) {
   switch (scope) {
-    case Scope::Read: return "read";
-    case Scope::Write: return "write";
-    case Scope::Admin: return "admin";
+    case Scope::Read:
+      return "read";
+    case Scope::Write:
+      return "write";
+    case Scope::Admin:
+      return "admin";
   }
   return "?";
 }

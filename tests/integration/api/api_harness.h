@@ -115,8 +115,8 @@ class ApiProcess {
   ApiProcess(const RedisServer& server, std::vector<std::string> extra_args = {})
       : scratch_("expiry_api"), port_(free_port()) {
     const std::string tokens = scratch_.write("tokens", tokens_file_text());
-    std::vector<std::string> args = {"--listen", "127.0.0.1:" + std::to_string(port_), "--tokens-file", tokens,
-                                     "--redis-url", server.url()};
+    std::vector<std::string> args = {
+        "--listen", "127.0.0.1:" + std::to_string(port_), "--tokens-file", tokens, "--redis-url", server.url()};
     if (std::find(extra_args.begin(), extra_args.end(), "--threads") == extra_args.end()) {
       args.insert(args.end(), {"--threads", "2"});
     }
@@ -124,7 +124,9 @@ class ApiProcess {
     child_ = std::make_unique<ChildProcess>(EXPIRY_API_BIN, args, std::vector<std::pair<std::string, std::string>>{},
                                             server.dir() + "/api-" + std::to_string(port_) + ".log");
     const bool up = wait_until(
-        [&] { return !child_->running() || call_api(port_, {"GET", "/healthz"}).status == 200; },
+        [&] {
+          return !child_->running() || call_api(port_, {"GET", "/healthz"}).status == 200;
+        },
         std::chrono::seconds(20), std::chrono::milliseconds(20));
     if (!up || !child_->running()) ADD_FAILURE() << "expiry-api did not start: " << child_->output();
   }

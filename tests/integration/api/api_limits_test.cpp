@@ -1,18 +1,17 @@
 // expiry-api's connection limits against a private redis-server: a slowloris client (a request
 // head a byte at a time) and 1,000 idle connections do not keep others from their answers, the
 // per-thread connection cap closes connections beyond it, and the idle timeout closes idle ones.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "integration/api/api_harness.h"
 
@@ -80,7 +79,8 @@ TEST_F(ApiLimitsTest, SlowlorisDoesNotDelayOtherClients) {
 }
 
 TEST_F(ApiLimitsTest, ThousandIdleConnectionsLeaveRoomForARequest) {
-  if (!raise_fd_limit_to(4096)) GTEST_SKIP() << "the hard descriptor limit is below 4096 (1,000 sockets here and there)";
+  if (!raise_fd_limit_to(4096))
+    GTEST_SKIP() << "the hard descriptor limit is below 4096 (1,000 sockets here and there)";
   ApiProcess api(server_);
   std::vector<int> idle;
   for (int i = 0; i < 1000; ++i) {
@@ -124,8 +124,11 @@ TEST_F(ApiLimitsTest, ConnectionsBeyondTheCapAreClosed) {
   // One slot freed: requests are served again.
   ::close(idle.back());
   idle.pop_back();
-  EXPECT_TRUE(wait_until([&] { return call_api(api.port(), {"GET", "/healthz"}).status == 200; },
-                         std::chrono::seconds(20), std::chrono::milliseconds(20)));
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return call_api(api.port(), {"GET", "/healthz"}).status == 200;
+      },
+      std::chrono::seconds(20), std::chrono::milliseconds(20)));
   const HttpAnswer metrics = call_api(api.port(), {"GET", "/metrics"});
   EXPECT_EQ(metrics.body.find("expiry_api_connections_refused_total 0\n"), std::string::npos) << metrics.body;
   for (int fd : idle) ::close(fd);
@@ -149,7 +152,8 @@ TEST_F(ApiLimitsTest, SlowRequestIsDroppedAtTheDeadline) {
   ApiProcess api(server_, {"--request-deadline-s", "1", "--http-timeout-s", "30"});
   const int fd = connect_loopback(api.port());
   ASSERT_GE(fd, 0);
-  const std::string head = "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Padding: " + std::string(400, 'p') + "\r\n\r\n";
+  const std::string head =
+      "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Padding: " + std::string(400, 'p') + "\r\n\r\n";
   std::atomic<bool> stop{false};
   std::atomic<size_t> sent{0};
   std::thread slow([&] {

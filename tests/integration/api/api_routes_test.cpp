@@ -1,14 +1,13 @@
 // expiry-api against a private redis-server: every route with each scope, the errors as
 // problem+json (400, 401, 403, 404, 405, 413, 415, 503), a PUT task in the schedule ZSET and,
 // with a relay running, in the stream; tokens file errors (exit 2) and SIGTERM (exit 0).
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "functions/key_layout.h"
 #include "integration/api/api_harness.h"
@@ -215,9 +214,31 @@ TEST_F(ApiRoutesTest, EveryRouteWithEachScope) {
 TEST_F(ApiRoutesTest, DeadLettersListAndReplay) {
   const auto add_dead = [&](const std::string& task, const std::string& at) {
     return redis_
-        ->command({"XADD", "expiry:stream:dead", at, "original_id", "1-1", "original_stream", "expiry:stream", "group",
-                   "workers", "reason", "max deliveries", "deliveries", "3", "dead_ms", "1000", "id", task, "via",
-                   "sweep", "due_ms", "900", "fired_ms", "950", "payload", "p"})
+        ->command({"XADD",
+                   "expiry:stream:dead",
+                   at,
+                   "original_id",
+                   "1-1",
+                   "original_stream",
+                   "expiry:stream",
+                   "group",
+                   "workers",
+                   "reason",
+                   "max deliveries",
+                   "deliveries",
+                   "3",
+                   "dead_ms",
+                   "1000",
+                   "id",
+                   task,
+                   "via",
+                   "sweep",
+                   "due_ms",
+                   "900",
+                   "fired_ms",
+                   "950",
+                   "payload",
+                   "p"})
         .str;
   };
   const std::string first = add_dead("job-1", "1700000000000-0");
@@ -343,7 +364,8 @@ TEST_F(ApiRoutesTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
   ASSERT_EQ(put("kept", put_body(3600000, "x")).status, 201);
   const int fd = connect_loopback(api_->port());
   ASSERT_GE(fd, 0);
-  const std::string head = "GET /v1/tasks/kept HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + kReadToken + "\r\n";
+  const std::string head =
+      "GET /v1/tasks/kept HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + kReadToken + "\r\n";
   ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
   ASSERT_TRUE(api_->child().send_signal(SIGTERM));
   EXPECT_TRUE(wait_until(

@@ -1,10 +1,10 @@
 // The API's Prometheus metrics (src/api/api_metrics.h): requests by route, method and status, a
 // cumulative latency histogram by route, and the connection gauges.
+#include "api/api_metrics.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "api/api_metrics.h"
 
 namespace expiry {
 namespace {
@@ -23,7 +23,8 @@ TEST(ApiMetrics, CountsAndCumulativeHistogram) {
   m.connection_closed();
   m.connection_refused();
   const std::string text = m.render();
-  EXPECT_TRUE(has_line(text, "expiry_api_requests_total{route=\"/v1/tasks/{id}\",method=\"PUT\",status=\"201\"} 2")) << text;
+  EXPECT_TRUE(has_line(text, "expiry_api_requests_total{route=\"/v1/tasks/{id}\",method=\"PUT\",status=\"201\"} 2"))
+      << text;
   EXPECT_TRUE(has_line(text, "expiry_api_requests_total{route=\"/v1/tasks/{id}\",method=\"GET\",status=\"404\"} 1"));
   EXPECT_TRUE(has_line(text, "expiry_api_request_duration_seconds_bucket{route=\"/v1/tasks/{id}\",le=\"0.0005\"} 1"));
   EXPECT_TRUE(has_line(text, "expiry_api_request_duration_seconds_bucket{route=\"/v1/tasks/{id}\",le=\"0.005\"} 2"));

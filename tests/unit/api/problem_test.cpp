@@ -1,8 +1,9 @@
 // RFC 9457 problem details of expiry-api (src/api/problem.h).
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "api/problem.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 namespace expiry {
 namespace {

@@ -1,8 +1,8 @@
 // The bodies and queries expiry-api reads (src/api/request_body.h): PUT /v1/tasks/{id},
 // POST /v1/pause and GET /v1/tasks.
-#include <gtest/gtest.h>
-
 #include "api/request_body.h"
+
+#include <gtest/gtest.h>
 
 namespace expiry {
 namespace {
@@ -26,7 +26,8 @@ std::string error_of(const std::string& body) {
 
 TEST(ApiRequestBody, TaskWithEveryField) {
   const Task t = task_of(R"({"delay_ms": 5000, "payload": "hello", "stream": "orders", "debounce_max_ms": 100,
-                            "max_late_ms": 2000, "traceparent": ")" + std::string(kTrace) + "\"}");
+                            "max_late_ms": 2000, "traceparent": ")" +
+                         std::string(kTrace) + "\"}");
   EXPECT_EQ(t.id, "t1");
   EXPECT_EQ(t.mode, ScheduleMode::Delay);
   EXPECT_EQ(t.ms, 5000);
@@ -81,7 +82,8 @@ TEST(ApiRequestBody, PauseBody) {
   EXPECT_EQ(std::get<long long>(parse_pause_body("")), 0);
   EXPECT_EQ(std::get<long long>(parse_pause_body("{}")), 0);
   EXPECT_EQ(std::get<long long>(parse_pause_body(R"({"for_ms": 60000})")), 60000);
-  EXPECT_EQ(std::get<std::string>(parse_pause_body(R"({"for_ms": -1})")), "for_ms must be between 0 and 253402300799999");
+  EXPECT_EQ(std::get<std::string>(parse_pause_body(R"({"for_ms": -1})")),
+            "for_ms must be between 0 and 253402300799999");
   EXPECT_EQ(std::get<std::string>(parse_pause_body(R"({"for": 1})")), "unknown field \"for\"");
   EXPECT_EQ(std::get<std::string>(parse_pause_body("nope")), "the body is not valid JSON");
 }

@@ -1,8 +1,8 @@
 // The routes of expiry-api (src/api/routes.h): scopes, 404, 405 with Allow, and task ids as
 // percent-decoded path segments checked by the id rules.
-#include <gtest/gtest.h>
-
 #include "api/routes.h"
+
+#include <gtest/gtest.h>
 
 namespace expiry {
 namespace {
@@ -66,13 +66,13 @@ TEST(ApiRoutes, IdsArePercentDecodedAndChecked) {
   m = match_route("POST", "/v1/tasks/caf%C3%A9/run-now");
   ASSERT_TRUE(m.route);
   EXPECT_EQ(m.id, "caf\xc3\xa9");
-  EXPECT_EQ(match_route("GET", "/v1/tasks/a%0Ab").status, 400);   // a control character
-  EXPECT_EQ(match_route("GET", "/v1/tasks/a%ZZ").status, 400);    // a malformed escape
+  EXPECT_EQ(match_route("GET", "/v1/tasks/a%0Ab").status, 400);  // a control character
+  EXPECT_EQ(match_route("GET", "/v1/tasks/a%ZZ").status, 400);   // a malformed escape
   EXPECT_EQ(match_route("GET", "/v1/tasks/a%2").status, 400);
-  EXPECT_EQ(match_route("GET", "/v1/tasks/%FF").status, 400);     // not UTF-8
+  EXPECT_EQ(match_route("GET", "/v1/tasks/%FF").status, 400);  // not UTF-8
   EXPECT_EQ(match_route("GET", "/v1/tasks/" + std::string(257, 'x')).status, 400);
   EXPECT_TRUE(match_route("GET", "/v1/tasks/" + std::string(256, 'x')).route);
-  EXPECT_EQ(match_route("GET", "/v1/tasks/").status, 400);        // empty id
+  EXPECT_EQ(match_route("GET", "/v1/tasks/").status, 400);  // empty id
 }
 
 TEST(ApiRoutes, PercentDecode) {

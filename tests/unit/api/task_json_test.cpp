@@ -1,8 +1,8 @@
 // The task JSON of expiry-api (src/api/task_json.h): `expiry-ctl show --json`'s shape, a
 // payload that is not UTF-8 as payload_b64, and the schedule / run-now results.
-#include <gtest/gtest.h>
-
 #include "api/task_json.h"
+
+#include <gtest/gtest.h>
 
 namespace expiry {
 namespace {
@@ -12,7 +12,10 @@ TEST(ApiTaskJson, PendingTaskAsExpiryCtlShowsIt) {
   t.pending = true;
   t.due_ms = 5000;
   t.now_ms = 1000;
-  t.fields = {{"payload", "hi"}, {"due_ms", "5000"}, {"created_ms", "900"}, {"max_late_ms", "60"},
+  t.fields = {{"payload", "hi"},
+              {"due_ms", "5000"},
+              {"created_ms", "900"},
+              {"max_late_ms", "60"},
               {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}};
   t.stream = "expiry:stream";
   t.trigger_pttl_ms = 4100;

@@ -1,8 +1,9 @@
 // The tokens file of expiry-api (src/api/tokens.h): its lines, its errors naming the line,
 // the scopes' order and the bearer header.
+#include "api/tokens.h"
+
 #include <gtest/gtest.h>
 
-#include "api/tokens.h"
 #include "base/errors.h"
 
 namespace expiry {
@@ -22,22 +23,23 @@ std::string error_of(const std::string& text) {
 }
 
 TEST(ApiTokens, ParsesScopesCommentsAndBlankLines) {
-  const TokenSet set = TokenSet::parse("# the API's tokens\n\nread " + kRead + "\r\n  write\t" + kWrite +
-                                           "  \n# admin below\nadmin " + kAdmin,
-                                       "tokens file t");
+  const TokenSet set = TokenSet::parse(
+      "# the API's tokens\n\nread " + kRead + "\r\n  write\t" + kWrite + "  \n# admin below\nadmin " + kAdmin,
+      "tokens file t");
   EXPECT_EQ(set.size(), 3u);
   EXPECT_EQ(set.find(kRead), Scope::Read);
   EXPECT_EQ(set.find(kWrite), Scope::Write);
   EXPECT_EQ(set.find(kAdmin), Scope::Admin);
-  EXPECT_FALSE(set.find("read-token-012345678"));   // a prefix
-  EXPECT_FALSE(set.find(kRead + "x"));              // longer
+  EXPECT_FALSE(set.find("read-token-012345678"));  // a prefix
+  EXPECT_FALSE(set.find(kRead + "x"));             // longer
   EXPECT_FALSE(set.find(""));
 }
 
 TEST(ApiTokens, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("read " + kRead + "\nowner " + kWrite + "\n"),
             "tokens file t line 2: unknown scope (expected read, write or admin)");
-  EXPECT_EQ(error_of("\n\nread\n"), "tokens file t line 3: expected `SCOPE TOKEN` (scope read, write or admin), found 1 field");
+  EXPECT_EQ(error_of("\n\nread\n"),
+            "tokens file t line 3: expected `SCOPE TOKEN` (scope read, write or admin), found 1 field");
   EXPECT_EQ(error_of("read " + kRead + " extra\n"),
             "tokens file t line 1: expected `SCOPE TOKEN` (scope read, write or admin), found 3 fields");
   EXPECT_EQ(error_of("write short\n"), "tokens file t line 1: token shorter than 16 characters");
