@@ -8,6 +8,7 @@
 #include <event2/keyvalq_struct.h>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -166,7 +167,9 @@ void HttpWorker::on_drain_tick(int, short, void* self) {
   for (const auto& [bev, c] : w->connections_) {
     if (c->request_bytes || evbuffer_get_length(bufferevent_get_output(bev)) > 0) continue;
     const int fd = bufferevent_getfd(bev);
-    if (fd >= 0) shutdown(fd, SHUT_RDWR);  // evhttp reads end-of-file and closes it
+    int unread = 0;  // bytes the kernel holds that the loop has yet to read: a request begun
+    if (fd < 0 || (ioctl(fd, FIONREAD, &unread) == 0 && unread > 0)) continue;
+    shutdown(fd, SHUT_RDWR);  // evhttp reads end-of-file and closes it
   }
   if (w->open_ == 0 || std::chrono::steady_clock::now() >= w->stop_deadline_) {
     event_del(w->drain_timer_);

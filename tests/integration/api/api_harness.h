@@ -108,6 +108,15 @@ inline HttpAnswer call_api(int port, const ApiCall& call) {
   return out;
 }
 
+// The value of expiry_api_open_connections (the metrics request's own connection included), or -1.
+inline long long open_connections(int port) {
+  const HttpAnswer r = call_api(port, {"GET", "/metrics"});
+  const std::string name = "\nexpiry_api_open_connections ";
+  const size_t at = r.body.find(name);
+  if (r.status != 200 || at == std::string::npos) return -1;
+  return std::stoll(r.body.substr(at + name.size()));
+}
+
 // expiry-api on 127.0.0.1:<free port> against `server`, with a tokens file of the three
 // tokens above; the constructor returns once /healthz answers.
 class ApiProcess {

@@ -20,15 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The value of expiry_api_open_connections, or -1.
-long long open_connections(int port) {
-  const HttpAnswer r = call_api(port, {"GET", "/metrics"});
-  const std::string name = "\nexpiry_api_open_connections ";
-  const size_t at = r.body.find(name);
-  if (r.status != 200 || at == std::string::npos) return -1;
-  return std::stoll(r.body.substr(at + name.size()));
-}
-
 // Raises the soft descriptor limit to at least `wanted` (bounded by the hard limit); false when
 // the hard limit is lower.
 bool raise_fd_limit_to(rlim_t wanted) {

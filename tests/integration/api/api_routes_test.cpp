@@ -367,6 +367,8 @@ TEST_F(ApiRoutesTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
   const std::string head =
       "GET /v1/tasks/kept HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + kReadToken + "\r\n";
   ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
+  // Accepted (a connection still in the listen queue at the signal is refused, by design).
+  ASSERT_TRUE(wait_until([&] { return open_connections(api_->port()) >= 2; }, std::chrono::seconds(20)));
   ASSERT_TRUE(api_->child().send_signal(SIGTERM));
   EXPECT_TRUE(wait_until(
       [&] {
