@@ -24,7 +24,7 @@ FROM debian:13 AS build
 # with hiredis_ssl, so the image uses it instead of building hiredis from source as deps.sh
 # does on Debian 12. Keep this ARG on ONE line: the deploy test compares it to deps.sh and
 # fails when the two lists drift apart.
-ARG BUILD_PACKAGES="build-essential cmake pkg-config libssl-dev libhiredis-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev prometheus-cpp-dev"
+ARG BUILD_PACKAGES="build-essential cmake pkg-config libssl-dev libhiredis-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev prometheus-cpp-dev libcurl4-openssl-dev"
 
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${BUILD_PACKAGES} \
@@ -79,6 +79,7 @@ COPY --from=build \
      /usr/local/bin/order-canceller \
      /usr/local/bin/order-sim \
      /usr/local/bin/expiry-ctl \
+     /usr/local/bin/expiry-api \
      /usr/local/bin/
 # The function library's source (for `redis-cli -x FUNCTION LOAD REPLACE < .../expiry.lua`) and
 # the commented redis.conf.
@@ -87,7 +88,7 @@ COPY --from=build /usr/local/share/expiry-relay/ /usr/local/share/expiry-relay/
 # Fail the image build (rather than the first container start) when a runtime library is
 # missing, e.g. after a new dependency was added to CMakeLists.txt but not to RUNTIME_PACKAGES.
 RUN set -e; \
-    for b in expiry-relay order-canceller order-sim expiry-ctl; do \
+    for b in expiry-relay order-canceller order-sim expiry-ctl expiry-api; do \
       libs=$(ldd "/usr/local/bin/$b"); \
       if printf '%s\n' "$libs" | grep 'not found'; then \
         echo "$b: shared libraries missing from the runtime stage (RUNTIME_PACKAGES)" >&2; \

@@ -195,7 +195,9 @@ TEST_F(DeadlineFunctions, ASweepDeadLettersLateTasksAndForwardsTheRestEachOnce) 
     EXPECT_EQ(sweep->paused_until_ms, -1);
     forwarded += sweep->forwarded;
     late += sweep->late;
-    if (forwarded + late == 40) EXPECT_EQ(sweep->pending, 0);
+    if (forwarded + late == 40) {
+      EXPECT_EQ(sweep->pending, 0);
+    }
   }
   EXPECT_EQ(forwarded, 20);
   EXPECT_EQ(late, 20);
