@@ -46,6 +46,9 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm: the deploy check of docs/openapi.json installs its validator with it (and the bench its
+# BullMQ peer). A Node.js that ships its own npm (NodeSource's nodejs) counts; else Debian's npm.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 install_missing() {
   if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
