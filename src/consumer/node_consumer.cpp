@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "config/backoff.h"
@@ -207,7 +208,13 @@ void NodeConsumer::on_group_missing(size_t lane, const char* command) {
 }
 
 void NodeConsumer::read_next() {
-  if (stopping_ || reads_left_ > 0 || unsettled_ > 0 || !reader().ready()) return;
+  if (stopping_ || reads_left_ > 0 || !reader().ready()) return;
+  // One batch at a time, unless the handler takes more unsettled entries (max_unsettled).
+  if (shared_.max_unsettled == 0 ? unsettled_ > 0 : unsettled_ >= shared_.max_unsettled) return;
+  const int count = shared_.max_unsettled == 0
+                        ? shared_.config.batch
+                        : static_cast<int>(std::min<size_t>(static_cast<size_t>(shared_.config.batch),
+                                                            shared_.max_unsettled - unsettled_));
   next_read_timer_.cancel();
   round_failed_ = false;
   const std::optional<std::chrono::milliseconds> block =
@@ -215,7 +222,7 @@ void NodeConsumer::read_next() {
   for (size_t i = 0; i < lanes_.size(); ++i) {
     if (!states_[i].group_ready) continue;
     ++reads_left_;
-    reader().command(read_command(lanes_[i].names, shared_.config.batch, block),
+    reader().command(read_command(lanes_[i].names, count, block),
                      [this, i](const Reply& r) { on_read(i, r); });
   }
 }
@@ -246,6 +253,7 @@ void NodeConsumer::round_finished() {
   entries.swap(round_);
   if (!entries.empty()) {
     handle(std::move(entries));  // even when stopping: what was read is handled
+    if (shared_.max_unsettled > 0) read_next();  // the handler queues: read on while it has room
     return;
   }
   if (stopping_) {
@@ -270,18 +278,21 @@ void NodeConsumer::handle(std::vector<ReadEntry> entries) {
         [this, lane, entry](EntryDone done) {
           shared_.handler(*entry, EntryContext{lanes_[lane].bucket, commands_, library_}, std::move(done));
         },
-        [this, lane, entry](HandleOutcome outcome, const std::string& reason) { settle(lane, *entry, outcome, reason); });
+        [this, lane, entry](HandleOutcome outcome, const std::string& reason, EntryDone::RetryDelay delay) {
+          settle(lane, *entry, outcome, reason, delay);
+        });
   }
 }
 
 // Acknowledges an entry its handler committed. A failed one is acknowledged and its task
 // scheduled again after retry_delay (or dead-lettered after its last attempt) by expiry_retry;
 // a rejected one is dead-lettered at once.
-void NodeConsumer::settle(size_t lane, const StreamEntry& entry, HandleOutcome outcome, const std::string& reason) {
+void NodeConsumer::settle(size_t lane, const StreamEntry& entry, HandleOutcome outcome, const std::string& reason,
+                          EntryDone::RetryDelay delay) {
   const GroupStream& names = lanes_[lane].names;
   if (outcome == HandleOutcome::Retry) {
     ++shared_.stats.retried;
-    retry_later(lane, entry, reason);
+    retry_later(lane, entry, reason, delay);
     return;
   }
   if (outcome == HandleOutcome::Reject) {
@@ -305,7 +316,8 @@ void NodeConsumer::settle(size_t lane, const StreamEntry& entry, HandleOutcome o
   });
 }
 
-void NodeConsumer::retry_later(size_t lane, const StreamEntry& entry, const std::string& reason) {
+void NodeConsumer::retry_later(size_t lane, const StreamEntry& entry, const std::string& reason,
+                               EntryDone::RetryDelay handler_delay) {
   const GroupStream& names = lanes_[lane].names;
   const std::string& task_id = entry.field(entry_field::kId);
   // The task goes back to the bucket of the stream it came from (its slot on a cluster), or on a
@@ -321,7 +333,8 @@ void NodeConsumer::retry_later(size_t lane, const StreamEntry& entry, const std:
     return;
   }
   const long long attempt = attempt_of(entry);
-  const auto delay = retry_delay(shared_.config.retry, static_cast<uint64_t>(attempt));
+  const auto delay = handler_delay ? std::max(*handler_delay, std::chrono::milliseconds(0))
+                                   : retry_delay(shared_.config.retry, static_cast<uint64_t>(attempt));
   const KeyLayout task(shared_.config.ns, *bucket);
   const int db = commands_.target().db;
   expiry_.fcall(retry_command(names, task, task_id, entry.entry_id, delay, shared_.config.max_deliveries, reason, db),
@@ -351,6 +364,10 @@ void NodeConsumer::on_dead_lettered(size_t lane, const std::string& entry_id, co
 
 void NodeConsumer::entry_settled() {
   if (unsettled_ > 0) --unsettled_;
+  if (shared_.max_unsettled > 0 && !stopping_) {
+    read_next();  // room for more (a no-op while a read is in flight or the handler is full)
+    if (unsettled_ > 0) return;
+  }
   if (unsettled_ > 0) return;
   if (stopping_) {
     maybe_finish_stop();
