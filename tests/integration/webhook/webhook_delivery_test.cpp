@@ -46,6 +46,7 @@ class WebhookDelivery : public ::testing::Test {
       endpoints[path] = {{"url", url(std::string("/") + path)}, {"secret", kSecret}, {"timeout_ms", 5000}};
     }
     endpoints["slow"] = {{"url", url("/slow")}, {"secret", kSecret}, {"timeout_ms", 10000}, {"max_in_flight", 1}};
+    endpoints["timeout"] = {{"url", url("/slow")}, {"secret", kSecret}, {"timeout_ms", 300}};
     endpoints["refused"] = {{"url", "http://127.0.0.1:" + std::to_string(closed_port_) + "/"}, {"secret", kSecret}};
     endpoints["private"] = {{"url", url("/ok", "127.0.0.2")}, {"secret", kSecret}};
     return {{"endpoints", endpoints},
@@ -56,14 +57,15 @@ class WebhookDelivery : public ::testing::Test {
             {"retry_max_ms", 5000}};
   }
 
-  std::unique_ptr<ChildProcess> start_webhook(const std::string& config_text, const std::string& name = "w1") {
+  std::unique_ptr<ChildProcess> start_webhook(const std::string& config_text, const std::string& name = "w1",
+                                              const std::string& min_idle_ms = "60000") {
     const std::string path = server_.dir() + "/" + name + ".json";
     std::ofstream(path) << config_text;
     return std::make_unique<ChildProcess>(
         EXPIRY_WEBHOOK_BIN,
         std::vector<std::string>{"--config", path, "--redis-url", server_.url(), "--consumer", name, "--block-ms",
                                  "200", "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000",
-                                 "--min-idle-ms", "60000", "--metrics-port", std::to_string(metrics_port_)},
+                                 "--min-idle-ms", min_idle_ms, "--metrics-port", std::to_string(metrics_port_)},
         std::vector<std::pair<std::string, std::string>>{}, server_.dir() + "/" + name + ".log");
   }
 
@@ -200,6 +202,30 @@ TEST_F(WebhookDelivery, ConnectionRefusedIsRetriedThenDeadLettered) {
   EXPECT_NE(dead[0].at("reason").find("failed 4 attempts"), std::string::npos) << dead[0].at("reason");
   EXPECT_NE(dead[0].at("reason").find("onnect"), std::string::npos) << dead[0].at("reason");
   EXPECT_GE(metric(R"(expiry_webhook_retries_total{endpoint="refused"})"), 3);
+}
+
+TEST_F(WebhookDelivery, ATimeoutIsRetriedThenDeadLettered) {
+  auto webhook = start_webhook(config().dump());
+  schedule("t1", "timeout", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 1 && group_pending() == 0; }, 60s)) << logs(*webhook);
+  EXPECT_EQ(xlen(redis_, kStream), 4);
+  const Entries dead = xrange_all(redis_, kDead);
+  EXPECT_NE(dead[0].at("reason").find("failed 4 attempts"), std::string::npos) << dead[0].at("reason");
+  EXPECT_NE(dead[0].at("reason").find("imeout"), std::string::npos) << dead[0].at("reason");
+}
+
+// An entry reclaimed (min_idle) by its own consumer while its request is still out is not
+// sent twice: the one answer settles both hand-overs.
+TEST_F(WebhookDelivery, AnEntryReclaimedWhileInFlightIsSentOnce) {
+  auto webhook = start_webhook(config().dump(), "w1", "1000");
+  schedule("once", "slow", "{}");
+  ASSERT_TRUE(wait_until([&] { return received("/slow").size() == 1 && group_pending() == 0; }, 60s))
+      << logs(*webhook);
+  ASSERT_TRUE(wait_until([&] { return metric("expiry_webhook_entries_acked_total") >= 1; }, 30s));
+  EXPECT_NE(webhook->output().find("reclaimed 1 entries"), std::string::npos) << "the case under test happened";
+  EXPECT_EQ(received("/slow").size(), 1u);
+  EXPECT_EQ(xlen(redis_, kDead), 0);
+  EXPECT_EQ(xlen(redis_, kStream), 1);
 }
 
 TEST_F(WebhookDelivery, APrivateDestinationOutsideAllowPrivateIsRefused) {
