@@ -274,6 +274,7 @@ void NodeConsumer::handle(std::vector<ReadEntry> entries) {
   for (auto& read : entries) {
     const size_t lane = read.lane;
     auto entry = std::make_shared<StreamEntry>(std::move(read.entry));
+    held_.insert(entry->entry_id);
     dispatch_entry(
         [this, lane, entry](EntryDone done) {
           shared_.handler(*entry, EntryContext{lanes_[lane].bucket, commands_, library_}, std::move(done));
@@ -289,6 +290,7 @@ void NodeConsumer::handle(std::vector<ReadEntry> entries) {
 // a rejected one is dead-lettered at once.
 void NodeConsumer::settle(size_t lane, const StreamEntry& entry, HandleOutcome outcome, const std::string& reason,
                           EntryDone::RetryDelay delay) {
+  held_.erase(entry.entry_id);
   const GroupStream& names = lanes_[lane].names;
   if (outcome == HandleOutcome::Retry) {
     ++shared_.stats.retried;
@@ -402,6 +404,13 @@ void NodeConsumer::on_pending(size_t lane, const Reply& reply) {
   }
   const GroupStream& names = lanes_[lane].names;
   auto plan = std::make_shared<ReclaimPlan>(plan_reclaim(reply, shared_.config.max_deliveries));
+  // Entries this consumer's handler still holds are not idle, only slow (a webhook queued behind
+  // a slow endpoint): neither claimed again nor dead-lettered under it.
+  const auto held = [this](const std::string& id) { return held_.count(id) > 0; };
+  plan->claim.erase(std::remove_if(plan->claim.begin(), plan->claim.end(), held), plan->claim.end());
+  plan->dead.erase(std::remove_if(plan->dead.begin(), plan->dead.end(),
+                                  [&held](const std::pair<std::string, uint64_t>& d) { return held(d.first); }),
+                   plan->dead.end());
   for (const auto& [id, deliveries] : plan->dead) {
     expiry_.fcall(dead_letter_command(names, id, deliveries),
                   [this, lane, id = id](const Reply& r) { on_dead_lettered(lane, id, r); });

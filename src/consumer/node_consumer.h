@@ -21,7 +21,8 @@
 // - Entries are handed over one batch at a time: the next read starts once every entry of the
 //   batch is settled (with ConsumerShared::max_unsettled, as long as fewer are unsettled). stop() lets what was read be handled (and acknowledged if possible).
 // - An entry whose acknowledgement failed stays pending and is reclaimed later: handlers must be
-//   idempotent. Nothing is lost; an entry may be handled twice.
+//   idempotent. An entry the handler has not answered yet is never reclaimed (nor dead-lettered)
+//   by its own consumer, however long it takes. Nothing is lost; an entry may be handled twice.
 // - A retried task goes back to its bucket: the lane's, or on a lane without one (a single Redis)
 //   the bucket of its id under the namespace's count (NS:buckets, read at each connect).
 // - Errors after which a cluster's slot map may have changed (MOVED, ASK, TRYAGAIN, CLUSTERDOWN,
@@ -34,6 +35,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -157,6 +159,7 @@ class NodeConsumer {
   bool round_failed_ = false;       // a read of the current round failed
   std::vector<ReadEntry> round_;    // entries of the current round
   size_t unsettled_ = 0;            // entries handed to the handler and not yet acked/released
+  std::set<std::string> held_;      // ids of the entries handed to the handler that it has not answered
   size_t reclaims_left_ = 0;        // XPENDING/XCLAIM of the current reclaim round in flight
   bool stopping_ = false;
   bool closing_ = false;
