@@ -254,6 +254,21 @@ TEST_F(WebhookDelivery, ASlowEndpointDoesNotHoldUpAFastOne) {
       << logs(*webhook);
 }
 
+TEST_F(WebhookDelivery, AnUnknownEndpointIsDeadLettered) {
+  auto c = config();
+  c.erase("default_endpoint");
+  auto webhook = start_webhook(c.dump());
+  schedule("u1", "nosuch", "{}");
+  schedule("u2", "", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 2 && group_pending() == 0; }, 30s)) << logs(*webhook);
+  const Entries dead = xrange_all(redis_, kDead);
+  std::set<std::string> reasons;
+  for (const auto& d : dead) reasons.insert(d.at("reason"));
+  EXPECT_EQ(reasons, (std::set<std::string>{"rejected: unknown webhook endpoint nosuch",
+                                            "rejected: no webhook field and no default_endpoint"}));
+  EXPECT_TRUE(received().empty());
+}
+
 TEST_F(WebhookDelivery, ABadConfigExitsWithTwo) {
   const std::vector<std::string> bad_configs = {
       R"({"endpoints": {}})", "{nope", config().dump().replace(0, 1, R"({"surprise": 1,)"),
