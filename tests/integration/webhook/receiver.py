@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A webhook receiver for expiry-webhook's integration tests (loopback only).
 
-Usage: receiver.py PORT_FILE LOG_FILE SECRET
-Listens on 127.0.0.1 on a free port and writes the port to PORT_FILE. Every request is checked
+Usage: receiver.py PORT_FILE LOG_FILE SECRET [CERT KEY]
+Listens on 127.0.0.1 on a free port (HTTPS with CERT and KEY) and writes the port to PORT_FILE. Every request is checked
 independently of the C++ code (Standard Webhooks: HMAC-SHA256 over "<id>.<timestamp>.<body>",
 keyed by the base64-decoded part of SECRET after "whsec_") and appended to LOG_FILE as one JSON
 line. The path chooses the answer:
@@ -88,6 +88,12 @@ class Handler(BaseHTTPRequestHandler):
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
+if len(sys.argv) > 5:
+    import ssl  # noqa: E402
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[4], sys.argv[5])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 with open(port_file + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 import os  # noqa: E402

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/relay/relay_harness.h"
+#include "support/tls_certs.h"
 
 namespace expiry::test {
 namespace {
@@ -24,14 +25,21 @@ class WebhookDelivery : public ::testing::Test {
     redis_.command(load_library_argv());
     relay_ = start_relay(server_, "r1");
     wait_relay_ready(redis_, "r1", *relay_);
-    const std::string port_file = server_.dir() + "/receiver.port";
-    receiver_ = std::make_unique<ChildProcess>("/usr/bin/python3",
-                                               std::vector<std::string>{WEBHOOK_RECEIVER_PY, port_file,
-                                                                        receiver_log_, kSecret},
-                                               std::vector<std::pair<std::string, std::string>>{},
-                                               server_.dir() + "/receiver.out");
-    ASSERT_TRUE(wait_until([&] { return std::ifstream(port_file).good(); }, 30s)) << receiver_->output();
-    std::ifstream(port_file) >> receiver_port_;
+    receiver_ = start_receiver("receiver", {}, receiver_port_);
+  }
+
+  // receiver.py on a free loopback port (HTTPS with `tls`: certificate and key), logging to
+  // receiver_log_.
+  std::unique_ptr<ChildProcess> start_receiver(const std::string& name, std::vector<std::string> tls, int& port) {
+    const std::string port_file = server_.dir() + "/" + name + ".port";
+    std::vector<std::string> args = {WEBHOOK_RECEIVER_PY, port_file, receiver_log_, kSecret};
+    args.insert(args.end(), tls.begin(), tls.end());
+    auto child = std::make_unique<ChildProcess>("/usr/bin/python3", args,
+                                                std::vector<std::pair<std::string, std::string>>{},
+                                                server_.dir() + "/" + name + ".out");
+    EXPECT_TRUE(wait_until([&] { return std::ifstream(port_file).good(); }, 30s)) << child->output();
+    std::ifstream(port_file) >> port;
+    return child;
   }
 
   std::string url(const std::string& path, const std::string& host = "127.0.0.1") const {
@@ -267,6 +275,27 @@ TEST_F(WebhookDelivery, AnUnknownEndpointIsDeadLettered) {
   EXPECT_EQ(reasons, (std::set<std::string>{"rejected: unknown webhook endpoint nosuch",
                                             "rejected: no webhook field and no default_endpoint"}));
   EXPECT_TRUE(received().empty());
+}
+
+TEST_F(WebhookDelivery, HttpsIsVerifiedAgainstTheEndpointsCaFile) {
+  TlsCerts certs;
+  int tls_port = 0;
+  auto tls_receiver = start_receiver("tls", {certs.server().cert, certs.server().key}, tls_port);
+  auto c = config();
+  const std::string tls_url = "https://127.0.0.1:" + std::to_string(tls_port) + "/ok";
+  c["endpoints"]["tls"] = {{"url", tls_url}, {"secret", kSecret}, {"ca_file", certs.ca_file()}};
+  c["endpoints"]["tls_wrong_ca"] = {{"url", tls_url}, {"secret", kSecret}, {"ca_file", certs.wrong_ca_file()}};
+  auto webhook = start_webhook(c.dump());
+  schedule("tls-1", "tls", R"({"secure":true})");
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 1; }, 30s)) << logs(*webhook) << tls_receiver->output();
+  EXPECT_TRUE(received("/ok")[0]["verified"].get<bool>());
+  EXPECT_EQ(received("/ok")[0]["body"], R"({"secure":true})");
+  schedule("tls-2", "tls_wrong_ca", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 1 && group_pending() == 0; }, 60s)) << logs(*webhook);
+  EXPECT_EQ(received("/ok").size(), 1u) << "an unverified server gets nothing";
+  const Entries dead = xrange_all(redis_, kDead);
+  EXPECT_EQ(dead[0].at("id"), "tls-2");
+  EXPECT_NE(dead[0].at("reason").find("failed 4 attempts"), std::string::npos) << dead[0].at("reason");
 }
 
 TEST_F(WebhookDelivery, ABadConfigExitsWithTwo) {
