@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "base/integers.h"
 #include "webhook/signature.h"
 
 namespace expiry {
@@ -99,8 +100,9 @@ void WebhookDispatcher::on_answer(const std::shared_ptr<Job>& job, const Attempt
   const long long attempt = attempt_of(job->entry);
   const DeliveryDecision decision = decide_delivery(result, policy_, attempt);
   if (decision.outcome == HandleOutcome::Done && observe_latency_) {
-    const std::string& due = job->entry.field(entry_field::kDueMs);
-    if (!due.empty()) observe_latency_(static_cast<double>(wall_ms() - std::stoll(due)) / 1000.0);
+    if (auto due = parse_int64(job->entry.field(entry_field::kDueMs))) {
+      observe_latency_(static_cast<double>(wall_ms() - *due) / 1000.0);
+    }
   }
   settle(job, decision);
   // The freed slot goes to the endpoint's next waiting entry.

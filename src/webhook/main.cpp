@@ -117,12 +117,22 @@ int main(int argc, char** argv) {
   const auto configure = [&](const Settings& settings) -> std::map<std::string, std::string> {
     if (!config_path) throw ConfigError("--config FILE (the webhook JSON) is required");
     hooks = load_webhook_config(*config_path);
+    // The retry policy is the webhook JSON's (max_attempts, retry_base_ms, retry_max_ms).
+    for (const char* name : {"max_deliveries", "retry_base_ms", "retry_max_ms"}) {
+      if (settings.source(name) != "default") {
+        throw ConfigError(std::string(name) + " (" + settings.source(name) +
+                          ") does not apply: set max_attempts, retry_base_ms and retry_max_ms in the --config JSON");
+      }
+    }
     config = consumer_config_from(settings);
     config.max_deliveries = hooks.max_attempts;
     config.retry.initial = hooks.retry_base;
     config.retry.max = hooks.retry_max;
     setup_logging("expiry-webhook", config.log_format, config.log_level);
-    return {{"redis_url", config.redis.redacted()},
+    return {{"max_deliveries", std::to_string(config.max_deliveries) + " (max_attempts)"},
+            {"retry_base_ms", std::to_string(config.retry.initial.count())},
+            {"retry_max_ms", std::to_string(config.retry.max.count())},
+            {"redis_url", config.redis.redacted()},
             {"stream", config.stream},
             {"consumer", config.consumer},
             {"endpoints", std::to_string(hooks.endpoints.size())}};
