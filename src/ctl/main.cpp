@@ -123,7 +123,7 @@ void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
       "Schedule a task (or replace the pending task with the same id), or every task of a JSON-lines file.\n"
       "File lines: {\"id\": \"..\", \"delay_ms\": N | \"at_ms\": EPOCH_MS, \"payload\": \"..\", \"stream\": \"..\"}\n"
       "(payload and stream optional), and optionally \"if_absent\": true, \"debounce_max_ms\": M, \"max_late_ms\": N,\n"
-      "\"traceparent\": \"..\" as the flags below. payload must be a JSON string: send a JSON document as a string\n"
+      "\"traceparent\": \"..\", \"webhook\": \"..\" as the flags below. payload must be a JSON string: send a JSON document as a string\n"
       "(\"payload\": \"{\\\"n\\\": 1}\"), and any bytes as \"payload_b64\": \"<base64>\" instead (RFC 4648, with '='\n"
       "padding, no line breaks). The whole file is validated first: one bad line and nothing is written.\n"
       "Ctrl-C or SIGTERM during the writes: no new window of tasks is sent, the replies of those sent are\n"

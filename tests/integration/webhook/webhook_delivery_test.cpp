@@ -141,6 +141,14 @@ TEST_F(WebhookDelivery, ExpiryCtlSchedulesForAnEndpoint) {
   ASSERT_EQ(*code, 0) << ctl.output();
   ASSERT_TRUE(wait_until([&] { return !received("/flaky").empty(); }, 30s)) << logs(*webhook);
   EXPECT_EQ(received("/flaky")[0]["body"], "{\"via\":\"ctl\"}");
+  const std::string file = server_.dir() + "/bulk.jsonl";
+  std::ofstream(file) << R"({"id": "ctl-file", "delay_ms": 0, "payload": "{\"via\":\"file\"}", "webhook": "gone"})" << "\n";
+  ChildProcess bulk(EXPIRY_CTL_BIN, {"schedule", "--file", file, "--redis-url=" + server_.url()});
+  const auto bulk_code = bulk.wait_exit(60s);
+  ASSERT_TRUE(bulk_code);
+  ASSERT_EQ(*bulk_code, 0) << bulk.output();
+  ASSERT_TRUE(wait_until([&] { return !received("/gone").empty(); }, 30s)) << logs(*webhook);
+  EXPECT_EQ(received("/gone")[0]["body"], "{\"via\":\"file\"}");
   ChildProcess bad(EXPIRY_CTL_BIN, {"schedule", "ctl-2", "--delay-ms", "0", "--payload", "{}", "--webhook", "no/slash",
                                     "--redis-url=" + server_.url()});
   const auto bad_code = bad.wait_exit(60s);
