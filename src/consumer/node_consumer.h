@@ -19,7 +19,8 @@
 //   XGROUP SETID command that replays the rest, and counted (group_recreated). What a consumer
 //   had is remembered across NodeConsumers (ConsumerShared), since a bucket moves between nodes.
 // - Entries are handed over one batch at a time: the next read starts once every entry of the
-//   batch is settled (with ConsumerShared::max_unsettled, as long as fewer are unsettled). stop() lets what was read be handled (and acknowledged if possible).
+//   batch is settled (with ConsumerShared::max_unsettled, as long as fewer are unsettled).
+//   stop() lets what was read be handled (and acknowledged if possible).
 // - An entry whose acknowledgement failed stays pending and is reclaimed later: handlers must be
 //   idempotent. An entry the handler has not answered yet is never reclaimed (nor dead-lettered)
 //   by its own consumer, however long it takes. Nothing is lost; an entry may be handled twice.

@@ -55,7 +55,9 @@ void WebhookDispatcher::handle(const StreamEntry& entry, EntryDone done) {
   EndpointStats& stats = stats_[endpoint->name];
   if (lane.in_flight >= endpoint->max_in_flight && lane.queue.size() >= config_.max_queued) {
     ++stats.retries;
-    done(HandleOutcome::Retry, "endpoint " + endpoint->name + " queue full", policy_.base);
+    // Counts as an attempt (expiry_retry), so it backs off like a failure.
+    done(HandleOutcome::Retry, "endpoint " + endpoint->name + " queue full",
+         webhook_backoff(policy_, attempt_of(entry)));
     return;
   }
   auto job = std::make_shared<Job>(Job{entry, endpoint, {}});

@@ -3,7 +3,8 @@
 // default_endpoint) and answers Done, Retry (with its own delay: backoff, Retry-After) or Reject.
 //
 // No head-of-line blocking: each endpoint has at most max_in_flight requests out; entries for a
-// full endpoint wait in its own queue (at most max_queued; beyond that the entry is retried later)
+// full endpoint wait in its own queue (at most max_queued; beyond that the entry is retried later with
+// backoff, which counts as an attempt)
 // while other endpoints proceed. The Consumer reads on while fewer than capacity() entries are
 // unsettled (Consumer::set_max_unsettled), so the total buffered is bounded.
 // An entry handed over again while it is still held (reclaimed after min_idle) is not sent twice:

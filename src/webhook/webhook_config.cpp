@@ -164,7 +164,9 @@ WebhookConfig parse_webhook_config(const std::string& json_text) {
       c.allow_private.push_back(*cidr);
     }
   }
-  if (j.contains("max_attempts")) c.max_attempts = static_cast<int>(integer_in(j["max_attempts"], "max_attempts", 1, 1000));
+  if (j.contains("max_attempts")) {
+    c.max_attempts = static_cast<int>(integer_in(j["max_attempts"], "max_attempts", 1, 1000));
+  }
   if (j.contains("retry_base_ms")) {
     c.retry_base = std::chrono::milliseconds(integer_in(j["retry_base_ms"], "retry_base_ms", 1, 86400000));
   }
@@ -172,7 +174,9 @@ WebhookConfig parse_webhook_config(const std::string& json_text) {
     c.retry_max = std::chrono::milliseconds(integer_in(j["retry_max_ms"], "retry_max_ms", 1, 86400000LL * 30));
   }
   if (c.retry_max < c.retry_base) refuse("retry_max_ms", "must not be below retry_base_ms");
-  if (j.contains("max_queued")) c.max_queued = static_cast<size_t>(integer_in(j["max_queued"], "max_queued", 1, 1000000));
+  if (j.contains("max_queued")) {
+    c.max_queued = static_cast<size_t>(integer_in(j["max_queued"], "max_queued", 1, 1000000));
+  }
   return c;
 }
 

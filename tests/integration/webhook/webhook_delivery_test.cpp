@@ -2,6 +2,7 @@
 // processes, and a Python receiver (receiver.py) that checks every signature with its own
 // HMAC. Covers acks, retries with one webhook-id, Retry-After, dead letters (410, a refused
 // private destination), connection refused, a slow endpoint beside a fast one, and bad configs.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -17,6 +18,7 @@ const std::string kStream = "expiry:stream";
 const std::string kDead = "expiry:stream:dead";
 const KeyLayout kLayout("expiry");
 const std::string kSecret = "whsec_MDEyMzQ1Njc4OWFiY2RlZmdoaWprbG1u";
+const std::string kOtherSecret = "whsec_QUJDREVGR0hJSktMTU5PUA==";  // a key the receiver does not know
 constexpr const char* kTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 class WebhookDelivery : public ::testing::Test {
@@ -54,6 +56,7 @@ class WebhookDelivery : public ::testing::Test {
       endpoints[path] = {{"url", url(std::string("/") + path)}, {"secret", kSecret}, {"timeout_ms", 5000}};
     }
     endpoints["slow"] = {{"url", url("/slow")}, {"secret", kSecret}, {"timeout_ms", 10000}, {"max_in_flight", 1}};
+    endpoints["rotating"] = {{"url", url("/ok")}, {"secret", kOtherSecret}, {"secrets", {kSecret}}};
     endpoints["timeout"] = {{"url", url("/slow")}, {"secret", kSecret}, {"timeout_ms", 300}};
     endpoints["refused"] = {{"url", "http://127.0.0.1:" + std::to_string(closed_port_) + "/"}, {"secret", kSecret}};
     endpoints["private"] = {{"url", url("/ok", "127.0.0.2")}, {"secret", kSecret}};
@@ -80,7 +83,8 @@ class WebhookDelivery : public ::testing::Test {
   void schedule(const std::string& id, const std::string& webhook, const std::string& payload,
                 const std::string& extra_options = "") {
     const std::string options = (webhook.empty() ? "" : "webhook=" + webhook) + extra_options;
-    const Reply r = redis_.command(schedule_argv(kLayout, id, ScheduleMode::Delay, 0, payload, {}, std::nullopt, options));
+    const Reply r =
+        redis_.command(schedule_argv(kLayout, id, ScheduleMode::Delay, 0, payload, {}, std::nullopt, options));
     ASSERT_FALSE(r.failed()) << r.describe();
   }
 
@@ -128,8 +132,38 @@ TEST_F(WebhookDelivery, ASignedPostIsAcknowledged) {
   ASSERT_TRUE(wait_until([&] { return metric(R"(expiry_webhook_deliveries_total{endpoint="ok",class="2xx"})") == 1; },
                          30s))
       << http_get(metrics_port_, "/metrics").body;
+  EXPECT_EQ(metric("expiry_webhook_delivery_latency_seconds_count"), 1);
   EXPECT_EQ(xlen(redis_, kDead), 0);
   EXPECT_EQ(webhook->terminate(), 0);
+}
+
+// During a rotation both secrets sign: a receiver that knows only one of them verifies.
+TEST_F(WebhookDelivery, TwoSecretsSendTwoSignatures) {
+  auto webhook = start_webhook(config().dump());
+  schedule("rot", "rotating", "{}");
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 1; }, 30s)) << logs(*webhook);
+  const auto r = received("/ok")[0];
+  EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
+  const std::string signature = r["signature"];
+  EXPECT_EQ(std::count(signature.begin(), signature.end(), ' '), 1) << signature;
+  EXPECT_EQ(signature.rfind("v1,", 0), 0u) << signature;
+}
+
+// An endpoint whose slots and queue are full sends further entries back to be retried later;
+// every task is still delivered once.
+TEST_F(WebhookDelivery, AFullEndpointQueueRetriesLater) {
+  auto c = config();
+  c["max_queued"] = 1;
+  c["max_attempts"] = 8;  // a queue-full answer counts as an attempt: 300 ms, 600 ms, ... until there is room
+  auto webhook = start_webhook(c.dump());
+  for (int i = 0; i < 3; ++i) schedule("full" + std::to_string(i), "slow", "{}");
+  ASSERT_TRUE(wait_until([&] { return received("/slow").size() == 3 && group_pending() == 0; }, 60s))
+      << logs(*webhook);
+  std::set<std::string> ids;
+  for (const auto& r : received("/slow")) ids.insert(r["id"].get<std::string>().substr(0, 5));
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_GE(metric(R"(expiry_webhook_retries_total{endpoint="slow"})"), 1);
+  EXPECT_EQ(xlen(redis_, kDead), 0);
 }
 
 TEST_F(WebhookDelivery, ExpiryCtlSchedulesForAnEndpoint) {
@@ -142,7 +176,8 @@ TEST_F(WebhookDelivery, ExpiryCtlSchedulesForAnEndpoint) {
   ASSERT_TRUE(wait_until([&] { return !received("/flaky").empty(); }, 30s)) << logs(*webhook);
   EXPECT_EQ(received("/flaky")[0]["body"], "{\"via\":\"ctl\"}");
   const std::string file = server_.dir() + "/bulk.jsonl";
-  std::ofstream(file) << R"({"id": "ctl-file", "delay_ms": 0, "payload": "{\"via\":\"file\"}", "webhook": "gone"})" << "\n";
+  std::ofstream(file) << R"({"id": "ctl-file", "delay_ms": 0, "payload": "{\"via\":\"file\"}", "webhook": "gone"})"
+                      << "\n";
   ChildProcess bulk(EXPIRY_CTL_BIN, {"schedule", "--file", file, "--redis-url=" + server_.url()});
   const auto bulk_code = bulk.wait_exit(60s);
   ASSERT_TRUE(bulk_code);
