@@ -21,6 +21,7 @@ struct HttpClient::Transfer {
   Done done;
   AttemptResult result;
   std::string refusal;  // the address policy's reason, when it refused a socket
+  bool opened = false;  // some address was allowed and a socket opened for it
   char error[CURL_ERROR_SIZE] = {0};
 
   ~Transfer() {
@@ -84,6 +85,7 @@ int HttpClient::open_socket(void* transfer, int purpose, void* address) noexcept
       return;
     }
     fd = socket(a->family, a->socktype, a->protocol);
+    t->opened = t->opened || fd != CURL_SOCKET_BAD;
   });
   return fd;
 }
@@ -237,7 +239,7 @@ void HttpClient::finish(Transfer* raw, int code) {
   curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
   AttemptResult r = std::move(t->result);
   const auto result = static_cast<CURLcode>(code);
-  if (!t->refusal.empty() && status == 0) {
+  if (!t->refusal.empty() && !t->opened && status == 0) {  // every address refused: nothing was sent
     r.destination_refused = true;
     r.error = t->refusal;
   } else if (status > 0 && (result == CURLE_OK || result == CURLE_WRITE_ERROR)) {

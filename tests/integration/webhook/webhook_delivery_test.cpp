@@ -60,6 +60,7 @@ class WebhookDelivery : public ::testing::Test {
     endpoints["timeout"] = {{"url", url("/slow")}, {"secret", kSecret}, {"timeout_ms", 300}};
     endpoints["refused"] = {{"url", "http://127.0.0.1:" + std::to_string(closed_port_) + "/"}, {"secret", kSecret}};
     endpoints["private"] = {{"url", url("/ok", "127.0.0.2")}, {"secret", kSecret}};
+    endpoints["by_name"] = {{"url", url("/ok", "localhost")}, {"secret", kSecret}};
     return {{"endpoints", endpoints},
             {"default_endpoint", "ok"},
             {"allow_private", {"127.0.0.1/32"}},
@@ -289,6 +290,23 @@ TEST_F(WebhookDelivery, APrivateDestinationOutsideAllowPrivateIsRefused) {
   const Entries dead = xrange_all(redis_, kDead);
   EXPECT_NE(dead[0].at("reason").find("destination not allowed"), std::string::npos) << dead[0].at("reason");
   EXPECT_TRUE(received().empty()) << "nothing reached the receiver";
+}
+
+// A host name is checked on the addresses it resolves to: localhost's 127.0.0.1 is allowed
+// (allow_private), its ::1 (if any) refused, and the request goes to the allowed one.
+TEST_F(WebhookDelivery, AHostNameIsCheckedOnItsResolvedAddresses) {
+  auto webhook = start_webhook(config().dump());
+  schedule("n1", "by_name", "{}");
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 1 && group_pending() == 0; }, 30s)) << logs(*webhook);
+  EXPECT_EQ(xlen(redis_, kDead), 0);
+  auto c = config();
+  c["allow_private"] = nlohmann::json::array();
+  webhook->terminate();
+  auto strict = start_webhook(c.dump(), "w2");
+  schedule("n2", "by_name", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 1 && group_pending() == 0; }, 30s)) << logs(*strict);
+  EXPECT_NE(xrange_all(redis_, kDead)[0].at("reason").find("destination not allowed"), std::string::npos);
+  EXPECT_EQ(received("/ok").size(), 1u);
 }
 
 TEST_F(WebhookDelivery, ASlowEndpointDoesNotHoldUpAFastOne) {
