@@ -63,7 +63,7 @@ FROM debian:13-slim AS runtime
 # --tls-ca-cert-dir verifies the server against it (it also brings the `openssl` package,
 # whose /usr/lib/ssl/certs and cert.pem links are where OpenSSL looks by default).
 # curl is for the HEALTHCHECK. The ldd check below fails the build if a library is missing.
-ARG RUNTIME_PACKAGES="libhiredis1.1.0 libssl3t64 libevent-2.1-7t64 libspdlog1.15 libfmt10 libprometheus-cpp-core1.0 ca-certificates curl"
+ARG RUNTIME_PACKAGES="libhiredis1.1.0 libssl3t64 libevent-2.1-7t64 libspdlog1.15 libfmt10 libprometheus-cpp-core1.0 libcurl4t64 ca-certificates curl"
 
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} \
@@ -80,6 +80,7 @@ COPY --from=build \
      /usr/local/bin/order-sim \
      /usr/local/bin/expiry-ctl \
      /usr/local/bin/expiry-api \
+     /usr/local/bin/expiry-webhook \
      /usr/local/bin/
 # The function library's source (for `redis-cli -x FUNCTION LOAD REPLACE < .../expiry.lua`) and
 # the commented redis.conf.
@@ -88,7 +89,7 @@ COPY --from=build /usr/local/share/expiry-relay/ /usr/local/share/expiry-relay/
 # Fail the image build (rather than the first container start) when a runtime library is
 # missing, e.g. after a new dependency was added to CMakeLists.txt but not to RUNTIME_PACKAGES.
 RUN set -e; \
-    for b in expiry-relay order-canceller order-sim expiry-ctl expiry-api; do \
+    for b in expiry-relay order-canceller order-sim expiry-ctl expiry-api expiry-webhook; do \
       libs=$(ldd "/usr/local/bin/$b"); \
       if printf '%s\n' "$libs" | grep 'not found'; then \
         echo "$b: shared libraries missing from the runtime stage (RUNTIME_PACKAGES)" >&2; \

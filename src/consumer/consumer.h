@@ -31,6 +31,10 @@ class Consumer {
   // error: the caller should exit non-zero); later refusals are logged and retried.
   void set_on_fatal(std::function<void(const std::string&)> fn) { shared_.on_fatal = std::move(fn); }
 
+  // Lets reads go on while fewer than `n` entries are unsettled (0, the default: one batch at a
+  // time), for a handler that queues entries itself. Before start().
+  void set_max_unsettled(size_t n) { shared_.max_unsettled = n; }
+
   void start();
   // Stops reading; what was read is handled and acknowledged, then `done` runs from the loop.
   void stop(std::function<void()> done);

@@ -8,10 +8,11 @@ namespace expiry {
 
 void dispatch_entry(const std::function<void(EntryDone)>& call_handler, EntryDone settle) {
   auto settled = std::make_shared<bool>(false);
-  EntryDone done = [settled, settle = std::move(settle)](HandleOutcome outcome, const std::string& reason) {
+  EntryDone done = [settled, settle = std::move(settle)](HandleOutcome outcome, const std::string& reason,
+                                                          EntryDone::RetryDelay delay) {
     if (*settled) return;
     *settled = true;
-    settle(outcome, reason);
+    settle(outcome, reason, delay);
   };
   try {
     call_handler(done);

@@ -2,9 +2,13 @@
 // and the one way an entry is handed to a handler (NodeConsumer's).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace expiry {
 
@@ -15,8 +19,37 @@ enum class HandleOutcome {
   Reject,  // can never be handled (a malformed task): dead-lettered at once with the reason
 };
 
-// Called by a handler exactly once per entry, from the loop.
-using EntryDone = std::function<void(HandleOutcome, const std::string& reason)>;
+// Called by a handler exactly once per entry, from the loop: done(outcome, reason), or for a
+// Retry with a delay of the handler's own (a webhook's Retry-After) done(Retry, reason, delay),
+// which replaces the consumer's retry backoff for this attempt (the attempt count and the
+// dead-lettering after the last attempt are unchanged).
+class EntryDone {
+ public:
+  using RetryDelay = std::optional<std::chrono::milliseconds>;
+  using Settle = std::function<void(HandleOutcome, const std::string& reason, RetryDelay delay)>;
+
+  EntryDone() = default;
+  // From a function of (outcome, reason): the delay is dropped.
+  template <class F, std::enable_if_t<std::is_invocable_v<F&, HandleOutcome, const std::string&> &&
+                                          !std::is_invocable_v<F&, HandleOutcome, const std::string&, RetryDelay> &&
+                                          !std::is_same_v<std::decay_t<F>, EntryDone>,
+                                      int> = 0>
+  EntryDone(F fn)  // NOLINT: implicit, so existing lambdas stay EntryDones
+      : fn_([fn = std::move(fn)](HandleOutcome o, const std::string& r, RetryDelay) mutable { fn(o, r); }) {}
+  // From a function of (outcome, reason, delay).
+  template <class F, std::enable_if_t<std::is_invocable_v<F&, HandleOutcome, const std::string&, RetryDelay> &&
+                                          !std::is_same_v<std::decay_t<F>, EntryDone>,
+                                      int> = 0>
+  EntryDone(F fn) : fn_(std::move(fn)) {}  // NOLINT
+
+  void operator()(HandleOutcome outcome, const std::string& reason, RetryDelay delay = std::nullopt) const {
+    fn_(outcome, reason, delay);
+  }
+  explicit operator bool() const { return static_cast<bool>(fn_); }
+
+ private:
+  Settle fn_;
+};
 
 struct ConsumerStats {
   uint64_t read = 0;

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "config/backoff.h"
@@ -207,7 +208,13 @@ void NodeConsumer::on_group_missing(size_t lane, const char* command) {
 }
 
 void NodeConsumer::read_next() {
-  if (stopping_ || reads_left_ > 0 || unsettled_ > 0 || !reader().ready()) return;
+  if (stopping_ || reads_left_ > 0 || !reader().ready()) return;
+  // One batch at a time, unless the handler takes more unsettled entries (max_unsettled).
+  if (shared_.max_unsettled == 0 ? unsettled_ > 0 : unsettled_ >= shared_.max_unsettled) return;
+  const int count = shared_.max_unsettled == 0
+                        ? shared_.config.batch
+                        : static_cast<int>(std::min<size_t>(static_cast<size_t>(shared_.config.batch),
+                                                            shared_.max_unsettled - unsettled_));
   next_read_timer_.cancel();
   round_failed_ = false;
   const std::optional<std::chrono::milliseconds> block =
@@ -215,7 +222,7 @@ void NodeConsumer::read_next() {
   for (size_t i = 0; i < lanes_.size(); ++i) {
     if (!states_[i].group_ready) continue;
     ++reads_left_;
-    reader().command(read_command(lanes_[i].names, shared_.config.batch, block),
+    reader().command(read_command(lanes_[i].names, count, block),
                      [this, i](const Reply& r) { on_read(i, r); });
   }
 }
@@ -246,6 +253,7 @@ void NodeConsumer::round_finished() {
   entries.swap(round_);
   if (!entries.empty()) {
     handle(std::move(entries));  // even when stopping: what was read is handled
+    if (shared_.max_unsettled > 0) read_next();  // the handler queues: read on while it has room
     return;
   }
   if (stopping_) {
@@ -266,22 +274,27 @@ void NodeConsumer::handle(std::vector<ReadEntry> entries) {
   for (auto& read : entries) {
     const size_t lane = read.lane;
     auto entry = std::make_shared<StreamEntry>(std::move(read.entry));
+    held_.insert(entry->entry_id);
     dispatch_entry(
         [this, lane, entry](EntryDone done) {
           shared_.handler(*entry, EntryContext{lanes_[lane].bucket, commands_, library_}, std::move(done));
         },
-        [this, lane, entry](HandleOutcome outcome, const std::string& reason) { settle(lane, *entry, outcome, reason); });
+        [this, lane, entry](HandleOutcome outcome, const std::string& reason, EntryDone::RetryDelay delay) {
+          settle(lane, *entry, outcome, reason, delay);
+        });
   }
 }
 
 // Acknowledges an entry its handler committed. A failed one is acknowledged and its task
 // scheduled again after retry_delay (or dead-lettered after its last attempt) by expiry_retry;
 // a rejected one is dead-lettered at once.
-void NodeConsumer::settle(size_t lane, const StreamEntry& entry, HandleOutcome outcome, const std::string& reason) {
+void NodeConsumer::settle(size_t lane, const StreamEntry& entry, HandleOutcome outcome, const std::string& reason,
+                          EntryDone::RetryDelay delay) {
+  held_.erase(entry.entry_id);
   const GroupStream& names = lanes_[lane].names;
   if (outcome == HandleOutcome::Retry) {
     ++shared_.stats.retried;
-    retry_later(lane, entry, reason);
+    retry_later(lane, entry, reason, delay);
     return;
   }
   if (outcome == HandleOutcome::Reject) {
@@ -305,7 +318,8 @@ void NodeConsumer::settle(size_t lane, const StreamEntry& entry, HandleOutcome o
   });
 }
 
-void NodeConsumer::retry_later(size_t lane, const StreamEntry& entry, const std::string& reason) {
+void NodeConsumer::retry_later(size_t lane, const StreamEntry& entry, const std::string& reason,
+                               EntryDone::RetryDelay handler_delay) {
   const GroupStream& names = lanes_[lane].names;
   const std::string& task_id = entry.field(entry_field::kId);
   // The task goes back to the bucket of the stream it came from (its slot on a cluster), or on a
@@ -321,7 +335,8 @@ void NodeConsumer::retry_later(size_t lane, const StreamEntry& entry, const std:
     return;
   }
   const long long attempt = attempt_of(entry);
-  const auto delay = retry_delay(shared_.config.retry, static_cast<uint64_t>(attempt));
+  const auto delay = handler_delay ? std::max(*handler_delay, std::chrono::milliseconds(0))
+                                   : retry_delay(shared_.config.retry, static_cast<uint64_t>(attempt));
   const KeyLayout task(shared_.config.ns, *bucket);
   const int db = commands_.target().db;
   expiry_.fcall(retry_command(names, task, task_id, entry.entry_id, delay, shared_.config.max_deliveries, reason, db),
@@ -351,6 +366,10 @@ void NodeConsumer::on_dead_lettered(size_t lane, const std::string& entry_id, co
 
 void NodeConsumer::entry_settled() {
   if (unsettled_ > 0) --unsettled_;
+  if (shared_.max_unsettled > 0 && !stopping_) {
+    read_next();  // room for more (a no-op while a read is in flight or the handler is full)
+    if (unsettled_ > 0) return;
+  }
   if (unsettled_ > 0) return;
   if (stopping_) {
     maybe_finish_stop();
@@ -385,6 +404,13 @@ void NodeConsumer::on_pending(size_t lane, const Reply& reply) {
   }
   const GroupStream& names = lanes_[lane].names;
   auto plan = std::make_shared<ReclaimPlan>(plan_reclaim(reply, shared_.config.max_deliveries));
+  // Entries this consumer's handler still holds are not idle, only slow (a webhook queued behind
+  // a slow endpoint): neither claimed again nor dead-lettered under it.
+  const auto held = [this](const std::string& id) { return held_.count(id) > 0; };
+  plan->claim.erase(std::remove_if(plan->claim.begin(), plan->claim.end(), held), plan->claim.end());
+  plan->dead.erase(std::remove_if(plan->dead.begin(), plan->dead.end(),
+                                  [&held](const std::pair<std::string, uint64_t>& d) { return held(d.first); }),
+                   plan->dead.end());
   for (const auto& [id, deliveries] : plan->dead) {
     expiry_.fcall(dead_letter_command(names, id, deliveries),
                   [this, lane, id = id](const Reply& r) { on_dead_lettered(lane, id, r); });

@@ -19,9 +19,11 @@
 //   XGROUP SETID command that replays the rest, and counted (group_recreated). What a consumer
 //   had is remembered across NodeConsumers (ConsumerShared), since a bucket moves between nodes.
 // - Entries are handed over one batch at a time: the next read starts once every entry of the
-//   batch is settled. stop() lets what was read be handled (and acknowledged if possible).
+//   batch is settled (with ConsumerShared::max_unsettled, as long as fewer are unsettled).
+//   stop() lets what was read be handled (and acknowledged if possible).
 // - An entry whose acknowledgement failed stays pending and is reclaimed later: handlers must be
-//   idempotent. Nothing is lost; an entry may be handled twice.
+//   idempotent. An entry the handler has not answered yet is never reclaimed (nor dead-lettered)
+//   by its own consumer, however long it takes. Nothing is lost; an entry may be handled twice.
 // - A retried task goes back to its bucket: the lane's, or on a lane without one (a single Redis)
 //   the bucket of its id under the namespace's count (NS:buckets, read at each connect).
 // - Errors after which a cluster's slot map may have changed (MOVED, ASK, TRYAGAIN, CLUSTERDOWN,
@@ -34,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +87,8 @@ struct ConsumerShared {
   std::function<void(const std::string&)> on_fatal; // AUTH/SELECT refused before any connection was ready
   std::function<void(const char* why)> on_cluster_change;  // a reply says the slot map may have moved
   bool any_ready = false;                           // some connection was ready once
+  size_t max_unsettled = 0;  // 0: the next read waits until every entry read is settled; else reads go on
+                             // while fewer entries than this are unsettled (a handler with its own queues)
 };
 
 class NodeConsumer {
@@ -126,8 +131,9 @@ class NodeConsumer {
   void on_read(size_t lane, const Reply& reply);
   void round_finished();
   void handle(std::vector<ReadEntry> entries);
-  void settle(size_t lane, const StreamEntry& entry, HandleOutcome outcome, const std::string& reason);
-  void retry_later(size_t lane, const StreamEntry& entry, const std::string& reason);
+  void settle(size_t lane, const StreamEntry& entry, HandleOutcome outcome, const std::string& reason,
+              EntryDone::RetryDelay delay);
+  void retry_later(size_t lane, const StreamEntry& entry, const std::string& reason, EntryDone::RetryDelay delay);
   void on_dead_lettered(size_t lane, const std::string& entry_id, const Reply& r);
   void entry_settled();
   void reclaim_tick();
@@ -154,6 +160,7 @@ class NodeConsumer {
   bool round_failed_ = false;       // a read of the current round failed
   std::vector<ReadEntry> round_;    // entries of the current round
   size_t unsettled_ = 0;            // entries handed to the handler and not yet acked/released
+  std::set<std::string> held_;      // ids of the entries handed to the handler that it has not answered
   size_t reclaims_left_ = 0;        // XPENDING/XCLAIM of the current reclaim round in flight
   bool stopping_ = false;
   bool closing_ = false;

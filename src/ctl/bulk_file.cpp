@@ -167,10 +167,13 @@ BulkLine parse_bulk_line(std::string_view line) {
     } else if (key == "traceparent") {
       if (!value.is_string()) return invalid("traceparent must be a string, got " + std::string(value.type_name()));
       req.options.traceparent = std::move(value.get_ref<std::string&>());
+    } else if (key == "webhook") {
+      if (!value.is_string()) return invalid("webhook must be a string, got " + std::string(value.type_name()));
+      req.options.webhook = std::move(value.get_ref<std::string&>());
     } else {
       return invalid("unknown key '" + escape_text(key) +
                      "' (expected id, delay_ms or at_ms, payload or payload_b64, stream, if_absent, "
-                     "debounce_max_ms, max_late_ms, traceparent)");
+                     "debounce_max_ms, max_late_ms, traceparent, webhook)");
     }
   }
   if (!has_id) return invalid("missing key 'id'");
@@ -240,7 +243,8 @@ void BulkReader::skip_lines(size_t count) {
 size_t kept_bytes_of(const BulkTask& task) {
   const Task& r = task.request;
   return sizeof(BulkTask) + r.id.capacity() + r.payload.capacity() + r.stream.capacity() +
-         (r.options.traceparent ? r.options.traceparent->capacity() : 0);
+         (r.options.traceparent ? r.options.traceparent->capacity() : 0) +
+         (r.options.webhook ? r.options.webhook->capacity() : 0);
 }
 
 BulkValidation validate_bulk_stream(std::istream& in, size_t max_errors, std::string_view ns, size_t keep_bytes) {

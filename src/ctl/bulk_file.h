@@ -3,7 +3,8 @@
 //                "payload": string | "payload_b64": base64 string (at most one; default ""),
 //                "stream": non-empty string (optional),
 //                "if_absent": bool, "debounce_max_ms": int >= 1, "max_late_ms": int >= 0,
-//                "traceparent": W3C traceparent string (all optional; task_options_error applies)}
+//                "traceparent": W3C traceparent string, "webhook": endpoint name
+//                (all optional; task_options_error applies)}
 // "payload" is a JSON string, stored as its UTF-8 bytes (a JSON document must be sent as a
 // string); "payload_b64" carries any bytes, in strict base64 (base64.h). Blank lines are
 // skipped; unknown keys, duplicate keys and wrong types are errors.

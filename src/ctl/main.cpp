@@ -36,9 +36,11 @@ struct ScheduleCommand {
   long long debounce_max_ms = 0;
   long long max_late_ms = 0;
   std::string traceparent;
+  std::string webhook;
   CLI::Option* debounce = nullptr;
   CLI::Option* max_late = nullptr;
   CLI::Option* trace = nullptr;
+  CLI::Option* webhook_flag = nullptr;
 };
 
 // The options of the range forms of cancel and run-now.
@@ -121,7 +123,7 @@ void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
       "Schedule a task (or replace the pending task with the same id), or every task of a JSON-lines file.\n"
       "File lines: {\"id\": \"..\", \"delay_ms\": N | \"at_ms\": EPOCH_MS, \"payload\": \"..\", \"stream\": \"..\"}\n"
       "(payload and stream optional), and optionally \"if_absent\": true, \"debounce_max_ms\": M, \"max_late_ms\": N,\n"
-      "\"traceparent\": \"..\" as the flags below. payload must be a JSON string: send a JSON document as a string\n"
+      "\"traceparent\": \"..\", \"webhook\": \"..\" as the flags below. payload must be a JSON string: send a JSON document as a string\n"
       "(\"payload\": \"{\\\"n\\\": 1}\"), and any bytes as \"payload_b64\": \"<base64>\" instead (RFC 4648, with '='\n"
       "padding, no line breaks). The whole file is validated first: one bad line and nothing is written.\n"
       "Ctrl-C or SIGTERM during the writes: no new window of tasks is sent, the replies of those sent are\n"
@@ -150,6 +152,10 @@ void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
       "(reason late) instead of its stream; overrides the relay's --max-late-ms (0: no limit)");
   s.trace = s.command->add_option("--traceparent", s.traceparent,
                                   "W3C trace context (00-<32 hex>-<16 hex>-<2 hex>), copied into the stream entry");
+  s.webhook_flag = s.command->add_option(
+      "--webhook", s.webhook,
+      "the expiry-webhook endpoint that delivers the task (1-64 characters [A-Za-z0-9_.-]), copied into the\n"
+      "stream entry as the field webhook (docs/webhooks.md)");
   if_absent->excludes(s.debounce);
   auto* wait = s.command->add_option(
       "--wait-replicas", s.options.wait.replicas,
@@ -165,7 +171,7 @@ void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
                        ->check(CLI::Range(1LL, 3600000LL));
   s.delay->excludes(s.at);
   s.payload->excludes(s.payload_file);
-  for (auto* o : {s.id, s.delay, s.at, s.payload, s.payload_file, s.stream, if_absent, s.debounce, s.max_late, s.trace}) {
+  for (auto* o : {s.id, s.delay, s.at, s.payload, s.payload_file, s.stream, if_absent, s.debounce, s.max_late, s.trace, s.webhook_flag}) {
     s.file->excludes(o);
   }
 }
@@ -400,6 +406,7 @@ int run_schedule_command(const CtlTarget& target, ScheduleCommand& s) {
   if (*s.debounce) s.options.task.debounce_max_ms = s.debounce_max_ms;
   if (*s.max_late) s.options.task.max_late_ms = s.max_late_ms;
   if (*s.trace) s.options.task.traceparent = s.traceparent;
+  if (*s.webhook_flag) s.options.task.webhook = s.webhook;
   return run_schedule(target, s.options);
 }
 

@@ -28,6 +28,16 @@ std::optional<std::string> traceparent_error(std::string_view tp) {
   return std::nullopt;
 }
 
+std::optional<std::string> webhook_name_error(std::string_view name) {
+  bool ok = !name.empty() && name.size() <= 64;
+  for (char c : name) {
+    ok = ok && ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+                c == '-');
+  }
+  if (ok) return std::nullopt;
+  return "webhook must be an endpoint name of 1..64 characters [A-Za-z0-9_.-]";
+}
+
 std::optional<std::string> task_options_error(const TaskOptions& options) {
   if (options.if_absent && options.debounce_max_ms) return "if-absent and debounce-max-ms exclude each other";
   if (options.debounce_max_ms && (*options.debounce_max_ms < 1 || *options.debounce_max_ms > kMaxMs)) {
@@ -36,7 +46,10 @@ std::optional<std::string> task_options_error(const TaskOptions& options) {
   if (options.max_late_ms && (*options.max_late_ms < 0 || *options.max_late_ms > kMaxMs)) {
     return "max-late-ms must be 0.." + std::to_string(kMaxMs);
   }
-  if (options.traceparent) return traceparent_error(*options.traceparent);
+  if (options.traceparent) {
+    if (auto e = traceparent_error(*options.traceparent)) return e;
+  }
+  if (options.webhook) return webhook_name_error(*options.webhook);
   return std::nullopt;
 }
 
@@ -50,6 +63,7 @@ std::string task_options_argument(const TaskOptions& options) {
   if (options.debounce_max_ms) add("debounce_max_ms=" + std::to_string(*options.debounce_max_ms));
   if (options.max_late_ms) add("max_late_ms=" + std::to_string(*options.max_late_ms));
   if (options.traceparent) add("traceparent=" + *options.traceparent);
+  if (options.webhook) add("webhook=" + *options.webhook);
   return out;
 }
 

@@ -21,7 +21,7 @@ struct Task {
   long long ms = 0;     // Delay: milliseconds from now (>= 0); At: due time in epoch ms (> 0)
   std::string payload;  // opaque bytes
   std::string stream;   // empty: the relay's default stream
-  TaskOptions options;  // if_absent, debounce, lateness limit, traceparent (functions/task_options.h)
+  TaskOptions options;  // if_absent, debounce, lateness limit, traceparent, webhook (functions/task_options.h)
 };
 
 // An error message if `task` breaks a rule that Redis would enforce (id per task_id_error,

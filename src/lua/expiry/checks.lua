@@ -113,8 +113,17 @@ local function traceparent_problem(tp)
   return nil
 end
 
+-- nil if `name` is a webhook endpoint name: 1..64 characters of [A-Za-z0-9_.-], else the reason.
+-- The same rule as webhook_name_error in src/functions/task_options.cpp.
+local function webhook_problem(name)
+  if #name < 1 or #name > 64 or string.find(name, '[^%w_%.%-]') then
+    return 'webhook must be an endpoint name of 1..64 characters [A-Za-z0-9_.-]'
+  end
+  return nil
+end
+
 -- The options of one task to schedule, from a string of space-separated tokens (docs/protocol.md,
--- "Schedule options"): if_absent, debounce_max_ms=M, max_late_ms=N, traceparent=TP. '' or nil
+-- "Schedule options"): if_absent, debounce_max_ms=M, max_late_ms=N, traceparent=TP, webhook=NAME. '' or nil
 -- gives none. Fails on an unknown or malformed token, and on if_absent with debounce_max_ms.
 local function parse_task_options(s)
   local opts = {}
@@ -132,9 +141,13 @@ local function parse_task_options(s)
       local problem = traceparent_problem(value)
       if problem then fail(problem) end
       opts.traceparent = value
+    elseif name == 'webhook' then
+      local problem = webhook_problem(value)
+      if problem then fail(problem) end
+      opts.webhook = value
     else
       fail('unknown schedule option ' .. string.sub(token, 1, 40) ..
-           ' (known: if_absent, debounce_max_ms=M, max_late_ms=N, traceparent=TP)')
+           ' (known: if_absent, debounce_max_ms=M, max_late_ms=N, traceparent=TP, webhook=NAME)')
     end
   end
   if opts.if_absent and opts.debounce_max_ms then fail('if_absent and debounce_max_ms exclude each other') end

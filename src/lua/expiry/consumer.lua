@@ -24,11 +24,18 @@ local function move_to_dead(stream, dead_stream, group, entry_id, reason, delive
   return dead_id
 end
 
--- Keeps an entry's missing_payload marker and traceparent in the shadow hash of its task,
--- scheduled again, so that the task's next entry carries them again.
+-- Keeps an entry's missing_payload marker, traceparent and webhook in the shadow hash of its
+-- task, scheduled again, so that the task's next entry carries them again. A webhook task also
+-- keeps occurrence_ms, the due time of its first delivery (the entry's occurrence_ms, else its
+-- due_ms), so every retry of one occurrence names it the same (the webhook-id header).
 local function carry_over(shadow, fields)
   if fields['missing_payload'] then redis.call('HSET', shadow, 'missing_payload', fields['missing_payload']) end
   if fields['traceparent'] then redis.call('HSET', shadow, 'traceparent', fields['traceparent']) end
+  if fields['webhook'] then
+    redis.call('HSET', shadow, 'webhook', fields['webhook'])
+    local occurrence = fields['occurrence_ms'] or fields['due_ms']
+    if occurrence then redis.call('HSET', shadow, 'occurrence_ms', occurrence) end
+  end
 end
 
 -- expiry_v2_dead_letter KEYS: stream, dead_stream  ARGV: group, entry_id, reason, deliveries
@@ -147,7 +154,7 @@ local function replay_dead(keys, args)
   local stream = fields['original_stream']
   if stream == default_stream then stream = nil end
   require_permission('XDEL', keys[1], entry_id)
-  if fields['missing_payload'] or fields['traceparent'] then
+  if fields['missing_payload'] or fields['traceparent'] or fields['webhook'] then
     require_permission('HSET', keys[4], 'missing_payload', '')
   end
   local result = schedule({keys[2], keys[3], keys[4]},

@@ -109,8 +109,9 @@ local function try_append(ctx, stream, id, entry, grouped)
 end
 
 -- The shadow hash fields a claim copies into the entry when present: attempt (set by
--- expiry_retry), traceparent (a schedule option), promoted_ms and promoted_from_ms (expiry_run_now).
-local CARRIED_FIELDS = {'attempt', 'traceparent', 'promoted_ms', 'promoted_from_ms'}
+-- expiry_retry), traceparent and webhook (schedule options), occurrence_ms (a webhook task's
+-- retries), promoted_ms and promoted_from_ms (expiry_run_now).
+local CARRIED_FIELDS = {'attempt', 'traceparent', 'webhook', 'occurrence_ms', 'promoted_ms', 'promoted_from_ms'}
 
 -- The fields of a dead letter, in the order every writer uses (a claim's late task, and a
 -- consumer's expiry_dead_letter and expiry_retry): `head` (name, value pairs: why, and where the

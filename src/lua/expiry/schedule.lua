@@ -136,6 +136,10 @@ local function schedule_tasks(ctx, tasks, now, db)
         fields[#fields + 1] = 'traceparent'
         fields[#fields + 1] = opts.traceparent
       end
+      if opts.webhook then
+        fields[#fields + 1] = 'webhook'
+        fields[#fields + 1] = opts.webhook
+      end
       local added = redis.call('ZADD', ctx.schedule_key, t.due, t.id)
       redis.call('DEL', t.shadow)
       redis.call('HSET', t.shadow, unpack(fields))

@@ -1,0 +1,152 @@
+// expiry-webhook: delivers fired tasks as signed HTTP webhooks (docs/webhooks.md). A consumer
+// group member (consumer/consumer.h) whose handler is the WebhookDispatcher, over libcurl's
+// multi interface on the same libevent loop.
+// Config: --config FILE is the webhook JSON (endpoints, secrets, allow_private, retries); the
+// consumer's connection options as flags or EXPIRY_WEBHOOK_* env.
+#include <curl/curl.h>
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <iostream>
+
+#include "base/errors.h"
+#include "config/consumer_config.h"
+#include "config/service_options.h"
+#include "consumer/consumer.h"
+#include "io/layout_probe.h"
+#include "log/logging.h"
+#include "service/metrics.h"
+#include "service/service_process.h"
+#include "webhook/dispatcher.h"
+#include "webhook/http_client.h"
+#include "webhook/webhook_config.h"
+#include "webhook/webhook_metrics.h"
+
+namespace {
+
+using namespace expiry;
+
+const ServiceIdentity kWebhookService{
+    "expiry-webhook", "EXPIRY_WEBHOOK",
+    "expiry-webhook: delivers fired tasks as signed HTTP webhooks.\n"
+    "--config FILE: the webhook JSON (docs/webhooks.md). The connection options below can also be set as\n"
+    "EXPIRY_WEBHOOK_<NAME>."};
+
+// Takes "--config FILE" / "--config=FILE" out of argv (the rest goes to the consumer's options).
+std::optional<std::string> take_config_flag(int& argc, char** argv) {
+  std::optional<std::string> path;
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+      path = argv[++i];
+    } else if (std::strncmp(argv[i], "--config=", 9) == 0) {
+      path = argv[i] + 9;
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  argc = out;
+  return path;
+}
+
+struct Webhook {
+  std::unique_ptr<HttpClient> client;
+  std::unique_ptr<WebhookDispatcher> dispatcher;
+  std::unique_ptr<Consumer> consumer;
+
+  bool ready(std::string& why) const {
+    if (consumer) return consumer->ready(why);
+    why = "starting";
+    return false;
+  }
+};
+
+int run_webhook(ServiceProcess& process, const ConsumerConfig& config, const WebhookConfig& hooks) {
+  EventLoop& loop = process.loop();
+  Webhook webhook;
+  Metrics metrics;
+  if (!process.serve_http(config.metrics_bind, config.metrics_port, [&] { return metrics.render(); },
+                          [&](std::string& why) { return webhook.ready(why); })) {
+    return ServiceProcess::kExitConfigError;
+  }
+  auto& latency = metrics.histogram("expiry_webhook_delivery_latency_seconds",
+                                    "From a task's due time to its delivery (2xx), in seconds.",
+                                    lateness_buckets_seconds());
+  webhook.client = std::make_unique<HttpClient>(loop, AddressPolicy(hooks.allow_private));
+  webhook.dispatcher = std::make_unique<WebhookDispatcher>(hooks, *webhook.client,
+                                                           [&latency](double s) { observe(latency, s); });
+  int exit_code = 0;
+  const auto fatal = [&](const std::string& why) {
+    spdlog::critical("{}", why);
+    exit_code = ServiceProcess::kExitConfigError;
+    loop.stop();
+  };
+  LayoutProbe probe(loop, LayoutProbe::options_of(config, "expiry-consumer-setup-" + config.consumer));
+  probe.start(
+      [&](const RedisLayout& layout) {
+        webhook.consumer = std::make_unique<Consumer>(
+            loop, config, layout, [&webhook](const StreamEntry& e, const EntryContext&, EntryDone done) {
+              webhook.dispatcher->handle(e, std::move(done));
+            });
+        webhook.consumer->set_max_unsettled(webhook.dispatcher->capacity());
+        webhook.consumer->set_on_fatal(fatal);
+        webhook.consumer->start();
+        register_webhook_metrics(metrics, *webhook.dispatcher, webhook.consumer->stats(), [&webhook] {
+          std::string why;
+          return webhook.ready(why);
+        });
+      },
+      fatal);
+  process.on_stop_signal([&] {
+    if (webhook.consumer) {
+      webhook.consumer->stop([&] { loop.stop(); });
+    } else {
+      loop.stop();
+    }
+  });
+  process.run();
+  return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto config_path = take_config_flag(argc, argv);
+  WebhookConfig hooks;
+  ConsumerConfig config;
+  const auto configure = [&](const Settings& settings) -> std::map<std::string, std::string> {
+    if (!config_path) throw ConfigError("--config FILE (the webhook JSON) is required");
+    hooks = load_webhook_config(*config_path);
+    // The retry policy is the webhook JSON's (max_attempts, retry_base_ms, retry_max_ms).
+    for (const char* name : {"max_deliveries", "retry_base_ms", "retry_max_ms"}) {
+      if (settings.source(name) != "default") {
+        throw ConfigError(std::string(name) + " (" + settings.source(name) +
+                          ") does not apply: set max_attempts, retry_base_ms and retry_max_ms in the --config JSON");
+      }
+    }
+    config = consumer_config_from(settings);
+    config.max_deliveries = hooks.max_attempts;
+    config.retry.initial = hooks.retry_base;
+    config.retry.max = hooks.retry_max;
+    setup_logging("expiry-webhook", config.log_format, config.log_level);
+    return {{"max_deliveries", std::to_string(config.max_deliveries) + " (max_attempts)"},
+            {"retry_base_ms", std::to_string(config.retry.initial.count())},
+            {"retry_max_ms", std::to_string(config.retry.max.count())},
+            {"redis_url", config.redis.redacted()},
+            {"stream", config.stream},
+            {"consumer", config.consumer},
+            {"endpoints", std::to_string(hooks.endpoints.size())}};
+  };
+  if (auto code = configure_service(kWebhookService, consumer_option_specs(), argc, argv, configure, {})) return *code;
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    std::cerr << "expiry-webhook: curl_global_init failed\n";
+    return 1;
+  }
+  int code = 0;
+  {
+    ServiceProcess process(kWebhookService.program);
+    code = run_webhook(process, config, hooks);
+  }
+  curl_global_cleanup();
+  return code;
+}

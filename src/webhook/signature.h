@@ -1,0 +1,25 @@
+// Standard Webhooks signing: webhook-id, webhook-timestamp and webhook-signature
+// ("v1,<base64 HMAC-SHA256 of '<id>.<timestamp>.<body>'>", one per secret, space-separated),
+// with OpenSSL's HMAC. Pure (no I/O).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "functions/stream_entry.h"
+
+namespace expiry {
+
+// The base64 HMAC-SHA256 of `message` under `key`.
+std::string hmac_sha256_base64(const std::string& key, const std::string& message);
+
+// The webhook-signature header value for these secrets (decoded keys).
+std::string webhook_signature(const std::vector<std::string>& keys, const std::string& id, int64_t timestamp_s,
+                              const std::string& body);
+
+// The webhook-id of an entry: "<task id>.<occurrence_ms>" (occurrence_ms: the entry's
+// occurrence_ms field, else its due_ms), the same on every attempt of one occurrence.
+std::string webhook_id_of(const StreamEntry& entry);
+
+}  // namespace expiry

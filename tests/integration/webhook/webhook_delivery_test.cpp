@@ -1,0 +1,377 @@
+// expiry-webhook end to end: a real redis-server, expiry-relay and expiry-webhook as child
+// processes, and a Python receiver (receiver.py) that checks every signature with its own
+// HMAC. Covers acks, retries with one webhook-id, Retry-After, dead letters (410, a refused
+// private destination), connection refused, a slow endpoint beside a fast one, and bad configs.
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "integration/relay/relay_harness.h"
+#include "support/tls_certs.h"
+
+namespace expiry::test {
+namespace {
+
+const std::string kStream = "expiry:stream";
+const std::string kDead = "expiry:stream:dead";
+const KeyLayout kLayout("expiry");
+const std::string kSecret = "whsec_MDEyMzQ1Njc4OWFiY2RlZmdoaWprbG1u";
+const std::string kOtherSecret = "whsec_QUJDREVGR0hJSktMTU5PUA==";  // a key the receiver does not know
+constexpr const char* kTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+class WebhookDelivery : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    redis_.command(load_library_argv());
+    relay_ = start_relay(server_, "r1");
+    wait_relay_ready(redis_, "r1", *relay_);
+    receiver_ = start_receiver("receiver", {}, receiver_port_);
+  }
+
+  // receiver.py on a free loopback port (HTTPS with `tls`: certificate and key), logging to
+  // receiver_log_.
+  std::unique_ptr<ChildProcess> start_receiver(const std::string& name, std::vector<std::string> tls, int& port) {
+    const std::string port_file = server_.dir() + "/" + name + ".port";
+    std::vector<std::string> args = {WEBHOOK_RECEIVER_PY, port_file, receiver_log_, kSecret};
+    args.insert(args.end(), tls.begin(), tls.end());
+    auto child = std::make_unique<ChildProcess>("/usr/bin/python3", args,
+                                                std::vector<std::pair<std::string, std::string>>{},
+                                                server_.dir() + "/" + name + ".out");
+    EXPECT_TRUE(wait_until([&] { return std::ifstream(port_file).good(); }, 30s)) << child->output();
+    std::ifstream(port_file) >> port;
+    return child;
+  }
+
+  std::string url(const std::string& path, const std::string& host = "127.0.0.1") const {
+    return "http://" + host + ":" + std::to_string(receiver_port_) + path;
+  }
+
+  // The usual config: one endpoint per receiver path, loopback allowed (127.0.0.1 only, so
+  // 127.0.0.2 stands for a private destination outside allow_private).
+  nlohmann::json config() const {
+    nlohmann::json endpoints;
+    for (const char* path : {"ok", "flaky", "limited", "gone"}) {
+      endpoints[path] = {{"url", url(std::string("/") + path)}, {"secret", kSecret}, {"timeout_ms", 5000}};
+    }
+    endpoints["slow"] = {{"url", url("/slow")}, {"secret", kSecret}, {"timeout_ms", 10000}, {"max_in_flight", 1}};
+    endpoints["rotating"] = {{"url", url("/ok")}, {"secret", kOtherSecret}, {"secrets", {kSecret}}};
+    endpoints["timeout"] = {{"url", url("/slow")}, {"secret", kSecret}, {"timeout_ms", 300}};
+    endpoints["refused"] = {{"url", "http://127.0.0.1:" + std::to_string(closed_port_) + "/"}, {"secret", kSecret}};
+    endpoints["private"] = {{"url", url("/ok", "127.0.0.2")}, {"secret", kSecret}};
+    endpoints["by_name"] = {{"url", url("/ok", "localhost")}, {"secret", kSecret}};
+    return {{"endpoints", endpoints},
+            {"default_endpoint", "ok"},
+            {"allow_private", {"127.0.0.1/32"}},
+            {"max_attempts", 4},
+            {"retry_base_ms", 300},
+            {"retry_max_ms", 5000}};
+  }
+
+  std::unique_ptr<ChildProcess> start_webhook(const std::string& config_text, const std::string& name = "w1",
+                                              const std::string& min_idle_ms = "60000") {
+    const std::string path = server_.dir() + "/" + name + ".json";
+    std::ofstream(path) << config_text;
+    return std::make_unique<ChildProcess>(
+        EXPIRY_WEBHOOK_BIN,
+        std::vector<std::string>{"--config", path, "--redis-url", server_.url(), "--consumer", name, "--block-ms",
+                                 "200", "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000",
+                                 "--min-idle-ms", min_idle_ms, "--metrics-port", std::to_string(metrics_port_)},
+        std::vector<std::pair<std::string, std::string>>{}, server_.dir() + "/" + name + ".log");
+  }
+
+  void schedule(const std::string& id, const std::string& webhook, const std::string& payload,
+                const std::string& extra_options = "") {
+    const std::string options = (webhook.empty() ? "" : "webhook=" + webhook) + extra_options;
+    const Reply r =
+        redis_.command(schedule_argv(kLayout, id, ScheduleMode::Delay, 0, payload, {}, std::nullopt, options));
+    ASSERT_FALSE(r.failed()) << r.describe();
+  }
+
+  std::vector<nlohmann::json> received(const std::string& path = "") const {
+    std::vector<nlohmann::json> out;
+    std::ifstream in(receiver_log_);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_discarded() && (path.empty() || j["path"] == path)) out.push_back(j);
+    }
+    return out;
+  }
+
+  long long group_pending() { return redis_.command({"XPENDING", kStream, "workers"}).elements.at(0).integer; }
+  double metric(const std::string& series) { return metric_value(http_get(metrics_port_, "/metrics").body, series); }
+  std::string logs(ChildProcess& webhook) { return webhook.output() + "\nrelay:\n" + relay_->output(); }
+
+  RedisServer server_;
+  TestConnection redis_{server_.host(), server_.port()};
+  std::unique_ptr<ChildProcess> relay_;
+  std::unique_ptr<ChildProcess> receiver_;
+  const std::string receiver_log_ = server_.dir() + "/received.jsonl";
+  int receiver_port_ = 0;
+  const int metrics_port_ = free_port();
+  const int closed_port_ = free_port();
+};
+
+TEST_F(WebhookDelivery, ASignedPostIsAcknowledged) {
+  auto webhook = start_webhook(config().dump());
+  const std::string payload = R"({"order_id":"42","note":"caf\u00e9"})";
+  schedule("order:42", "ok", payload, std::string(" traceparent=") + kTrace);
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 1; }, 30s)) << logs(*webhook);
+  const auto r = received("/ok")[0];
+  EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["body"], payload);
+  EXPECT_EQ(r["content_type"], "application/json");
+  EXPECT_EQ(r["traceparent"], kTrace);
+  const Entries entries = xrange_all(redis_, kStream);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(r["id"], "order:42." + entries[0].at("due_ms"));
+  const long long ts = std::stoll(r["timestamp"].get<std::string>());
+  EXPECT_NEAR(static_cast<double>(ts), static_cast<double>(redis_now_ms(redis_) / 1000), 60);
+  ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 30s)) << logs(*webhook);
+  ASSERT_TRUE(wait_until([&] { return metric(R"(expiry_webhook_deliveries_total{endpoint="ok",class="2xx"})") == 1; },
+                         30s))
+      << http_get(metrics_port_, "/metrics").body;
+  EXPECT_EQ(metric("expiry_webhook_delivery_latency_seconds_count"), 1);
+  EXPECT_EQ(xlen(redis_, kDead), 0);
+  EXPECT_EQ(webhook->terminate(), 0);
+}
+
+// During a rotation both secrets sign: a receiver that knows only one of them verifies.
+TEST_F(WebhookDelivery, TwoSecretsSendTwoSignatures) {
+  auto webhook = start_webhook(config().dump());
+  schedule("rot", "rotating", "{}");
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 1; }, 30s)) << logs(*webhook);
+  const auto r = received("/ok")[0];
+  EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
+  const std::string signature = r["signature"];
+  EXPECT_EQ(std::count(signature.begin(), signature.end(), ' '), 1) << signature;
+  EXPECT_EQ(signature.rfind("v1,", 0), 0u) << signature;
+}
+
+// An endpoint whose slots and queue are full sends further entries back to be retried later;
+// every task is still delivered once.
+TEST_F(WebhookDelivery, AFullEndpointQueueRetriesLater) {
+  auto c = config();
+  c["max_queued"] = 1;
+  c["max_attempts"] = 8;  // a queue-full answer counts as an attempt: 300 ms, 600 ms, ... until there is room
+  auto webhook = start_webhook(c.dump());
+  for (int i = 0; i < 3; ++i) schedule("full" + std::to_string(i), "slow", "{}");
+  ASSERT_TRUE(wait_until([&] { return received("/slow").size() == 3 && group_pending() == 0; }, 60s))
+      << logs(*webhook);
+  std::set<std::string> ids;
+  for (const auto& r : received("/slow")) ids.insert(r["id"].get<std::string>().substr(0, 5));
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_GE(metric(R"(expiry_webhook_retries_total{endpoint="slow"})"), 1);
+  EXPECT_EQ(xlen(redis_, kDead), 0);
+}
+
+TEST_F(WebhookDelivery, ExpiryCtlSchedulesForAnEndpoint) {
+  auto webhook = start_webhook(config().dump());
+  ChildProcess ctl(EXPIRY_CTL_BIN, {"schedule", "ctl-1", "--delay-ms", "0", "--payload", "{\"via\":\"ctl\"}",
+                                    "--webhook", "flaky", "--redis-url=" + server_.url()});
+  const auto code = ctl.wait_exit(60s);
+  ASSERT_TRUE(code);
+  ASSERT_EQ(*code, 0) << ctl.output();
+  ASSERT_TRUE(wait_until([&] { return !received("/flaky").empty(); }, 30s)) << logs(*webhook);
+  EXPECT_EQ(received("/flaky")[0]["body"], "{\"via\":\"ctl\"}");
+  const std::string file = server_.dir() + "/bulk.jsonl";
+  std::ofstream(file) << R"({"id": "ctl-file", "delay_ms": 0, "payload": "{\"via\":\"file\"}", "webhook": "gone"})"
+                      << "\n";
+  ChildProcess bulk(EXPIRY_CTL_BIN, {"schedule", "--file", file, "--redis-url=" + server_.url()});
+  const auto bulk_code = bulk.wait_exit(60s);
+  ASSERT_TRUE(bulk_code);
+  ASSERT_EQ(*bulk_code, 0) << bulk.output();
+  ASSERT_TRUE(wait_until([&] { return !received("/gone").empty(); }, 30s)) << logs(*webhook);
+  EXPECT_EQ(received("/gone")[0]["body"], "{\"via\":\"file\"}");
+  ChildProcess bad(EXPIRY_CTL_BIN, {"schedule", "ctl-2", "--delay-ms", "0", "--payload", "{}", "--webhook", "no/slash",
+                                    "--redis-url=" + server_.url()});
+  const auto bad_code = bad.wait_exit(60s);
+  ASSERT_TRUE(bad_code);
+  EXPECT_NE(*bad_code, 0) << bad.output();
+  EXPECT_NE(bad.output().find("webhook"), std::string::npos) << bad.output();
+}
+
+TEST_F(WebhookDelivery, TheDefaultEndpointTakesTasksWithoutAWebhookField) {
+  auto webhook = start_webhook(config().dump());
+  schedule("plain", "", "{}");
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 1; }, 30s)) << logs(*webhook);
+  EXPECT_TRUE(received("/ok")[0]["verified"].get<bool>());
+}
+
+TEST_F(WebhookDelivery, TwoFailuresThenSuccessKeepOneWebhookId) {
+  auto webhook = start_webhook(config().dump());
+  schedule("f1", "flaky", R"({"n":1})");
+  ASSERT_TRUE(wait_until([&] { return received("/flaky").size() == 3 && group_pending() == 0; }, 60s))
+      << logs(*webhook);
+  const auto got = received("/flaky");
+  EXPECT_EQ(got[0]["status"], 500);
+  EXPECT_EQ(got[1]["status"], 500);
+  EXPECT_EQ(got[2]["status"], 200);
+  for (const auto& r : got) {
+    EXPECT_EQ(r["id"], got[0]["id"]) << "one webhook-id for every attempt";
+    EXPECT_TRUE(r["verified"].get<bool>());
+    EXPECT_EQ(r["body"], R"({"n":1})");
+  }
+  // Backoff 300 ms, then 600 ms (receiver's clock; generous upper bounds for a busy machine).
+  EXPECT_GE(got[1]["at"].get<double>() - got[0]["at"].get<double>(), 0.25);
+  EXPECT_GE(got[2]["at"].get<double>() - got[1]["at"].get<double>(), 0.55);
+  EXPECT_EQ(xlen(redis_, kDead), 0);
+  EXPECT_EQ(xlen(redis_, kStream), 3);
+}
+
+TEST_F(WebhookDelivery, TooManyRequestsWaitsForRetryAfter) {
+  auto webhook = start_webhook(config().dump());
+  schedule("l1", "limited", "{}");
+  ASSERT_TRUE(wait_until([&] { return received("/limited").size() == 2 && group_pending() == 0; }, 60s))
+      << logs(*webhook);
+  const auto got = received("/limited");
+  EXPECT_EQ(got[0]["status"], 429);
+  EXPECT_EQ(got[1]["status"], 200);
+  EXPECT_EQ(got[1]["id"], got[0]["id"]);
+  EXPECT_GE(got[1]["at"].get<double>() - got[0]["at"].get<double>(), 1.9) << "Retry-After: 2, not the 300 ms backoff";
+}
+
+TEST_F(WebhookDelivery, GoneIsDeadLetteredAtOnce) {
+  auto webhook = start_webhook(config().dump());
+  schedule("g1", "gone", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 1 && group_pending() == 0; }, 30s)) << logs(*webhook);
+  EXPECT_EQ(received("/gone").size(), 1u);
+  const Entries dead = xrange_all(redis_, kDead);
+  EXPECT_NE(dead[0].at("reason").find("http 410: endpoint retired"), std::string::npos) << dead[0].at("reason");
+  EXPECT_EQ(dead[0].at("id"), "g1");
+  EXPECT_EQ(zcard(redis_), 0) << "not scheduled again";
+}
+
+TEST_F(WebhookDelivery, ConnectionRefusedIsRetriedThenDeadLettered) {
+  auto webhook = start_webhook(config().dump());
+  schedule("c1", "refused", "{}");
+  // max_attempts 4: attempts 1..4, each refused, then the dead letters.
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 1 && group_pending() == 0; }, 60s)) << logs(*webhook);
+  EXPECT_EQ(xlen(redis_, kStream), 4);
+  const Entries dead = xrange_all(redis_, kDead);
+  EXPECT_NE(dead[0].at("reason").find("failed 4 attempts"), std::string::npos) << dead[0].at("reason");
+  EXPECT_NE(dead[0].at("reason").find("onnect"), std::string::npos) << dead[0].at("reason");
+  EXPECT_GE(metric(R"(expiry_webhook_retries_total{endpoint="refused"})"), 3);
+}
+
+TEST_F(WebhookDelivery, ATimeoutIsRetriedThenDeadLettered) {
+  auto webhook = start_webhook(config().dump());
+  schedule("t1", "timeout", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 1 && group_pending() == 0; }, 60s)) << logs(*webhook);
+  EXPECT_EQ(xlen(redis_, kStream), 4);
+  const Entries dead = xrange_all(redis_, kDead);
+  EXPECT_NE(dead[0].at("reason").find("failed 4 attempts"), std::string::npos) << dead[0].at("reason");
+  EXPECT_NE(dead[0].at("reason").find("imeout"), std::string::npos) << dead[0].at("reason");
+}
+
+// An entry held longer than min_idle (its request still out) is neither reclaimed by its own
+// consumer, which would send it twice, nor dead-lettered for its delivery count (max_attempts 2
+// here: two reclaims would have done it).
+TEST_F(WebhookDelivery, AnEntryHeldLongerThanMinIdleIsSentOnceAndNotDeadLettered) {
+  auto c = config();
+  c["max_attempts"] = 2;
+  auto webhook = start_webhook(c.dump(), "w1", "500");
+  schedule("once", "slow", "{}");
+  ASSERT_TRUE(wait_until([&] { return received("/slow").size() == 1 && group_pending() == 0; }, 60s))
+      << logs(*webhook);
+  ASSERT_TRUE(wait_until([&] { return metric("expiry_webhook_entries_acked_total") >= 1; }, 30s));
+  EXPECT_EQ(webhook->output().find("reclaimed"), std::string::npos) << webhook->output();
+  EXPECT_EQ(received("/slow").size(), 1u);
+  EXPECT_EQ(xlen(redis_, kDead), 0);
+  EXPECT_EQ(xlen(redis_, kStream), 1);
+}
+
+TEST_F(WebhookDelivery, APrivateDestinationOutsideAllowPrivateIsRefused) {
+  auto webhook = start_webhook(config().dump());
+  schedule("p1", "private", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 1 && group_pending() == 0; }, 30s)) << logs(*webhook);
+  const Entries dead = xrange_all(redis_, kDead);
+  EXPECT_NE(dead[0].at("reason").find("destination not allowed"), std::string::npos) << dead[0].at("reason");
+  EXPECT_TRUE(received().empty()) << "nothing reached the receiver";
+}
+
+// A host name is checked on the addresses it resolves to: localhost's 127.0.0.1 is allowed
+// (allow_private), its ::1 (if any) refused, and the request goes to the allowed one.
+TEST_F(WebhookDelivery, AHostNameIsCheckedOnItsResolvedAddresses) {
+  auto webhook = start_webhook(config().dump());
+  schedule("n1", "by_name", "{}");
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 1 && group_pending() == 0; }, 30s)) << logs(*webhook);
+  EXPECT_EQ(xlen(redis_, kDead), 0);
+  auto c = config();
+  c["allow_private"] = nlohmann::json::array();
+  webhook->terminate();
+  auto strict = start_webhook(c.dump(), "w2");
+  schedule("n2", "by_name", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 1 && group_pending() == 0; }, 30s)) << logs(*strict);
+  EXPECT_NE(xrange_all(redis_, kDead)[0].at("reason").find("destination not allowed"), std::string::npos);
+  EXPECT_EQ(received("/ok").size(), 1u);
+}
+
+TEST_F(WebhookDelivery, ASlowEndpointDoesNotHoldUpAFastOne) {
+  auto webhook = start_webhook(config().dump());
+  for (int i = 0; i < 3; ++i) schedule("s" + std::to_string(i), "slow", "{}");
+  ASSERT_TRUE(wait_until([&] { return metric(R"(expiry_webhook_in_flight{endpoint="slow"})") == 1; }, 30s))
+      << logs(*webhook);
+  for (int i = 0; i < 5; ++i) schedule("q" + std::to_string(i), "ok", "{}");
+  // The slow endpoint (one at a time, 3 s each) needs 9 s for its three; the fast one's five
+  // arrive while the first slow one is still out.
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 5; }, 30s)) << logs(*webhook);
+  EXPECT_LE(received("/slow").size(), 1u);
+  ASSERT_TRUE(wait_until([&] { return received("/slow").size() == 3 && group_pending() == 0; }, 60s))
+      << logs(*webhook);
+}
+
+TEST_F(WebhookDelivery, AnUnknownEndpointIsDeadLettered) {
+  auto c = config();
+  c.erase("default_endpoint");
+  auto webhook = start_webhook(c.dump());
+  schedule("u1", "nosuch", "{}");
+  schedule("u2", "", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 2 && group_pending() == 0; }, 30s)) << logs(*webhook);
+  const Entries dead = xrange_all(redis_, kDead);
+  std::set<std::string> reasons;
+  for (const auto& d : dead) reasons.insert(d.at("reason"));
+  EXPECT_EQ(reasons, (std::set<std::string>{"rejected: unknown webhook endpoint nosuch",
+                                            "rejected: no webhook field and no default_endpoint"}));
+  EXPECT_TRUE(received().empty());
+}
+
+TEST_F(WebhookDelivery, HttpsIsVerifiedAgainstTheEndpointsCaFile) {
+  TlsCerts certs;
+  int tls_port = 0;
+  auto tls_receiver = start_receiver("tls", {certs.server().cert, certs.server().key}, tls_port);
+  auto c = config();
+  const std::string tls_url = "https://127.0.0.1:" + std::to_string(tls_port) + "/ok";
+  c["endpoints"]["tls"] = {{"url", tls_url}, {"secret", kSecret}, {"ca_file", certs.ca_file()}};
+  c["endpoints"]["tls_wrong_ca"] = {{"url", tls_url}, {"secret", kSecret}, {"ca_file", certs.wrong_ca_file()}};
+  auto webhook = start_webhook(c.dump());
+  schedule("tls-1", "tls", R"({"secure":true})");
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 1; }, 30s)) << logs(*webhook) << tls_receiver->output();
+  EXPECT_TRUE(received("/ok")[0]["verified"].get<bool>());
+  EXPECT_EQ(received("/ok")[0]["body"], R"({"secure":true})");
+  schedule("tls-2", "tls_wrong_ca", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 1 && group_pending() == 0; }, 60s)) << logs(*webhook);
+  EXPECT_EQ(received("/ok").size(), 1u) << "an unverified server gets nothing";
+  const Entries dead = xrange_all(redis_, kDead);
+  EXPECT_EQ(dead[0].at("id"), "tls-2");
+  EXPECT_NE(dead[0].at("reason").find("failed 4 attempts"), std::string::npos) << dead[0].at("reason");
+}
+
+TEST_F(WebhookDelivery, ABadConfigExitsWithTwo) {
+  const std::vector<std::string> bad_configs = {
+      R"({"endpoints": {}})", "{nope", config().dump().replace(0, 1, R"({"surprise": 1,)"),
+      R"({"endpoints": {"a": {"url": "https://x/", "secret": "plain"}}})"};
+  for (const std::string& bad : bad_configs) {
+    SCOPED_TRACE(bad);
+    auto webhook = start_webhook(bad, "bad");
+    const auto code = webhook->wait_exit(30s);
+    ASSERT_TRUE(code) << webhook->output();
+    EXPECT_EQ(*code, 2) << webhook->output();
+    EXPECT_NE(webhook->output().find("webhook config"), std::string::npos) << webhook->output();
+  }
+}
+
+}  // namespace
+}  // namespace expiry::test
