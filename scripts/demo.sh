@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's demo, without Docker: builds the four programs it runs, starts a private redis-server with the repo's
+# The README's demo, without Docker: builds the four programs it runs (six with --webhooks), starts a private redis-server with the repo's
 # redis.conf on a free port, runs expiry-relay, two order-canceller workers and order-sim for
 # about 20 s, prints the simulator's summary and a metrics snapshot, and stops everything it
 # started (also on Ctrl-C). order-sim schedules the payment timeouts into their own stream,
@@ -19,6 +19,12 @@
 # buckets there (NS:buckets); each order timeout goes to its bucket's stream NS:{b}:stream,
 # since a task's stream must share its slot, and the cancellers read every bucket stream.
 #
+# --webhooks (or DEMO_WEBHOOKS=1): the timeouts are delivered as signed webhooks instead of read
+# by order-canceller: order-sim schedules each with webhook=orders, expiry-webhook (docs/webhooks.md)
+# POSTs it to order-webhook (the order service's endpoint, http://127.0.0.1:PORT/orders/timeout),
+# which verifies the signature with a random whsec_ secret written to the demo's temp dir and
+# cancels the order if it is still unpaid. Not combined with --cluster.
+#
 # Knobs (environment): DEMO_DURATION_MS (20000), DEMO_RATE orders/s (50), DEMO_TIMEOUT_MS
 # payment timeout (3000), DEMO_PAID_SHARE (0.5), DEMO_SKIP_BUILD=1 to use an existing build,
 # BUILD_DIR (build).
@@ -27,20 +33,26 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 CLUSTER=0
+WEBHOOKS=${DEMO_WEBHOOKS:-0}
+USAGE="usage: $0 [--cluster | --webhooks]"
 case "${1:-}" in
   "") ;;
   --cluster) CLUSTER=1 ;;
-  -h | --help) echo "usage: $0 [--cluster]"; exit 0 ;;
-  *) echo "usage: $0 [--cluster]" >&2; exit 2 ;;
+  --webhooks) WEBHOOKS=1 ;;
+  -h | --help) echo "$USAGE"; exit 0 ;;
+  *) echo "$USAGE" >&2; exit 2 ;;
 esac
-[ $# -le 1 ] || { echo "usage: $0 [--cluster]" >&2; exit 2; }
+[ $# -le 1 ] || { echo "$USAGE" >&2; exit 2; }
+[ "$CLUSTER" = 1 ] && [ "$WEBHOOKS" = 1 ] && { echo "demo: --webhooks runs on one Redis, not with --cluster" >&2; exit 2; }
 
 if [ "${DEMO_SKIP_BUILD:-0}" != 1 ]; then
   echo "demo: checking the packages it needs (scripts/deps.sh) ..."
   scripts/deps.sh
   # Only the four programs the demo runs (scripts/test.sh builds the rest into the same tree).
   echo "demo: building expiry-relay, expiry-ctl, order-canceller and order-sim (first time: about 2-3 min on 2 cores) ..."
-  BUILD_TARGETS="expiry-relay expiry-ctl order-canceller order-sim" BUILD_PROGRESS=1 scripts/build.sh
+  targets="expiry-relay expiry-ctl order-canceller order-sim"
+  [ "$WEBHOOKS" = 1 ] && targets+=" expiry-webhook order-webhook"
+  BUILD_TARGETS="$targets" BUILD_PROGRESS=1 scripts/build.sh
 fi
 BIN=$(cd "${BUILD_DIR:-build}/src" && pwd)
 WORK=$(mktemp -d /tmp/expiry-demo.XXXXXX)
@@ -81,10 +93,61 @@ METRICS_PORTS=()
 for r in "${RELAYS[@]}"; do
   start_relay "$r" || exit 1
 done
-for c in canceller-1 canceller-2; do
-  setsid "$BIN/orders/order-canceller" --consumer "$c" >"$WORK/$c.log" 2>&1 &
-  STARTED_PIDS+=($!)
-done
+# start_order_webhook: order-webhook on a free port (chosen again if another process takes it
+# first), up to 5 times; waits (up to 10 s) until it accepts connections. Sets HOOK_PORT.
+start_order_webhook() {
+  local pid _attempt
+  for _attempt in 1 2 3 4 5; do
+    HOOK_PORT=$(free_port) || return 1
+    setsid "$BIN/orders/order-webhook" --listen "127.0.0.1:$HOOK_PORT" --secret-file "$WORK/webhook.secret" \
+      --redis-url "$REDIS_URL" >"$WORK/order-webhook.log" 2>&1 &
+    pid=$!
+    STARTED_PIDS+=("$pid")
+    for _ in $(seq 200); do
+      port_in_use "$HOOK_PORT" && kill -0 "$pid" 2>/dev/null && return 0
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.05
+    done
+    kill -0 "$pid" 2>/dev/null && { echo "order-webhook is not listening after 10 s" >&2; return 1; }
+    wait "$pid" 2>/dev/null || true
+    STARTED_PIDS=("${STARTED_PIDS[@]:0:${#STARTED_PIDS[@]}-1}")
+    grep -q "cannot listen" "$WORK/order-webhook.log" || { tail -n 5 "$WORK/order-webhook.log" >&2; return 1; }
+  done
+  return 1
+}
+
+SIM_WEBHOOK=()
+if [ "$WEBHOOKS" = 1 ]; then
+  # A random secret shared by the sender (the config) and the receiver (its secret file).
+  SECRET="whsec_$(head -c 32 /dev/urandom | base64 | tr -d '\n')"
+  (umask 077; printf '%s\n' "$SECRET" >"$WORK/webhook.secret")
+  start_order_webhook || { echo "order-webhook did not start (see $WORK/order-webhook.log)" >&2; exit 1; }
+  (umask 077; cat >"$WORK/webhooks.json" <<JSON
+{
+  "endpoints": {"orders": {"url": "http://127.0.0.1:$HOOK_PORT/orders/timeout", "secret": "$SECRET", "timeout_ms": 5000}},
+  "allow_private": ["127.0.0.0/8"],
+  "max_attempts": 8, "retry_base_ms": 200, "retry_max_ms": 5000
+}
+JSON
+  )
+  rc=0
+  EXPIRY_WEBHOOK_REDIS_URL=$REDIS_URL start_with_metrics "$WORK/expiry-webhook.log" 20 "$BIN/webhook/expiry-webhook" \
+    --config "$WORK/webhooks.json" --stream orders:timeouts --consumer hook-1 || rc=$?
+  case $rc in
+    0) ;;
+    2) echo "warning: expiry-webhook is not ready after 20 s (see $WORK/expiry-webhook.log)" >&2 ;;
+    *) echo "expiry-webhook did not start (see $WORK/expiry-webhook.log)" >&2; exit 1 ;;
+  esac
+  WEBHOOK_METRICS_PORT=$METRICS_PORT
+  echo "webhooks: expiry-webhook (metrics on http://127.0.0.1:$METRICS_PORT/metrics) POSTs each timeout to" \
+    "order-webhook at http://127.0.0.1:$HOOK_PORT/orders/timeout"
+  SIM_WEBHOOK=(--webhook orders)
+else
+  for c in canceller-1 canceller-2; do
+    setsid "$BIN/orders/order-canceller" --consumer "$c" >"$WORK/$c.log" 2>&1 &
+    STARTED_PIDS+=($!)
+  done
+fi
 if [ "$CLUSTER" = 1 ]; then
   echo "relays ready; metrics on $(printf 'http://127.0.0.1:%s/metrics\n' "${METRICS_PORTS[@]}" | paste -sd' ')"
 else
@@ -95,7 +158,7 @@ echo "running order-sim: ${DEMO_RATE:-50} orders/s for $((${DEMO_DURATION_MS:-20
 echo
 
 setsid "$BIN/orders/order-sim" --rate "${DEMO_RATE:-50}" --duration-ms "${DEMO_DURATION_MS:-20000}" \
-  --timeout-ms "${DEMO_TIMEOUT_MS:-3000}" --paid-share "${DEMO_PAID_SHARE:-0.5}" --run-id demo &
+  --timeout-ms "${DEMO_TIMEOUT_MS:-3000}" --paid-share "${DEMO_PAID_SHARE:-0.5}" --run-id demo "${SIM_WEBHOOK[@]}" &
 SIM_PID=$!
 STARTED_PIDS+=("$SIM_PID")
 interrupted=0
@@ -142,6 +205,12 @@ echo "expiry-ctl stats --stream $ORDER_STREAM:"
 echo
 echo "relay metrics (selected):"
 http_get "${METRICS_PORTS[0]}" /metrics | grep -E "$SELECTED_METRICS" | sed 's/^/  /'
+if [ "$WEBHOOKS" = 1 ]; then
+  echo
+  echo "expiry-webhook metrics (selected):"
+  http_get "$WEBHOOK_METRICS_PORT" /metrics |
+    grep -E '^expiry_webhook_(deliveries_total|retries_total|dead_letters_total)' | sed 's/^/  /'
+fi
 
 # Payment reminders through a downstream outage: deliveries are paused, two reminders fall due,
 # and on resume the one more than its lateness limit late goes to the dead letters (reason=late)

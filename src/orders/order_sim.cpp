@@ -236,6 +236,7 @@ class OrderSim {
     timeout.mode = ScheduleMode::Delay;
     timeout.ms = config_.timeout.count();
     timeout.payload = nlohmann::json{{"order_id", o.id}}.dump();
+    if (!config_.webhook.empty()) timeout.options.webhook = config_.webhook;
     // On a cluster the timeout goes to its bucket's stream (no stream of its own: one in another
     // slot would be refused), where order-canceller reads every bucket.
     if (!producer_.cluster()) timeout.stream = config_.stream;

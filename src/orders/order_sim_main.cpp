@@ -17,6 +17,7 @@
 #include "config/service_options.h"
 #include "config/settings.h"
 #include "functions/key_layout.h"
+#include "functions/task_options.h"
 #include "orders/order_sim.h"
 
 namespace {
@@ -57,6 +58,9 @@ std::vector<OptionSpec> order_sim_option_specs() {
        kOrderTimeoutStream},
       {"run_id", OptionKind::String, "prefix of order ids (default sim-<pid>)", ""},
       {"seed", OptionKind::Integer, "random seed", "1", 0, 4294967295LL},
+      {"webhook", OptionKind::String,
+       "schedule each timeout with webhook=NAME, for expiry-webhook to deliver (default: none, for order-canceller)",
+       ""},
   });
   return specs;
 }
@@ -94,6 +98,10 @@ OrderSimConfig order_sim_config_from(const Settings& settings) {
   config.paid_share = paid_share_from(settings);
   config.run_id = settings.text("run_id").empty() ? "sim-" + std::to_string(getpid()) : settings.text("run_id");
   config.seed = static_cast<uint32_t>(settings.integer("seed"));
+  config.webhook = settings.text("webhook");
+  if (!config.webhook.empty()) {
+    if (auto err = webhook_name_error(config.webhook)) throw ConfigError(settings.source("webhook") + ": " + *err);
+  }
   return config;
 }
 
