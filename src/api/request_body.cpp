@@ -14,7 +14,8 @@ namespace {
 using json = nlohmann::json;
 
 const char* kTaskFields[] = {"delay_ms",  "at_ms",           "payload",     "payload_b64", "stream",
-                             "if_absent", "debounce_max_ms", "max_late_ms", "traceparent"};
+                             "if_absent", "debounce_max_ms", "max_late_ms", "traceparent",
+                             "webhook"};
 
 // The object of `body`, or the reason it is not one.
 Parsed<json> object_of(std::string_view body) {
@@ -72,6 +73,7 @@ Parsed<Task> parse_task_body(std::string_view body, const std::string& id,
   task.options.debounce_max_ms = integer_field(j, "debounce_max_ms", error);
   task.options.max_late_ms = integer_field(j, "max_late_ms", error);
   task.options.traceparent = string_field(j, "traceparent", error);
+  task.options.webhook = string_field(j, "webhook", error);
   if (const auto it = j.find("if_absent"); it != j.end() && error.empty()) {
     if (!it->is_boolean()) return std::string("if_absent must be true or false");
     task.options.if_absent = it->get<bool>();

@@ -26,8 +26,8 @@ using Parsed = std::variant<T, std::string>;
 // The task of PUT /v1/tasks/{id}: a JSON object with exactly one of delay_ms / at_ms (integers),
 // at most one of payload (string) / payload_b64 (base64 of the bytes; none: an empty payload),
 // and optionally stream (non-empty string), if_absent (boolean), debounce_max_ms, max_late_ms
-// (integers) and traceparent (string; absent: `traceparent_header` when the request had a valid
-// one). Unknown fields are refused, so a misspelt option never passes silently. The task is
+// (integers), traceparent (string; absent: `traceparent_header` when the request had a valid
+// one) and webhook (the expiry-webhook endpoint name, TaskOptions::webhook). Unknown fields are refused, so a misspelt option never passes silently. The task is
 // checked by task_error (producer/task.h).
 Parsed<Task> parse_task_body(std::string_view body, const std::string& id,
                              const std::optional<std::string>& traceparent_header);

@@ -56,6 +56,15 @@ TEST(ApiRequestBody, TraceparentHeaderIsTheDefault) {
             other);
 }
 
+TEST(ApiRequestBody, WebhookNamesTheEndpoint) {
+  EXPECT_EQ(task_of(R"({"delay_ms": 1000, "payload": "{}", "webhook": "orders"})").options.webhook, "orders");
+  EXPECT_FALSE(task_of(R"({"delay_ms": 1000})").options.webhook);
+  EXPECT_EQ(error_of(R"({"delay_ms": 1, "webhook": 3})"), "webhook must be a string");
+  EXPECT_EQ(error_of(R"({"delay_ms": 1, "webhook": "no spaces"})"),
+            "webhook must be an endpoint name of 1..64 characters [A-Za-z0-9_.-]");
+  EXPECT_NE(error_of(R"({"delay_ms": 1, "webhook": ""})"), "");
+}
+
 TEST(ApiRequestBody, RefusedTasks) {
   EXPECT_EQ(error_of("{"), "the body is not valid JSON");
   EXPECT_EQ(error_of("[1]"), "the body must be a JSON object");
