@@ -81,6 +81,7 @@ COPY --from=build \
      /usr/local/bin/expiry-ctl \
      /usr/local/bin/expiry-api \
      /usr/local/bin/expiry-webhook \
+     /usr/local/bin/order-webhook \
      /usr/local/bin/
 # The function library's source (for `redis-cli -x FUNCTION LOAD REPLACE < .../expiry.lua`) and
 # the commented redis.conf.
@@ -89,7 +90,7 @@ COPY --from=build /usr/local/share/expiry-relay/ /usr/local/share/expiry-relay/
 # Fail the image build (rather than the first container start) when a runtime library is
 # missing, e.g. after a new dependency was added to CMakeLists.txt but not to RUNTIME_PACKAGES.
 RUN set -e; \
-    for b in expiry-relay order-canceller order-sim expiry-ctl expiry-api expiry-webhook; do \
+    for b in expiry-relay order-canceller order-sim expiry-ctl expiry-api expiry-webhook order-webhook; do \
       libs=$(ldd "/usr/local/bin/$b"); \
       if printf '%s\n' "$libs" | grep 'not found'; then \
         echo "$b: shared libraries missing from the runtime stage (RUNTIME_PACKAGES)" >&2; \

@@ -33,7 +33,7 @@ fi
 rm -f "$PREFIX.log"
 
 # GNUInstallDirs puts programs in bin and data in share on every platform we build on.
-for program in expiry-relay expiry-ctl expiry-api expiry-webhook order-canceller order-sim; do
+for program in expiry-relay expiry-ctl expiry-api expiry-webhook order-canceller order-sim order-webhook; do
   check "bin/$program is installed and executable" test -x "$PREFIX/bin/$program"
 done
 check "share/expiry-relay/expiry.lua is the build's src/generated/expiry.lua" \
@@ -46,7 +46,7 @@ check "share/expiry-relay/redis.conf is the repository's redis.conf" \
 # Files and symbolic links (the library's versioned names). GNUInstallDirs puts libraries in lib
 # under any prefix but /usr.
 installed=$(cd "$PREFIX" && find . \( -type f -o -type l \) | sed 's|^\./||' | LC_ALL=C sort)
-expected=$(printf '%s\n' bin/expiry-api bin/expiry-ctl bin/expiry-relay bin/expiry-webhook bin/order-canceller bin/order-sim \
+expected=$(printf '%s\n' bin/expiry-api bin/expiry-ctl bin/expiry-relay bin/expiry-webhook bin/order-canceller bin/order-sim bin/order-webhook \
   share/expiry-relay/expiry.lua share/expiry-relay/redis.conf \
   include/expiry/producer/producer.h include/expiry/producer/replica_confirmation.h \
   include/expiry/producer/schedule_feed.h include/expiry/producer/task.h include/expiry/producer/task_reads.h \
@@ -64,7 +64,7 @@ fi
 
 # Installed programs are stripped (EXPIRY_RELAY_INSTALL_STRIP, on by default): no symbol table,
 # no debug sections, and small (unstripped they were 35-38 MB each).
-for program in expiry-relay expiry-ctl expiry-api expiry-webhook order-canceller order-sim; do
+for program in expiry-relay expiry-ctl expiry-api expiry-webhook order-canceller order-sim order-webhook; do
   sections=$(LC_ALL=C readelf -S --wide "$PREFIX/bin/$program" 2>/dev/null | grep -oE '\.(symtab|debug_[a-z]+)' | sort -u | paste -sd' ')
   size=$(stat -c %s "$PREFIX/bin/$program" 2>/dev/null || echo 0)
   if [ -z "$sections" ] && [ "$size" -gt 0 ] && [ "$size" -lt $((12 * 1024 * 1024)) ]; then
