@@ -14,6 +14,10 @@ std::vector<OptionSpec> api_option_specs() {
       {"listen", OptionKind::String, "HOST:PORT to serve the HTTP API on ([::1]:PORT for IPv6)", "127.0.0.1:8080"},
       {"tokens_file", OptionKind::String,
        "file of bearer tokens, one `SCOPE TOKEN` a line (scope read, write or admin; # comments)", ""},
+      {"tls_listen_cert_file", OptionKind::String,
+       "serve HTTPS: this server's certificate chain (PEM); needs --tls-listen-key-file", ""},
+      {"tls_listen_key_file", OptionKind::String,
+       "serve HTTPS: the private key (PEM) of --tls-listen-cert-file; needs it", ""},
       {"threads", OptionKind::Integer, "worker threads, each with its own Redis connection (0: one per core)", "0", 0,
        256},
       {"max_body_bytes", OptionKind::Integer, "largest request body; larger ones are answered 413", "1048576", 1,
@@ -56,6 +60,14 @@ ApiConfig api_config_from(const Settings& s) {
   c.tokens_file = s.text("tokens_file");
   if (c.tokens_file.empty()) throw ConfigError("--tokens-file is required");
   c.tokens = TokenSet::load(c.tokens_file);
+  c.tls_listen_cert_file = s.text("tls_listen_cert_file");
+  c.tls_listen_key_file = s.text("tls_listen_key_file");
+  if (c.tls_listen_cert_file.empty() != c.tls_listen_key_file.empty()) {
+    throw ConfigError(
+        "--tls-listen-cert-file and --tls-listen-key-file go together: give both to serve HTTPS, or neither for "
+        "plain HTTP");
+  }
+  if (!c.tls_listen_cert_file.empty()) c.tls = make_server_tls_context(c.tls_listen_cert_file, c.tls_listen_key_file);
   c.threads = static_cast<int>(s.integer("threads"));
   if (c.threads == 0) c.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.limits.max_body_bytes = static_cast<size_t>(s.integer("max_body_bytes"));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/http_limits.h"
+#include "api/tls_listener.h"
 #include "api/tokens.h"
 #include "config/settings.h"
 #include "producer/producer_target.h"
@@ -18,6 +19,11 @@ struct ApiConfig {
   std::string listen_host = "127.0.0.1";
   int listen_port = 8080;
   std::string tokens_file;
+  // HTTPS served by expiry-api itself: both files or neither; `tls` is their loaded context
+  // (null: plain HTTP).
+  std::string tls_listen_cert_file;
+  std::string tls_listen_key_file;
+  ServerTlsContext tls;
   TokenSet tokens;
   int threads = 1;
   HttpLimits limits;

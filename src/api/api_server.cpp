@@ -82,7 +82,7 @@ int run_api_server(const ApiConfig& config) {
   try {
     for (int i = 0; i < config.threads; ++i) {
       workers.push_back(std::make_unique<HttpWorker>(i, listen_fd, config.target, config.dead_stream, config.tokens,
-                                                     metrics, config.limits));
+                                                     metrics, config.limits, config.tls));
     }
   } catch (const std::exception& e) {
     spdlog::error("cannot start the workers: {}", e.what());
@@ -93,9 +93,9 @@ int run_api_server(const ApiConfig& config) {
   close(listen_fd);  // each worker listens on its own duplicate
   std::vector<std::thread> threads;
   for (auto& w : workers) threads.emplace_back([&w] { w->run(); });
-  spdlog::info("listening on {}:{} with {} worker thread{}, {} token{}, descriptor limit {}", host, port,
-               config.threads, config.threads == 1 ? "" : "s", config.tokens.size(),
-               config.tokens.size() == 1 ? "" : "s", fd_limit);
+  spdlog::info("listening on {}:{} ({}) with {} worker thread{}, {} token{}, descriptor limit {}", host, port,
+               config.tls ? "HTTPS, TLS 1.2 or later" : "plain HTTP", config.threads,
+               config.threads == 1 ? "" : "s", config.tokens.size(), config.tokens.size() == 1 ? "" : "s", fd_limit);
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);

@@ -3,10 +3,12 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <fcntl.h>
+#include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -71,9 +73,10 @@ std::optional<std::string> header(evhttp_request* req, const char* name) {
 }  // namespace
 
 HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::string dead_stream, const TokenSet& tokens,
-                       ApiMetrics& metrics, HttpLimits limits)
+                       ApiMetrics& metrics, HttpLimits limits, ServerTlsContext tls)
     : index_(index),
       limits_(limits),
+      tls_(std::move(tls)),
       metrics_(metrics),
       service_(std::move(target), tokens, metrics, ApiOptions{limits.max_body_bytes, std::move(dead_stream)}) {
   base_ = event_base_new();
@@ -185,7 +188,7 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
     auto c = std::make_unique<Connection>();
     c->worker = w;
     c->counted = w->open_ < w->limits_.max_connections && !w->stopping_;
-    bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    bev = w->new_bufferevent(base);
     if (bev == nullptr) return nullptr;
     c->bev = bev;
     w->connections_.emplace(bev, c.get());  // may throw: before anything else refers to `c`
@@ -208,8 +211,24 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
   } catch (...) {
     if (listed) w->connections_.erase(bev);
     if (bev != nullptr) bufferevent_free(bev);  // its buffer callbacks go with it
-    return nullptr;                             // evhttp makes its own bufferevent: served, but not counted
+    return nullptr;  // evhttp makes its own bufferevent: served, but not counted (with TLS: refused by serve)
   }
+}
+
+bufferevent* HttpWorker::new_bufferevent(event_base* base) {
+  if (!tls_) return bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+  // evhttp sets the accepted descriptor on it later; the handshake begins then.
+  SSL* ssl = SSL_new(tls_.get());
+  if (ssl == nullptr) return nullptr;
+  bufferevent* bev = bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+  if (bev == nullptr) {
+    SSL_free(ssl);
+    return nullptr;
+  }
+  // A client closing without close_notify (most HTTP clients, after their answer) is an
+  // end-of-file, not an error.
+  bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+  return bev;  // frees `ssl` (and closes the descriptor) when freed
 }
 
 void HttpWorker::on_input(evbuffer*, const evbuffer_cb_info* info, void* connection) {
@@ -265,6 +284,13 @@ void HttpWorker::serve(evhttp_request* req) {
   if (evcon != nullptr) {
     const auto it = connections_.find(evhttp_connection_get_bufferevent(evcon));
     if (it != connections_.end()) connection = it->second;
+  }
+  if (tls_ && (evcon == nullptr || bufferevent_openssl_get_ssl(evhttp_connection_get_bufferevent(evcon)) == nullptr)) {
+    // evhttp's own plain bufferevent on the TLS port (on_connection could make none): cleartext
+    // is never served here.
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+    reply(req, problem_response(503, "cannot set up TLS for this connection; try again"));
+    return;
   }
   if (connection != nullptr && !connection->counted) {
     // A refused connection whose request arrived before on_attach shut it down.

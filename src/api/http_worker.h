@@ -4,7 +4,10 @@
 // Limits: body and header sizes, the idle timeout, a deadline for receiving a whole request
 // (from its first byte: a slowloris client is dropped), and a cap on the connections this
 // worker holds open: one beyond the cap is accepted and shut down at once (counted in
-// expiry_api_connections_refused_total), before it is served. Nothing thrown crosses a libevent callback.
+// expiry_api_connections_refused_total), before it is served. With a TLS context every
+// connection is a bufferevent_openssl (server side, handshake first) on that shared context; a
+// request that reached evhttp over a plain bufferevent (evhttp's fallback when none could be
+// made) is refused, never served. Nothing thrown crosses a libevent callback.
 #pragma once
 
 #include <chrono>
@@ -15,6 +18,7 @@
 #include "api/api_metrics.h"
 #include "api/api_service.h"
 #include "api/http_limits.h"
+#include "api/tls_listener.h"
 
 struct bufferevent;
 struct evbuffer;
@@ -32,7 +36,7 @@ class HttpWorker {
  public:
   // Throws Error when libevent cannot set up (no base, no evhttp, dup or accept fails).
   HttpWorker(int index, int listen_fd, ProducerTarget target, std::string dead_stream, const TokenSet& tokens,
-             ApiMetrics& metrics, HttpLimits limits);
+             ApiMetrics& metrics, HttpLimits limits, ServerTlsContext tls = nullptr);
   ~HttpWorker();
   HttpWorker(const HttpWorker&) = delete;
   HttpWorker& operator=(const HttpWorker&) = delete;
@@ -55,12 +59,15 @@ class HttpWorker {
   static void on_drain_tick(int fd, short what, void* self);
   static void on_deadline_tick(int fd, short what, void* self);
 
+  // A server-side bufferevent without a descriptor yet: TLS (accepting) with tls_, else plain.
+  bufferevent* new_bufferevent(event_base* base);
   void serve(evhttp_request* req);
   void reply(evhttp_request* req, const ApiResponse& response);
   void begin_stop();
 
   int index_;
   HttpLimits limits_;
+  ServerTlsContext tls_;  // null: plain HTTP
   ApiMetrics& metrics_;
   ApiService service_;
   event_base* base_ = nullptr;

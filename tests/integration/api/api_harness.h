@@ -1,6 +1,7 @@
 // Shared helpers of the expiry-api integration tests: a tokens file, the program started
-// against a RedisServer on a free loopback port (stopped by its pid), a libcurl client, and raw
-// sockets for the slow and idle connection cases.
+// against a RedisServer (or any Redis URL: a cluster seed, a Sentinel group) on a free loopback
+// port (stopped by its pid), plain HTTP or HTTPS, a libcurl client, and raw sockets for the
+// slow and idle connection cases. The cluster and sentinel tests include it from their folders.
 #pragma once
 
 #include <arpa/inet.h>
@@ -74,12 +75,20 @@ inline size_t curl_header(char* data, size_t size, size_t n, void* out) {
   return size * n;
 }
 
-// One request on a new connection, 10 s at most.
-inline HttpAnswer call_api(int port, const ApiCall& call) {
+// One request on a new connection, 10 s at most. With `https_ca_file`: https://, the server
+// verified against that CA (certificate chain and name 127.0.0.1).
+inline HttpAnswer call_api(int port, const ApiCall& call, const std::string& https_ca_file = "") {
   HttpAnswer out;
   CURL* curl = curl_easy_init();
-  const std::string url = "http://127.0.0.1:" + std::to_string(port) + call.path;
+  const std::string url =
+      (https_ca_file.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") + std::to_string(port) + call.path;
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  if (!https_ca_file.empty()) {
+    curl_easy_setopt(curl, CURLOPT_CAINFO, https_ca_file.c_str());
+    curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+  }
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, call.method.c_str());
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -117,24 +126,33 @@ inline long long open_connections(int port) {
   return std::stoll(r.body.substr(at + name.size()));
 }
 
-// expiry-api on 127.0.0.1:<free port> against `server`, with a tokens file of the three
-// tokens above; the constructor returns once /healthz answers.
+// Where an ApiProcess connects and logs, and how it is called.
+struct ApiTarget {
+  std::string redis_url;      // a server's, a cluster seed's, or redis+sentinel://...
+  std::string log_dir;        // api-<port>.log goes there
+  std::string https_ca_file;  // non-empty: the API serves HTTPS (give it --tls-listen-*), verified with this CA
+};
+
+// expiry-api on 127.0.0.1:<free port> against `server` (or `target`), with a tokens file of the
+// three tokens above; the constructor returns once /healthz answers.
 class ApiProcess {
  public:
   ApiProcess(const RedisServer& server, std::vector<std::string> extra_args = {})
-      : scratch_("expiry_api"), port_(free_port()) {
+      : ApiProcess(ApiTarget{server.url(), server.dir(), ""}, std::move(extra_args)) {}
+  ApiProcess(const ApiTarget& target, std::vector<std::string> extra_args)
+      : scratch_("expiry_api"), port_(free_port()), ca_file_(target.https_ca_file) {
     const std::string tokens = scratch_.write("tokens", tokens_file_text());
     std::vector<std::string> args = {
-        "--listen", "127.0.0.1:" + std::to_string(port_), "--tokens-file", tokens, "--redis-url", server.url()};
+        "--listen", "127.0.0.1:" + std::to_string(port_), "--tokens-file", tokens, "--redis-url", target.redis_url};
     if (std::find(extra_args.begin(), extra_args.end(), "--threads") == extra_args.end()) {
       args.insert(args.end(), {"--threads", "2"});
     }
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     child_ = std::make_unique<ChildProcess>(EXPIRY_API_BIN, args, std::vector<std::pair<std::string, std::string>>{},
-                                            server.dir() + "/api-" + std::to_string(port_) + ".log");
+                                            target.log_dir + "/api-" + std::to_string(port_) + ".log");
     const bool up = wait_until(
         [&] {
-          return !child_->running() || call_api(port_, {"GET", "/healthz"}).status == 200;
+          return !child_->running() || call_api(port_, {"GET", "/healthz"}, ca_file_).status == 200;
         },
         std::chrono::seconds(20), std::chrono::milliseconds(20));
     if (!up || !child_->running()) ADD_FAILURE() << "expiry-api did not start: " << child_->output();
@@ -145,11 +163,12 @@ class ApiProcess {
 
   int port() const { return port_; }
   ChildProcess& child() { return *child_; }
-  HttpAnswer call(const ApiCall& c) const { return call_api(port_, c); }
+  HttpAnswer call(const ApiCall& c) const { return call_api(port_, c, ca_file_); }
 
  private:
   ScratchDir scratch_;
   int port_;
+  std::string ca_file_;
   std::unique_ptr<ChildProcess> child_;
 };
 

@@ -93,5 +93,37 @@ TEST(ApiConfig, DefaultsAndErrors) {
   EXPECT_THROW(settings_of({{"max_body_bytes", "0"}}), ConfigError);
 }
 
+// HTTPS served by expiry-api: both files or neither (plain HTTP: no context); a missing file
+// is named. (Loading real certificates: tests/integration/api/api_tls_test.cpp.)
+TEST(ApiConfig, TlsListenFilesGoTogether) {
+  const TokensFile tokens("write write-token-0123456789\n");
+  EXPECT_EQ(api_config_from(settings_of({{"tokens_file", tokens.path()}})).tls, nullptr);
+  for (const char* alone : {"tls_listen_cert_file", "tls_listen_key_file"}) {
+    try {
+      api_config_from(settings_of({{"tokens_file", tokens.path()}, {alone, tokens.path()}}));
+      FAIL() << alone << " alone: no error";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("go together"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    api_config_from(settings_of({{"tokens_file", tokens.path()},
+                                 {"tls_listen_cert_file", "/nonexistent/server.crt"},
+                                 {"tls_listen_key_file", tokens.path()}}));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/server.crt"), std::string::npos) << e.what();
+  }
+  // Not the Redis client's TLS options: those keep their names.
+  bool listen_cert = false;
+  bool client_cert = false;
+  for (const auto& spec : api_option_specs()) {
+    listen_cert = listen_cert || spec.name == "tls_listen_cert_file";
+    client_cert = client_cert || spec.name == "tls_cert_file";
+  }
+  EXPECT_TRUE(listen_cert);
+  EXPECT_TRUE(client_cert);
+}
+
 }  // namespace
 }  // namespace expiry
