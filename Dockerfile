@@ -58,12 +58,14 @@ FROM debian:13-slim AS runtime
 #      libevent-core-2.1-7t64 / libevent-extra-2.1-7t64 are not needed)
 #   libspdlog.so.1.15 -> libspdlog1.15           libfmt.so.10 -> libfmt10
 #   libprometheus-cpp-core.so.1.0                -> libprometheus-cpp-core1.0
+#   libevent_openssl-2.1.so.7 (expiry-api's HTTPS) -> libevent-openssl-2.1-7t64
+#   libcurl.so.4 (expiry-webhook)                -> libcurl4t64
 #   libstdc++6, libgcc-s1, libc6 (libm) are already in debian:13-slim.
 # ca-certificates is the default CA store: a rediss:// URL without --tls-ca-cert-file or
 # --tls-ca-cert-dir verifies the server against it (it also brings the `openssl` package,
 # whose /usr/lib/ssl/certs and cert.pem links are where OpenSSL looks by default).
 # curl is for the HEALTHCHECK. The ldd check below fails the build if a library is missing.
-ARG RUNTIME_PACKAGES="libhiredis1.1.0 libssl3t64 libevent-2.1-7t64 libspdlog1.15 libfmt10 libprometheus-cpp-core1.0 libcurl4t64 ca-certificates curl"
+ARG RUNTIME_PACKAGES="libhiredis1.1.0 libssl3t64 libevent-2.1-7t64 libevent-openssl-2.1-7t64 libspdlog1.15 libfmt10 libprometheus-cpp-core1.0 libcurl4t64 ca-certificates curl"
 
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} \

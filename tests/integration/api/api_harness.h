@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/child_process.h"
@@ -48,6 +49,14 @@ struct HttpAnswer {
 };
 
 struct ApiCall {
+  // Positional, so that {"GET", "/healthz"} and {"PUT", path, token, body} leave the rest at
+  // their defaults without -Wmissing-field-initializers.
+  ApiCall() = default;
+  ApiCall(std::string m, std::string p, std::string t = {}, std::optional<std::string> b = {},
+          std::string type = "application/json", std::vector<std::string> headers = {})
+      : method(std::move(m)), path(std::move(p)), token(std::move(t)), body(std::move(b)),
+        content_type(std::move(type)), extra_headers(std::move(headers)) {}
+
   std::string method = "GET";
   std::string path;
   std::string token;  // empty: no Authorization header
