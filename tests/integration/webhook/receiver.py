@@ -4,13 +4,18 @@
 Usage: receiver.py PORT_FILE LOG_FILE SECRET [CERT KEY]
 Listens on 127.0.0.1 on a free port (HTTPS with CERT and KEY) and writes the port to PORT_FILE. Every request is checked
 independently of the C++ code (Standard Webhooks: HMAC-SHA256 over "<id>.<timestamp>.<body>",
-keyed by the base64-decoded part of SECRET after "whsec_") and appended to LOG_FILE as one JSON
+keyed by the base64-decoded part of SECRET after "whsec_", a timestamp within 5 minutes; the
+verify() of docs/webhooks.md) and appended to LOG_FILE as one JSON
 line. The path chooses the answer:
   /ok             200
   /flaky          500, 500, then 200 (counted per webhook-id)
   /limited        429 with Retry-After: 2 the first time per webhook-id, then 200
   /gone           410 with a body
   /slow           200 after 3 s
+  /hold           200 once released: every request waits until a GET /release (from then on
+                  /hold answers at once); GET /held answers how many /hold requests have arrived
+                  so far (including those still waiting). A held request whose client has gone
+                  (killed) is still logged when released: the endpoint saw it.
 """
 import base64
 import hashlib
@@ -22,17 +27,24 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 port_file, log_file, secret = sys.argv[1], sys.argv[2], sys.argv[3]
-key = base64.b64decode(secret[len("whsec_"):])
 lock = threading.Lock()
 seen = {}
+released = threading.Event()
+held_arrivals = 0
 
 
-def verified(msg_id, timestamp, body, header):
+# verify() is docs/webhooks.md's Python snippet, word for word (doc_snippets_check.py checks).
+def verify(secret: str, headers, body: bytes, tolerance_s: int = 300) -> bool:
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    msg_id = headers.get("webhook-id", "")
+    timestamp = headers.get("webhook-timestamp", "")
+    if not (timestamp.isascii() and timestamp.isdigit()) or abs(time.time() - int(timestamp)) > tolerance_s:
+        return False  # malformed, replayed or badly delayed, or from the future
     signed = msg_id.encode() + b"." + timestamp.encode() + b"." + body
-    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
-    for part in header.split(" "):
+    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest())
+    for part in headers.get("webhook-signature", "").split(" "):
         version, _, sig = part.partition(",")
-        if version == "v1" and hmac.compare_digest(sig, expected):
+        if version == "v1" and hmac.compare_digest(sig.encode(), expected):
             return True
     return False
 
@@ -44,14 +56,30 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def answer(self, status, body=b"", headers=None):
-        self.send_response(status)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away (a killed dispatcher)
+
+    def do_GET(self):
+        global held_arrivals
+        if self.path == "/release":
+            released.set()
+            self.answer(200, b"released")
+        elif self.path == "/held":
+            with lock:
+                self.answer(200, str(held_arrivals).encode())
+        else:
+            self.answer(404, b"no such path")
 
     def do_POST(self):
+        global held_arrivals
         body = self.rfile.read(int(self.headers.get("content-length", "0")))
         msg_id = self.headers.get("webhook-id", "")
         timestamp = self.headers.get("webhook-timestamp", "")
@@ -67,11 +95,15 @@ class Handler(BaseHTTPRequestHandler):
             status, reply = 410, b"endpoint retired"
         elif self.path == "/slow":
             time.sleep(3)
+        elif self.path == "/hold":
+            with lock:
+                held_arrivals += 1
+            released.wait()
         record = {
             "path": self.path,
             "id": msg_id,
             "timestamp": timestamp,
-            "verified": verified(msg_id, timestamp, body, self.headers.get("webhook-signature", "")),
+            "verified": verify(secret, self.headers, body),
             "signature": self.headers.get("webhook-signature", ""),
             "content_type": self.headers.get("content-type", ""),
             "traceparent": self.headers.get("traceparent", ""),

@@ -1,10 +1,13 @@
 // expiry-webhook end to end: a real redis-server, expiry-relay and expiry-webhook as child
 // processes, and a Python receiver (receiver.py) that checks every signature with its own
 // HMAC. Covers acks, retries with one webhook-id, Retry-After, dead letters (410, a refused
-// private destination), connection refused, a slow endpoint beside a fast one, and bad configs.
+// private destination), connection refused, a slow endpoint beside a fast one, a dispatcher
+// killed -9 mid-delivery (a second one reclaims and delivers everything), and bad configs.
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -281,6 +284,79 @@ TEST_F(WebhookDelivery, AnEntryHeldLongerThanMinIdleIsSentOnceAndNotDeadLettered
   EXPECT_EQ(received("/slow").size(), 1u);
   EXPECT_EQ(xlen(redis_, kDead), 0);
   EXPECT_EQ(xlen(redis_, kStream), 1);
+}
+
+// expiry-webhook killed -9 with requests in flight (and more entries queued behind them) loses
+// nothing: a second one of the group (another consumer name, a short --min-idle-ms) reclaims
+// the first one's pending entries and delivers them. Delivery is at least once: a request the
+// endpoint saw from the killed process may come again, with the same webhook-id.
+TEST_F(WebhookDelivery, KilledMidDeliveryASecondDispatcherDeliversEverything) {
+  constexpr int kTasks = 6;
+  constexpr int kSlots = 4;  // kSlots in flight at the kill, the rest queued behind them
+  auto c = config();
+  c["endpoints"]["hold"] = {
+      {"url", url("/hold")}, {"secret", kSecret}, {"timeout_ms", 60000}, {"max_in_flight", kSlots}};
+  auto first = start_webhook(c.dump(), "w1");
+  std::set<std::string> tasks;
+  for (int i = 0; i < kTasks; ++i) {
+    tasks.insert("k" + std::to_string(i));
+    schedule("k" + std::to_string(i), "hold", R"({"k":)" + std::to_string(i) + "}");
+  }
+  const auto held = [&] {
+    const HttpResponse r = http_get(receiver_port_, "/held");
+    return r.status == 200 ? std::stoi(r.body) : -1;
+  };
+  ASSERT_TRUE(wait_until([&] { return held() == kSlots; }, 30s)) << logs(*first);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return metric(R"(expiry_webhook_in_flight{endpoint="hold"})") == kSlots &&
+               metric(R"(expiry_webhook_queued{endpoint="hold"})") == kTasks - kSlots;
+      },
+      30s))
+      << http_get(metrics_port_, "/metrics").body;
+  ASSERT_EQ(group_pending(), kTasks) << "all read, none acknowledged";
+  EXPECT_TRUE(received("/hold").empty());
+
+  first->kill_hard();
+  EXPECT_EQ(group_pending(), kTasks) << "the kill acknowledged nothing";
+  // The held requests are answered now, into the killed process's closed connections: the
+  // endpoint saw them, the dispatcher never heard. /hold answers at once from here on.
+  ASSERT_EQ(http_get(receiver_port_, "/release").status, 200);
+  ASSERT_TRUE(wait_until([&] { return received("/hold").size() == kSlots; }, 30s)) << first->output();
+
+  auto second = start_webhook(c.dump(), "w2", "500");
+  ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 60s)) << logs(*second);
+  ASSERT_TRUE(wait_until([&] { return metric("expiry_webhook_entries_acked_total") == kTasks; }, 30s))
+      << http_get(metrics_port_, "/metrics").body;
+  EXPECT_EQ(metric(R"(expiry_webhook_deliveries_total{endpoint="hold",class="2xx"})"), kTasks)
+      << "the second dispatcher sent every task once and got a 2xx";
+  EXPECT_EQ(xlen(redis_, kDead), 0);
+  EXPECT_EQ(metric(R"(expiry_webhook_dead_letters_total{endpoint="hold"})"), 0);
+  EXPECT_EQ(xlen(redis_, kStream), kTasks) << "reclaimed, not scheduled again as retries";
+
+  // Every task reached the endpoint with a 2xx at least once; every copy of a task carried
+  // one webhook-id (and a valid signature); the kSlots held ones came twice.
+  std::map<std::string, std::vector<nlohmann::json>> by_task;
+  for (const auto& r : received("/hold")) {
+    EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
+    const std::string id = r["id"];
+    by_task[id.substr(0, id.find('.'))].push_back(r);
+  }
+  std::set<std::string> delivered;
+  int twice = 0;
+  for (const auto& [task, copies] : by_task) {
+    SCOPED_TRACE(task);
+    for (const auto& r : copies) {
+      EXPECT_EQ(r["id"], copies[0]["id"]) << "a redelivery keeps the webhook-id";
+      EXPECT_EQ(r["body"], copies[0]["body"]);
+      if (r["status"].get<int>() / 100 == 2) delivered.insert(task);
+    }
+    EXPECT_LE(copies.size(), 2u);
+    if (copies.size() == 2) ++twice;
+  }
+  EXPECT_EQ(delivered, tasks);
+  EXPECT_EQ(twice, kSlots) << "only the requests out at the kill were sent again";
+  EXPECT_EQ(second->terminate(), 0) << second->output();
 }
 
 TEST_F(WebhookDelivery, APrivateDestinationOutsideAllowPrivateIsRefused) {
