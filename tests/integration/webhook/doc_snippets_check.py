@@ -8,7 +8,9 @@ Usage: doc_snippets_check.py DOCS_WEBHOOKS_MD RECEIVER_PY
   valid request, one signature of two valid (a rotation), a wrong key, a changed body, id or
   timestamp, a stale and a future timestamp, a malformed timestamp, no signature, another
   version. The signatures here are made with hmac/hashlib directly, not with the snippets.
-A language whose tool is missing is reported as skipped, never as passed. Exits 1 on a failure.
+A language whose tool is missing is reported as skipped, never as passed, and fails the check when
+EXPIRY_SNIPPETS_REQUIRE_ALL=1 (.ci/run sets it; scripts/deps.sh --ci installs node's npm and golang-go).
+Exits 1 on a failure.
 """
 import base64
 import hashlib
@@ -87,6 +89,13 @@ namespace = {}
 exec(python, namespace)
 check("python", [namespace["verify"](secret, c["headers"], base64.b64decode(c["body"])) for c in cases])
 
+def skipped(what):
+    if os.environ.get("EXPIRY_SNIPPETS_REQUIRE_ALL") == "1":
+        failures.append("missing: " + what)
+    else:
+        print("skip - " + what)
+
+
 work = tempfile.mkdtemp(prefix="webhook-doc-snippets-")
 try:
     with open(os.path.join(work, "cases.json"), "w") as f:
@@ -107,7 +116,7 @@ try:
         else:
             check("js", json.loads(out.stdout))
     else:
-        print("skip - js snippet (no node on PATH)")
+        skipped("js snippet (no node on PATH)")
 
     if shutil.which("go"):
         go_dir = os.path.join(work, "go")
@@ -167,7 +176,7 @@ func TestCases(t *testing.T) {
         else:
             check("go", json.loads(line[len("RESULTS "):]))
     else:
-        print("skip - go snippet (no go on PATH)")
+        skipped("go snippet (no go on PATH)")
 finally:
     shutil.rmtree(work, ignore_errors=True)
 
