@@ -9,6 +9,7 @@
 #include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
+#include "ctl/task_json.h"
 #include "functions/function_library.h"
 #include "functions/key_layout.h"
 #include "io/sync/routed_client.h"
@@ -56,11 +57,6 @@ Task request_from(const ScheduleOptions& o) {
   }
   return r;
 }
-
-// Shadow hash fields that only tasks scheduled with options, or promoted, have; show prints
-// those present after the others.
-constexpr const char* kOptionalShadowFields[] = {"first_ms", "max_late_ms", "traceparent", "promoted_ms",
-                                                 "promoted_from_ms", "attempt"};
 
 void check_id(const std::string& id) {
   if (auto err = task_id_error(id)) throw ConfigError(*err);
@@ -155,41 +151,16 @@ int run_show(const CtlTarget& target, const std::string& id, bool json) {
   check_id(id);
   CtlSession session(target);
   const TaskDetails task = session.producer.show(id);
+  if (json) {
+    std::cout << json_dump(task_details_json(id, task, BinaryPayload::AsText)) << "\n";
+    return task.pending ? kExitOk : kExitNotPending;
+  }
   if (!task.pending) {
-    if (json) {
-      std::cout << json_dump({{"id", id}, {"pending", false}}) << "\n";
-    } else {
-      std::cout << "not pending: " << escape_text(id) << "\n";
-    }
+    std::cout << "not pending: " << escape_text(id) << "\n";
     return kExitNotPending;
   }
   const auto payload = task.field("payload");
   const auto created = task.field("created_ms");
-
-  if (json) {
-    nlohmann::json out = {{"id", id},
-                          {"pending", true},
-                          {"due_ms", task.due_ms},
-                          {"due_in_ms", task.due_ms - task.now_ms},
-                          {"created_ms", nullptr},
-                          {"payload", nullptr},
-                          {"stream", task.stream},
-                          {"default_stream", task.default_stream},
-                          {"trigger_pttl_ms", nullptr}};
-    if (created) {
-      if (auto c = to_integer(*created)) out["created_ms"] = *c;
-    }
-    if (payload) out["payload"] = *payload;
-    if (task.trigger_pttl_ms != -2) out["trigger_pttl_ms"] = task.trigger_pttl_ms;
-    for (const char* name : kOptionalShadowFields) {
-      const auto value = task.field(name);
-      if (!value) continue;
-      const auto number = to_integer(*value);
-      out[name] = number && std::string_view(name) != "traceparent" ? nlohmann::json(*number) : nlohmann::json(*value);
-    }
-    std::cout << json_dump(out) << "\n";
-    return kExitOk;
-  }
   std::cout << "id: " << escape_text(id) << "\n"
             << "due_ms: " << task.due_ms << "\n"
             << "due_in_ms: " << (task.due_ms - task.now_ms) << "\n"
