@@ -84,6 +84,12 @@ int run_api_server(const ApiConfig& config) {
       workers.push_back(std::make_unique<HttpWorker>(i, listen_fd, config.target, config.dead_stream, config.tokens,
                                                      metrics, config.limits, config.tls));
     }
+    for (auto& w : workers) w->connect_redis();
+  } catch (const AuthError& e) {
+    spdlog::critical("{}", e.what());
+    workers.clear();
+    close(listen_fd);
+    return 2;  // as a configuration error
   } catch (const std::exception& e) {
     spdlog::error("cannot start the workers: {}", e.what());
     workers.clear();

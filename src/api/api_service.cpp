@@ -97,6 +97,8 @@ Producer& ApiService::producer() {
     std::lock_guard<std::mutex> lock(connecting);
     try {
       producer_ = std::make_unique<Producer>(target_);
+    } catch (const AuthError& e) {  // kept apart: at start it ends the program (connect)
+      throw AuthError(std::string("cannot use Redis: ") + e.what());
     } catch (const ConfigError& e) {  // a bucket count that contradicts NS:buckets, refused credentials
       throw std::runtime_error(std::string("cannot use Redis: ") + e.what());
     }
@@ -108,6 +110,8 @@ bool ApiService::connect(std::string& why) {
   try {
     producer();
     return true;
+  } catch (const AuthError&) {
+    throw;
   } catch (const std::exception& e) {
     why = e.what();
     return false;
@@ -164,6 +168,9 @@ ApiResponse ApiService::dispatch(const ApiRequest& request, const RouteMatch& ma
   }
   try {
     return route(request, match);
+  } catch (const AuthError& e) {  // the credentials were refused after a start that took them
+    spdlog::error("{}", escape_text(e.what()));
+    return problem_response(503, "Redis refused the credentials");
   } catch (const ConfigError& e) {  // input the Producer refused before sending (a stream name)
     return problem_response(400, escape_text(e.what()));
   } catch (const IoError& e) {

@@ -53,7 +53,8 @@ class ApiService {
   ApiResponse handle(const ApiRequest& request);
 
   // Connects now (at start, so that a worker is ready before its first request); false, the
-  // reason in `why`, when Redis cannot be reached (the next request tries again).
+  // reason in `why`, when Redis cannot be reached (the next request tries again). Throws
+  // AuthError when Redis refuses the credentials: no later request would do better.
   bool connect(std::string& why);
 
  private:

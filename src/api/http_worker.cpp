@@ -123,11 +123,12 @@ HttpWorker::~HttpWorker() {
   }
 }
 
-void HttpWorker::run() {
+void HttpWorker::connect_redis() {
   std::string why;
   if (!service_.connect(why)) spdlog::warn("worker {}: Redis not reachable yet: {}", index_, escape_text(why));
-  event_base_dispatch(base_);
 }
+
+void HttpWorker::run() { event_base_dispatch(base_); }
 
 void HttpWorker::request_stop() {
   const char byte = 's';

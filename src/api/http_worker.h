@@ -41,8 +41,10 @@ class HttpWorker {
   HttpWorker(const HttpWorker&) = delete;
   HttpWorker& operator=(const HttpWorker&) = delete;
 
-  // On the worker's thread: connects its Producer (a failure is logged; requests try again),
-  // then serves until stopped.
+  // Before run(), from the starting thread: connects the worker's Producer. A Redis that cannot
+  // be reached is logged (requests try again); refused credentials throw AuthError.
+  void connect_redis();
+  // On the worker's thread: serves until stopped.
   void run();
   // From any thread: stop accepting, close idle connections, let the others finish their
   // request (answered with Connection: close) for up to stop_grace, then return from run().

@@ -419,5 +419,22 @@ TEST(ApiConfigTest, TokensFileErrorsExit2) {
   EXPECT_NE(missing.output().find("--tokens-file is required"), std::string::npos) << missing.output();
 }
 
+// A Redis that refuses the password ends the start with exit 2, as for the other programs: no
+// request could succeed, and an API answering 503 forever hides the mistake.
+TEST(ApiConfigTest, AWrongRedisPasswordExits2) {
+  RedisServer::Options options;
+  options.extra_config_lines = {"requirepass right-password"};
+  RedisServer server(options);
+  ScratchDir dir("expiry_api_password");
+  const std::string tokens = dir.write("tokens", "write " + kWriteToken + "\n");
+  const std::string url = "redis://:wrong-password@" + server.host() + ":" + std::to_string(server.port()) + "/0";
+  ChildProcess api(EXPIRY_API_BIN, {"--listen", "127.0.0.1:0", "--tokens-file", tokens, "--redis-url", url});
+  const auto rc = api.wait_exit(std::chrono::seconds(60));
+  ASSERT_TRUE(rc) << "still serving with a refused password:\n" << api.output();
+  EXPECT_EQ(*rc, 2) << api.output();
+  EXPECT_NE(api.output().find("authentication failed"), std::string::npos) << api.output();
+  EXPECT_EQ(api.output().find("wrong-password"), std::string::npos) << "the password is logged:\n" << api.output();
+}
+
 }  // namespace
 }  // namespace expiry::test
