@@ -26,7 +26,9 @@
 # cancels the order if it is still unpaid. Not combined with --cluster.
 #
 # Knobs (environment): DEMO_DURATION_MS (20000), DEMO_RATE orders/s (50), DEMO_TIMEOUT_MS
-# payment timeout (3000), DEMO_PAID_SHARE (0.5), DEMO_SKIP_BUILD=1 to use an existing build,
+# payment timeout (3000), DEMO_PAID_SHARE (0.5), DEMO_GRACE_MS how long order-sim waits past the
+# last due time before counting a miss (3000), DEMO_READY_S how long each program may take to say
+# it is ready (20), DEMO_SKIP_BUILD=1 to use an existing build,
 # BUILD_DIR (build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +36,7 @@ source scripts/lib.sh
 
 CLUSTER=0
 WEBHOOKS=${DEMO_WEBHOOKS:-0}
+READY_S=${DEMO_READY_S:-20}
 USAGE="usage: $0 [--cluster | --webhooks]"
 case "${1:-}" in
   "") ;;
@@ -77,14 +80,14 @@ fi
 export EXPIRY_RELAY_REDIS_URL=$REDIS_URL ORDER_CANCELLER_REDIS_URL=$REDIS_URL ORDER_SIM_REDIS_URL=$REDIS_URL
 
 # start_relay NAME: starts expiry-relay NAME with its metrics on a free port (chosen again when
-# another process takes it first) and waits (up to 20 s) until it says it is ready. Appends the
+# another process takes it first) and waits (up to DEMO_READY_S) until it says it is ready. Appends the
 # port to METRICS_PORTS.
 start_relay() {
   local r=$1 rc=0
-  start_with_metrics "$WORK/$r.log" 20 "$BIN/relay/expiry-relay" --instance "$r" || rc=$?
+  start_with_metrics "$WORK/$r.log" "$READY_S" "$BIN/relay/expiry-relay" --instance "$r" || rc=$?
   case $rc in
     0) METRICS_PORTS+=("$METRICS_PORT") ;;
-    2) echo "warning: $r is not ready after 20 s (see $WORK/$r.log)" >&2; METRICS_PORTS+=("$METRICS_PORT") ;;
+    2) echo "warning: $r is not ready after $READY_S s (see $WORK/$r.log)" >&2; METRICS_PORTS+=("$METRICS_PORT") ;;
     *) echo "expiry-relay $r did not start (see $WORK/$r.log)" >&2; return 1 ;;
   esac
 }
@@ -131,11 +134,11 @@ if [ "$WEBHOOKS" = 1 ]; then
 JSON
   )
   rc=0
-  EXPIRY_WEBHOOK_REDIS_URL=$REDIS_URL start_with_metrics "$WORK/expiry-webhook.log" 20 "$BIN/webhook/expiry-webhook" \
+  EXPIRY_WEBHOOK_REDIS_URL=$REDIS_URL start_with_metrics "$WORK/expiry-webhook.log" "$READY_S" "$BIN/webhook/expiry-webhook" \
     --config "$WORK/webhooks.json" --stream orders:timeouts --consumer hook-1 || rc=$?
   case $rc in
     0) ;;
-    2) echo "warning: expiry-webhook is not ready after 20 s (see $WORK/expiry-webhook.log)" >&2 ;;
+    2) echo "warning: expiry-webhook is not ready after $READY_S s (see $WORK/expiry-webhook.log)" >&2 ;;
     *) echo "expiry-webhook did not start (see $WORK/expiry-webhook.log)" >&2; exit 1 ;;
   esac
   WEBHOOK_METRICS_PORT=$METRICS_PORT
@@ -143,9 +146,16 @@ JSON
     "order-webhook at http://127.0.0.1:$HOOK_PORT/orders/timeout"
   SIM_WEBHOOK=(--webhook orders)
 else
+  # Each canceller is ready once its consumer group exists and its reads succeed, so no timeout
+  # waits on a canceller that is still starting.
   for c in canceller-1 canceller-2; do
-    setsid "$BIN/orders/order-canceller" --consumer "$c" >"$WORK/$c.log" 2>&1 &
-    STARTED_PIDS+=($!)
+    rc=0
+    start_with_metrics "$WORK/$c.log" "$READY_S" "$BIN/orders/order-canceller" --consumer "$c" || rc=$?
+    case $rc in
+      0) ;;
+      2) echo "warning: $c is not ready after $READY_S s (see $WORK/$c.log)" >&2 ;;
+      *) echo "order-canceller $c did not start (see $WORK/$c.log)" >&2; exit 1 ;;
+    esac
   done
 fi
 if [ "$CLUSTER" = 1 ]; then
@@ -158,7 +168,7 @@ echo "running order-sim: ${DEMO_RATE:-50} orders/s for $((${DEMO_DURATION_MS:-20
 echo
 
 setsid "$BIN/orders/order-sim" --rate "${DEMO_RATE:-50}" --duration-ms "${DEMO_DURATION_MS:-20000}" \
-  --timeout-ms "${DEMO_TIMEOUT_MS:-3000}" --paid-share "${DEMO_PAID_SHARE:-0.5}" --run-id demo "${SIM_WEBHOOK[@]}" &
+  --timeout-ms "${DEMO_TIMEOUT_MS:-3000}" --paid-share "${DEMO_PAID_SHARE:-0.5}" --grace-ms "${DEMO_GRACE_MS:-3000}" --run-id demo "${SIM_WEBHOOK[@]}" &
 SIM_PID=$!
 STARTED_PIDS+=("$SIM_PID")
 interrupted=0

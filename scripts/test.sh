@@ -12,4 +12,16 @@ cd "$(dirname "$0")/.."
 [ "${SKIP_DEPS:-0}" = 1 ] || scripts/deps.sh
 [ "${SKIP_BUILD:-0}" = 1 ] || scripts/build.sh
 cd "${BUILD_DIR:-build}"
-ctest --output-on-failure -j "${TEST_JOBS:-$(($(nproc) * 2))}" "$@"
+rc=0
+ctest --output-on-failure -j "${TEST_JOBS:-$(($(nproc) * 2))}" "$@" || rc=$?
+if [ "$rc" -ne 0 ] && [ -s Testing/Temporary/LastTestsFailed.log ]; then
+  # The failures' own output again, last, where a truncated log still shows it (the run above
+  # interleaves it with every other test's).
+  while IFS=: read -r _ name; do
+    echo
+    echo "== output of the failed test $name (last 60 lines)"
+    awk -v t="$name" '$0 ~ ("^[0-9]+/[0-9]+ Test: " t "$") {on = 1; next} on && /^<end of output>$/ {exit} on' \
+      Testing/Temporary/LastTest.log | tail -n 60
+  done <Testing/Temporary/LastTestsFailed.log
+fi
+exit "$rc"

@@ -9,7 +9,8 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 status=0
 DEMO_SKIP_BUILD=1 BUILD_DIR="$1" DEMO_DURATION_MS=${DEMO_DURATION_MS:-8000} DEMO_RATE=${DEMO_RATE:-50} \
-  DEMO_TIMEOUT_MS=${DEMO_TIMEOUT_MS:-2000} scripts/demo.sh >"$out" 2>&1 || status=$?
+  DEMO_TIMEOUT_MS=${DEMO_TIMEOUT_MS:-2000} \
+  DEMO_GRACE_MS=${DEMO_GRACE_MS:-30000} DEMO_READY_S=${DEMO_READY_S:-60} scripts/demo.sh >"$out" 2>&1 || status=$?
 cat "$out"
 passed=0 failed=0
 check() {
