@@ -24,7 +24,7 @@ FROM debian:13 AS build
 # with hiredis_ssl, so the image uses it instead of building hiredis from source as deps.sh
 # does on Debian 12. Keep this ARG on ONE line: the deploy test compares it to deps.sh and
 # fails when the two lists drift apart.
-ARG BUILD_PACKAGES="build-essential cmake pkg-config libssl-dev libhiredis-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev prometheus-cpp-dev libcurl4-openssl-dev"
+ARG BUILD_PACKAGES="build-essential cmake pkg-config libssl-dev libhiredis-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev prometheus-cpp-dev libcurl4-openssl-dev libhowardhinnant-date-dev tzdata"
 
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${BUILD_PACKAGES} \
@@ -60,12 +60,16 @@ FROM debian:13-slim AS runtime
 #   libprometheus-cpp-core.so.1.0                -> libprometheus-cpp-core1.0
 #   libevent_openssl-2.1.so.7 (expiry-api's HTTPS) -> libevent-openssl-2.1-7t64
 #   libcurl.so.4 (expiry-webhook)                -> libcurl4t64
+#   libdate-tz.so.3 (the time zones of src/recur) -> libdate-tz3
+# tzdata is /usr/share/zoneinfo, which libdate-tz reads at run time (Debian builds it with
+# USE_OS_TZDB: it never downloads a database) and which debian:13-slim lacks; the ldd check
+# below cannot see it missing, tests/deploy/check_dockerfile_packages.sh does.
 #   libstdc++6, libgcc-s1, libc6 (libm) are already in debian:13-slim.
 # ca-certificates is the default CA store: a rediss:// URL without --tls-ca-cert-file or
 # --tls-ca-cert-dir verifies the server against it (it also brings the `openssl` package,
 # whose /usr/lib/ssl/certs and cert.pem links are where OpenSSL looks by default).
 # curl is for the HEALTHCHECK. The ldd check below fails the build if a library is missing.
-ARG RUNTIME_PACKAGES="libhiredis1.1.0 libssl3t64 libevent-2.1-7t64 libevent-openssl-2.1-7t64 libspdlog1.15 libfmt10 libprometheus-cpp-core1.0 libcurl4t64 ca-certificates curl"
+ARG RUNTIME_PACKAGES="libhiredis1.1.0 libssl3t64 libevent-2.1-7t64 libevent-openssl-2.1-7t64 libspdlog1.15 libfmt10 libprometheus-cpp-core1.0 libcurl4t64 libdate-tz3 tzdata ca-certificates curl"
 
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} \

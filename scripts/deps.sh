@@ -22,6 +22,7 @@ PACKAGES=(
   build-essential cmake pkg-config
   libssl-dev libevent-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libgtest-dev prometheus-cpp-dev
   libcurl4-openssl-dev
+  libhowardhinnant-date-dev tzdata
   redis-server redis-tools
 )
 # hiredis on a system that packages 1.1 or newer (Debian 13; the Dockerfile's build stage).

@@ -4,7 +4,7 @@
 # Debian 13, where deps.sh adds the system's hiredis instead of building it from source). The
 # build stage must be FROM debian:13 and the runtime stage FROM debian:13-slim; the runtime stage
 # must run as a non-root USER, have a HEALTHCHECK, install ca-certificates (the default CA store
-# of rediss://) and no build-only packages.
+# of rediss://) and tzdata (the time zones of src/recur) and no build-only packages.
 #
 # Usage: tests/deploy/check_dockerfile_packages.sh [DOCKERFILE [DEPS_SH]]
 #   (defaults: the repository's Dockerfile and scripts/deps.sh)
@@ -132,6 +132,16 @@ if grep -E '^[[:space:]]*ARG[[:space:]]+RUNTIME_PACKAGES=' <<<"$final_stage" | t
   pass "runtime stage installs ca-certificates (the default CA store for rediss://)"
 else
   fail "runtime stage's RUNTIME_PACKAGES lacks ca-certificates (the default CA store for rediss://)"
+fi
+
+# --- check: the runtime stage has the time zones ----------------------------------------------
+# libdate-tz (src/recur) reads /usr/share/zoneinfo at run time: a data package, whose absence the
+# image's ldd check cannot see.
+if grep -E '^[[:space:]]*ARG[[:space:]]+RUNTIME_PACKAGES=' <<<"$final_stage" | tr -d "\"'=" | words |
+   grep -qxF tzdata; then
+  pass "runtime stage installs tzdata (the time zones libdate-tz reads)"
+else
+  fail "runtime stage's RUNTIME_PACKAGES lacks tzdata (the time zones libdate-tz reads)"
 fi
 
 # --- check: non-root USER in the runtime stage ----------------------------------------------
