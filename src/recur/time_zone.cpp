@@ -1,0 +1,70 @@
+// See time_zone.h.
+#include "recur/time_zone.h"
+
+#include <date/tz.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "base/errors.h"
+
+namespace expiry {
+namespace {
+
+using SysSeconds = date::sys_seconds;
+
+std::int64_t epoch_s(SysSeconds t) { return t.time_since_epoch().count(); }
+
+// date's "no transition" bounds (years -32767 and 32767) as far as int64 seconds go.
+std::int64_t clamp_epoch_s(SysSeconds t) {
+  return std::clamp<std::int64_t>(epoch_s(t), std::numeric_limits<std::int64_t>::min() / 4,
+                                  std::numeric_limits<std::int64_t>::max() / 4);
+}
+
+}  // namespace
+
+TimeZone TimeZone::utc() { return find("UTC"); }
+
+TimeZone TimeZone::find(std::string_view name) {
+  const std::string text(name);
+  try {
+    date::get_tzdb();  // read once, on first use
+  } catch (const std::exception& e) {
+    throw ConfigError(std::string("the time zone database cannot be read (is tzdata installed?): ") + e.what());
+  }
+  try {
+    return TimeZone(date::locate_zone(text), text);
+  } catch (const std::runtime_error&) {  // "X not found in timezone database"
+    throw ConfigError("unknown time zone '" + text + "'");
+  }
+}
+
+ZoneSpan TimeZone::span_at(std::int64_t utc_s) const {
+  const date::sys_info info = zone_->get_info(SysSeconds{std::chrono::seconds{utc_s}});
+  return ZoneSpan{clamp_epoch_s(info.begin), clamp_epoch_s(info.end), info.offset};
+}
+
+LocalMapping TimeZone::map_local(LocalSeconds local) const {
+  const date::local_seconds when{local};
+  const date::local_info info = zone_->get_info(when);
+  LocalMapping mapping{};
+  switch (info.result) {
+    case date::local_info::unique:
+      mapping.kind = LocalMapping::Kind::Unique;
+      mapping.earliest_s = local.count() - info.first.offset.count();
+      break;
+    case date::local_info::nonexistent:
+      mapping.kind = LocalMapping::Kind::Nonexistent;
+      mapping.transition_s = clamp_epoch_s(info.first.end);
+      mapping.gap = info.second.offset - info.first.offset;
+      break;
+    case date::local_info::ambiguous:
+      mapping.kind = LocalMapping::Kind::Ambiguous;
+      mapping.earliest_s = local.count() - info.first.offset.count();
+      mapping.latest_s = local.count() - info.second.offset.count();
+      break;
+  }
+  return mapping;
+}
+
+}  // namespace expiry
