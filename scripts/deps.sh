@@ -6,7 +6,8 @@
 # Usage: scripts/deps.sh [--ci]
 #   --ci: also what only CI's other stages use: valgrind (leak check), clang with its sanitizer
 #   and libFuzzer runtimes (scripts/sanitize.sh), docker-compose (the deploy checks validate the
-#   compose files; no engine), golang-go (the Go snippet of docs/webhooks.md is run). promtool
+#   compose files; no engine), golang-go (the Go snippet of docs/webhooks.md is run), wrk (the HTTP
+#   API's bench, scripts/bench_api.sh). promtool
 #   is fetched by the deploy check that runs it.
 # Env: BUILD_DIR (default build), where hiredis goes: $BUILD_DIR/_deps/hiredis-1.2.0.
 set -euo pipefail
@@ -30,7 +31,7 @@ HIREDIS_PACKAGE=libhiredis-dev
 # What building Debian's hiredis source package needs on Debian 12 (apt-get source, dpkg-source).
 HIREDIS_SOURCE_TOOLS=(dpkg-dev xz-utils ca-certificates)
 # CI only (--ci): --no-install-recommends keeps docker.io out of docker-compose.
-CI_PACKAGES=(valgrind clang libclang-rt-14-dev docker-compose golang-go)
+CI_PACKAGES=(valgrind clang libclang-rt-14-dev docker-compose golang-go wrk)
 [ "$CI" = 0 ] || PACKAGES+=("${CI_PACKAGES[@]}")
 
 debian_major=$( (. /etc/os-release 2>/dev/null && echo "${VERSION_ID%%.*}") || true)

@@ -31,6 +31,11 @@ std::vector<OptionSpec> api_option_specs() {
        3600},
       {"max_connections", OptionKind::Integer, "open connections per worker thread; more are closed at once", "4096", 1,
        1 << 20},
+      {"max_inflight", OptionKind::Integer,
+       "per worker thread: task writes (PUT, DELETE /v1/tasks/{id}) sent pipelined on its async Redis connection "
+       "and not yet answered; more are answered 503 at once (0: no async connection, each request waits for its "
+       "own round trip)",
+       "1024", 0, 1 << 20},
       {"stop_grace_ms", OptionKind::Integer,
        "on SIGTERM/SIGINT: how long requests begun may finish (idle connections close at once)", "5000", 0, 600000},
   };
@@ -76,6 +81,7 @@ ApiConfig api_config_from(const Settings& s) {
   c.limits.request_deadline_seconds = static_cast<int>(s.integer("request_deadline_s"));
   c.limits.max_connections = s.integer("max_connections");
   c.limits.stop_grace = std::chrono::milliseconds(s.integer("stop_grace_ms"));
+  c.limits.max_inflight = static_cast<size_t>(s.integer("max_inflight"));
   apply_connection_settings(s, c.target.redis, c.target.ns);
   c.target.buckets = apply_bucket_setting(s);
   std::string group;  // a relay setting the shared config file may hold; unused here

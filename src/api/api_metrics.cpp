@@ -74,7 +74,11 @@ std::string ApiMetrics::render() const {
       << "# HELP expiry_api_connections_refused_total Connections closed at once because their worker was at "
          "its connection cap.\n"
       << "# TYPE expiry_api_connections_refused_total counter\n"
-      << "expiry_api_connections_refused_total " << connections_refused_.load() << "\n";
+      << "expiry_api_connections_refused_total " << connections_refused_.load() << "\n"
+      << "# HELP expiry_api_redis_pipelined_calls_total Task writes sent pipelined on the workers' async Redis "
+         "connections (the others wait for their own blocking round trip).\n"
+      << "# TYPE expiry_api_redis_pipelined_calls_total counter\n"
+      << "expiry_api_redis_pipelined_calls_total " << pipelined_calls_.load() << "\n";
   return out.str();
 }
 

@@ -1,6 +1,7 @@
 // The API's Prometheus metrics, shared by every worker thread (a mutex; one lock per request):
-// requests by route, method and status, a latency histogram by route, and the open
-// connections. Rendered in the text exposition format 0.0.4. Pure.
+// requests by route, method and status, a latency histogram by route, the open connections,
+// and the task calls pipelined on the async Redis connections. Rendered in the text exposition
+// format 0.0.4. Pure.
 #pragma once
 
 #include <atomic>
@@ -22,6 +23,8 @@ class ApiMetrics {
   void connection_closed() { --open_connections_; }
   long long open_connections() const { return open_connections_.load(); }
   void connection_refused() { ++connections_refused_; }
+  // A task call sent on a worker's async Redis connection (pipelined), not the blocking Producer.
+  void pipelined_call() { ++pipelined_calls_; }
 
   std::string render() const;
 
@@ -36,6 +39,7 @@ class ApiMetrics {
   std::map<std::string, Latency> latency_;
   std::atomic<long long> open_connections_{0};
   std::atomic<long long> connections_refused_{0};
+  std::atomic<long long> pipelined_calls_{0};
 };
 
 }  // namespace expiry

@@ -12,10 +12,12 @@
 #include "api/task_json.h"
 #include "base/errors.h"
 #include "base/text_escape.h"
+#include "functions/function_library.h"
 #include "functions/key_layout.h"
 #include "generated/openapi_json.h"
 #include "io/sync/routed_client.h"
 #include "producer/producer.h"
+#include "producer/task_calls.h"
 #include "producer/task_placement.h"
 #include "redis/redis_values.h"
 
@@ -71,6 +73,22 @@ std::optional<std::multimap<std::string, std::string>> query_pairs(const std::st
   return out;
 }
 
+// PUT /v1/tasks/{id}'s task from its body, or the 400 that refuses the body.
+std::variant<Task, ApiResponse> put_task(const ApiRequest& request, const RouteMatch& match);
+
+// The answers of PUT and DELETE /v1/tasks/{id} from their call's result.
+ApiResponse put_response(const std::string& id, const ScheduleResult& result) {
+  const bool created = !result.replaced && !result.kept;
+  return json_response(created ? 201 : 200, schedule_result_json(id, result));
+}
+
+ApiResponse delete_response(const std::string& id, bool cancelled) {
+  if (!cancelled) return problem_response(404, "task " + escape_text(id) + " is not pending");
+  ApiResponse r;
+  r.status = 204;
+  return r;
+}
+
 // At most this many tasks are examined for one page filtered by a prefix.
 constexpr long long kMaxPrefixScan = 10000;
 
@@ -83,6 +101,17 @@ ApiResponse problem_response(int status, std::string detail) {
   r.body = problem_json({status, std::move(detail)}) + "\n";
   return r;
 }
+
+namespace {
+
+std::variant<Task, ApiResponse> put_task(const ApiRequest& request, const RouteMatch& match) {
+  if (request.body.empty()) return problem_response(400, "the body must be a JSON object with delay_ms or at_ms");
+  auto parsed = parse_task_body(request.body, match.id, request.traceparent);
+  if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+  return std::get<Task>(std::move(parsed));
+}
+
+}  // namespace
 
 ApiService::ApiService(ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics, ApiOptions options)
     : target_(std::move(target)), tokens_(tokens), metrics_(metrics), options_(std::move(options)) {}
@@ -118,28 +147,86 @@ bool ApiService::connect(std::string& why) {
   }
 }
 
-ApiResponse ApiService::handle(const ApiRequest& request) {
+void ApiService::forget_producer() { producer_.reset(); }
+
+ApiResponse ApiService::handle(const ApiRequest& request) { return std::get<ApiResponse>(begin(request, false)); }
+
+std::variant<ApiResponse, DeferredCall> ApiService::begin(const ApiRequest& request, bool may_defer) {
   const auto started = std::chrono::steady_clock::now();
   RouteMatch match;
   ApiResponse response;
   try {
     match = match_route(request.method, request.path);
-    response = dispatch(request, match);
+    auto outcome = dispatch(request, match, may_defer);
+    if (auto* call = std::get_if<DeferredCall>(&outcome)) {
+      call->label = match.label;
+      call->method = request.method;
+      call->started = started;
+      return std::move(*call);
+    }
+    response = std::get<ApiResponse>(std::move(outcome));
   } catch (const std::exception& e) {
     spdlog::error("{} {}: {}", request.method, escape_text(request.path), escape_text(e.what()));
     response = problem_response(500, "internal error");
   } catch (...) {
     response = problem_response(500, "internal error");
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  try {
-    metrics_.record(match.label.empty() ? "other" : match.label, request.method, response.status, seconds);
-  } catch (...) {  // a metrics failure (memory) must not lose the answer
-  }
+  record(match.label.empty() ? "other" : match.label, request.method, response.status, started);
   return response;
 }
 
-ApiResponse ApiService::dispatch(const ApiRequest& request, const RouteMatch& match) {
+ApiResponse ApiService::finish(const DeferredCall& call, const Reply& reply) {
+  ApiResponse response;
+  try {
+    response = answer_guarded([&] {
+      if (reply.is_io_error()) throw IoError(reply.str);  // what a lost blocking call throws
+      return call.answer(reply);
+    });
+  } catch (const std::exception& e) {
+    spdlog::error("{} {}: {}", call.method, call.label, escape_text(e.what()));
+    response = problem_response(500, "internal error");
+  } catch (...) {
+    response = problem_response(500, "internal error");
+  }
+  record(call.label, call.method, response.status, call.started);
+  return response;
+}
+
+ApiResponse ApiService::finish(const DeferredCall& call, ApiResponse response) {
+  record(call.label, call.method, response.status, call.started);
+  return response;
+}
+
+void ApiService::record(const std::string& label, const std::string& method, int status,
+                        std::chrono::steady_clock::time_point started) {
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  try {
+    metrics_.record(label, method, status, seconds);
+  } catch (...) {  // a metrics failure (memory) must not lose the answer
+  }
+}
+
+template <class Fn>
+auto ApiService::answer_guarded(Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const AuthError& e) {  // the credentials were refused after a start that took them
+    spdlog::error("{}", escape_text(e.what()));
+    return problem_response(503, "Redis refused the credentials");
+  } catch (const ConfigError& e) {  // input the Producer refused before sending (a stream name)
+    return problem_response(400, escape_text(e.what()));
+  } catch (const IoError& e) {
+    spdlog::warn("Redis unreachable: {}", escape_text(e.what()));
+    producer_.reset();  // the next request connects again
+    return problem_response(503, "Redis cannot be reached");
+  } catch (const ReplyError& e) {
+    spdlog::error("Redis refused a call: {}", escape_text(e.what()));
+    return problem_response(500, "Redis refused the call: " + escape_text(e.what()));
+  }
+}
+
+std::variant<ApiResponse, DeferredCall> ApiService::dispatch(const ApiRequest& request, const RouteMatch& match,
+                                                             bool may_defer) {
   if (!match.route) {
     ApiResponse r = problem_response(match.status, match.detail);
     if (match.status == 405) r.headers.push_back({"Allow", match.allow});
@@ -166,20 +253,38 @@ ApiResponse ApiService::dispatch(const ApiRequest& request, const RouteMatch& ma
   if (!request.body.empty() && (!request.content_type || !is_json_media_type(*request.content_type))) {
     return problem_response(415, "a request body must be application/json");
   }
-  try {
-    return route(request, match);
-  } catch (const AuthError& e) {  // the credentials were refused after a start that took them
-    spdlog::error("{}", escape_text(e.what()));
-    return problem_response(503, "Redis refused the credentials");
-  } catch (const ConfigError& e) {  // input the Producer refused before sending (a stream name)
-    return problem_response(400, escape_text(e.what()));
-  } catch (const IoError& e) {
-    spdlog::warn("Redis unreachable: {}", escape_text(e.what()));
-    producer_.reset();  // the next request connects again
-    return problem_response(503, "Redis cannot be reached");
-  } catch (const ReplyError& e) {
-    spdlog::error("Redis refused a call: {}", escape_text(e.what()));
-    return problem_response(500, "Redis refused the call: " + escape_text(e.what()));
+  if (may_defer) {
+    auto deferred = answer_guarded([&]() -> std::optional<std::variant<ApiResponse, DeferredCall>> {
+      return defer(request, match);
+    });
+    if (deferred) return std::move(*deferred);
+  }
+  return answer_guarded([&] { return route(request, match); });
+}
+
+std::optional<std::variant<ApiResponse, DeferredCall>> ApiService::defer(const ApiRequest& request,
+                                                                          const RouteMatch& match) {
+  // Only once a Producer has agreed the layout, and only where one connection reaches every key.
+  if (!producer_ || producer_->cluster() || target_.redis.sentinel.enabled()) return std::nullopt;
+  const TaskPlacement& layout = producer_->placement();
+  DeferredCall call;
+  switch (*match.route) {
+    case Route::TaskPut: {
+      auto task = put_task(request, match);
+      if (auto* answer = std::get_if<ApiResponse>(&task)) return std::move(*answer);
+      check_task(std::get<Task>(task), layout.ns);  // as Producer::schedule, before anything is sent
+      call.argv = layout.schedule_argv(std::get<Task>(task));
+      call.answer = [id = match.id](const Reply& reply) { return put_response(id, schedule_reply_result(reply)); };
+      return call;
+    }
+    case Route::TaskDelete: {
+      check_task_id(match.id);  // as Producer::cancel
+      call.argv = cancel_argv(layout.keys_of_task(match.id), match.id);
+      call.answer = [id = match.id](const Reply& reply) { return delete_response(id, cancel_reply_result(reply)); };
+      return call;
+    }
+    default:
+      return std::nullopt;
   }
 }
 
@@ -195,25 +300,17 @@ ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match
     case Route::OpenApi:
       return text_response(200, kJson, kOpenApiDocument);
     case Route::TaskPut: {
-      if (request.body.empty()) return problem_response(400, "the body must be a JSON object with delay_ms or at_ms");
-      auto parsed = parse_task_body(request.body, match.id, request.traceparent);
-      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
-      const ScheduleResult result = producer().schedule(std::get<Task>(parsed));
-      const bool created = !result.replaced && !result.kept;
-      return json_response(created ? 201 : 200, schedule_result_json(match.id, result));
+      auto task = put_task(request, match);
+      if (auto* answer = std::get_if<ApiResponse>(&task)) return std::move(*answer);
+      return put_response(match.id, producer().schedule(std::get<Task>(task)));
     }
     case Route::TaskGet: {
       const TaskDetails task = producer().show(match.id);
       if (!task.pending) return problem_response(404, "task " + escape_text(match.id) + " is not pending");
       return json_response(200, task_details_json(match.id, task));
     }
-    case Route::TaskDelete: {
-      if (!producer().cancel(match.id))
-        return problem_response(404, "task " + escape_text(match.id) + " is not pending");
-      ApiResponse r;
-      r.status = 204;
-      return r;
-    }
+    case Route::TaskDelete:
+      return delete_response(match.id, producer().cancel(match.id));
     case Route::TaskRunNow: {
       const RunNowResult result = producer().run_now(match.id);
       if (!result.pending) return problem_response(404, "task " + escape_text(match.id) + " is not pending");

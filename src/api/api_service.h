@@ -1,12 +1,18 @@
 // The API's request handling, apart from HTTP transport: a request (method, path, query, the
 // headers it reads, body) in, a response out. One per worker thread, with that thread's own
 // Producer (blocking, not shared), made on first use and made again after a lost connection.
+// A worker with an async connection to the same Redis may ask for a request's one FCALL instead
+// of its answer (begin): PUT and DELETE /v1/tasks/{id} on one Redis, once the Producer knows the
+// namespace's layout. The worker sends it pipelined and hands the reply to finish().
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "api/api_metrics.h"
@@ -14,6 +20,7 @@
 #include "api/routes.h"
 #include "api/tokens.h"
 #include "producer/producer_target.h"
+#include "redis/reply.h"
 
 namespace expiry {
 
@@ -41,6 +48,15 @@ struct ApiOptions {
   std::string dead_stream;  // the single-bucket dead stream (empty: <stream>:dead), as expiry-ctl dead --dead-stream
 };
 
+// A request waiting for one Redis reply: begin() made it, finish() answers it.
+struct DeferredCall {
+  std::vector<std::string> argv;                    // the FCALL, exactly the Producer's; for the one Redis
+  std::function<ApiResponse(const Reply&)> answer;  // the reply's answer; throws as the Producer's call would
+  std::string label;                                // the route template, for metrics
+  std::string method;
+  std::chrono::steady_clock::time_point started;    // for the latency histogram
+};
+
 class ApiService {
  public:
   ApiService(ProducerTarget target, const TokenSet& tokens, ApiMetrics& metrics, ApiOptions options);
@@ -51,6 +67,20 @@ class ApiService {
   // Never throws: a failure inside answers 500 (or 503 when Redis cannot be reached), and
   // every answer is recorded in the metrics under its route template.
   ApiResponse handle(const ApiRequest& request);
+  // handle(), except that with `may_defer` (the caller's async connection is ready) a request
+  // that is one FCALL on one Redis (not a cluster, not through Sentinel: their routing and
+  // failover stay with the Producer) may come back as a DeferredCall, after its checks (auth,
+  // limits, body, task validation) passed. An answer is recorded in the metrics; a
+  // DeferredCall is recorded by finish(). Never throws.
+  std::variant<ApiResponse, DeferredCall> begin(const ApiRequest& request, bool may_defer);
+  // The answer to `call` from its reply (an IoError reply: 503, as a lost blocking connection),
+  // with the error mapping of handle(); recorded in the metrics. Never throws.
+  ApiResponse finish(const DeferredCall& call, const Reply& reply);
+  // `response` as the answer to `call`, which was never sent (too many waiting); recorded.
+  ApiResponse finish(const DeferredCall& call, ApiResponse response);
+  // The worker's async connection was lost: Redis may have restarted, so the Producer is made
+  // again (and the layout agreed again) before the next deferred call.
+  void forget_producer();
 
   // Connects now (at start, so that a worker is ready before its first request); false, the
   // reason in `why`, when Redis cannot be reached (the next request tries again). Throws
@@ -58,8 +88,16 @@ class ApiService {
   bool connect(std::string& why);
 
  private:
-  ApiResponse dispatch(const ApiRequest& request, const RouteMatch& match);
+  std::variant<ApiResponse, DeferredCall> dispatch(const ApiRequest& request, const RouteMatch& match,
+                                                   bool may_defer);
   ApiResponse route(const ApiRequest& request, const RouteMatch& match);
+  // The call of a PUT or DELETE of one task, when it may be deferred; nullopt: handle it now.
+  std::optional<std::variant<ApiResponse, DeferredCall>> defer(const ApiRequest& request, const RouteMatch& match);
+  // fn(), with the Producer's exceptions mapped to answers (503, 500, 400) as for every route.
+  template <class Fn>
+  auto answer_guarded(Fn&& fn) -> decltype(fn());
+  void record(const std::string& label, const std::string& method, int status,
+              std::chrono::steady_clock::time_point started);
   Producer& producer();
 
   ProducerTarget target_;

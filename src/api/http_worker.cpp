@@ -36,6 +36,15 @@ struct HttpWorker::Connection {
   bool counted = false;                                   // within the cap: counted in open_; else refused
   bool request_bytes = false;                             // bytes arrived since the last answer
   std::chrono::steady_clock::time_point request_started;  // when they began to arrive
+  uint64_t inflight = 0;                                  // the number of its call in flight; 0: none
+};
+
+// A request whose FCALL is in flight. `req` and `connection` are nulled when the connection
+// closes first (on_closed): evhttp frees the request then, or it was detached and freed there.
+struct HttpWorker::InFlight {
+  evhttp_request* req = nullptr;
+  Connection* connection = nullptr;
+  DeferredCall call;
 };
 
 namespace {
@@ -78,9 +87,27 @@ HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::str
       limits_(limits),
       tls_(std::move(tls)),
       metrics_(metrics),
-      service_(std::move(target), tokens, metrics, ApiOptions{limits.max_body_bytes, std::move(dead_stream)}) {
-  base_ = event_base_new();
-  if (base_ == nullptr) throw Error("event_base_new failed");
+      service_(target, tokens, metrics, ApiOptions{limits.max_body_bytes, std::move(dead_stream)}) {
+  base_ = loop_.raw();
+  if (limits_.max_inflight > 0 && !target.redis.sentinel.enabled()) {
+    // Through Sentinel the Producer follows failovers (and resends a refused write) itself. A
+    // cluster is known only once connected: ApiService never defers there.
+    RedisConnection::Options o;
+    o.endpoint = target.redis;
+    o.role = "commands";
+    o.client_name = "expiry-api-" + std::to_string(index_);
+    redis_ = std::make_unique<RedisConnection>(loop_, o);
+    functions_ = std::make_unique<FunctionCaller>(*redis_);
+    redis_->set_on_down([this](const std::string& why) {
+      spdlog::warn("worker {}: async Redis connection lost ({}); task writes block until it is back",
+                   index_, escape_text(why));
+      service_.forget_producer();  // Redis may have restarted: agree the layout again first
+    });
+    redis_->set_on_handshake_error([this](const Reply& reply) {
+      spdlog::error("worker {}: async Redis connection refused: {} (retrying; requests block meanwhile)", index_,
+                    escape_text(reply.str));
+    });
+  }
   http_ = evhttp_new(base_);
   if (http_ == nullptr) throw Error("evhttp_new failed");
   // Every method reaches on_request, so that a wrong one is answered 405 as problem+json.
@@ -113,11 +140,15 @@ HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::str
 }
 
 HttpWorker::~HttpWorker() {
+  // First the async connection, whose pending callbacks are dropped uncalled, and the calls in
+  // flight: evhttp_free below frees their requests.
+  functions_.reset();
+  redis_.reset();
+  inflight_.clear();
   if (stop_event_ != nullptr) event_free(stop_event_);
   if (drain_timer_ != nullptr) event_free(drain_timer_);
   if (deadline_timer_ != nullptr) event_free(deadline_timer_);
   if (http_ != nullptr) evhttp_free(http_);  // closes the connections left, and its listening descriptor
-  if (base_ != nullptr) event_base_free(base_);
   for (int fd : stop_pipe_) {
     if (fd >= 0) close(fd);
   }
@@ -128,7 +159,10 @@ void HttpWorker::connect_redis() {
   if (!service_.connect(why)) spdlog::warn("worker {}: Redis not reachable yet: {}", index_, escape_text(why));
 }
 
-void HttpWorker::run() { event_base_dispatch(base_); }
+void HttpWorker::run() {
+  if (redis_) redis_->start();
+  event_base_dispatch(base_);
+}
 
 void HttpWorker::request_stop() {
   const char byte = 's';
@@ -177,6 +211,7 @@ void HttpWorker::on_drain_tick(int, short, void* self) {
   }
   if (w->open_ == 0 || std::chrono::steady_clock::now() >= w->stop_deadline_) {
     event_del(w->drain_timer_);
+    w->answer_inflight(problem_response(503, "the server is stopping"));
     event_base_loopexit(w->base_, nullptr);
   }
 }
@@ -262,6 +297,17 @@ void HttpWorker::on_attach(int, short, void* connection) {
 
 void HttpWorker::on_closed(evhttp_connection*, void* connection) {
   auto* c = static_cast<Connection*>(connection);
+  if (c->inflight != 0) {
+    const auto it = c->worker->inflight_.find(c->inflight);
+    if (it != c->worker->inflight_.end()) {
+      InFlight& call = *it->second;
+      // A request evhttp detached from its connection (the client closed first) is ours to
+      // free; one still attached is freed by evhttp right after this callback.
+      if (call.req != nullptr && evhttp_request_get_connection(call.req) == nullptr) evhttp_request_free(call.req);
+      call.req = nullptr;
+      call.connection = nullptr;
+    }
+  }
   if (c->counted) {
     --c->worker->open_;
     c->worker->metrics_.connection_closed();
@@ -319,11 +365,79 @@ void HttpWorker::serve(evhttp_request* req) {
   request.body.resize(evbuffer_get_length(in));
   if (!request.body.empty()) evbuffer_copyout(in, request.body.data(), request.body.size());
 
-  reply(req, service_.handle(request));
-  // Answered: idle again unless the next request's bytes are already buffered (pipelining).
+  // Deferred only on a connection the worker tracks (its close callback cancels the call).
+  const bool may_defer = redis_ && redis_->ready() && connection != nullptr && connection->inflight == 0;
+  auto outcome = service_.begin(request, may_defer);
+  if (auto* call = std::get_if<DeferredCall>(&outcome)) {
+    if (inflight_.size() < limits_.max_inflight) {
+      send_deferred(req, connection, std::move(*call));
+      return;
+    }
+    ApiResponse busy = problem_response(503, "too many task writes are waiting for Redis on this worker; try again");
+    busy.headers.push_back({"Retry-After", "1"});
+    outcome = service_.finish(*call, std::move(busy));
+  }
+  reply(req, std::get<ApiResponse>(outcome));
+  mark_answered(connection);
+}
+
+void HttpWorker::mark_answered(Connection* connection) {
+  // Idle again unless the next request's bytes are already buffered (pipelining).
   if (connection != nullptr) {
     connection->request_bytes = evbuffer_get_length(bufferevent_get_input(connection->bev)) > 0;
     connection->request_started = std::chrono::steady_clock::now();
+  }
+}
+
+void HttpWorker::send_deferred(evhttp_request* req, Connection* connection, DeferredCall call) {
+  const uint64_t number = ++calls_sent_;
+  auto in_flight = std::make_unique<InFlight>();
+  in_flight->req = req;
+  in_flight->connection = connection;
+  std::vector<std::string> argv = std::move(call.argv);
+  in_flight->call = std::move(call);
+  inflight_.emplace(number, std::move(in_flight));
+  connection->inflight = number;
+  try {
+    // The callback runs exactly once, on this loop (an IoError reply when the connection is
+    // lost or not Ready); the worker outlives redis_, which drops it uncalled when destroyed.
+    functions_->fcall(std::move(argv), [this, number](const Reply& reply) { on_redis_reply(number, reply); });
+    metrics_.pipelined_call();
+  } catch (...) {
+    inflight_.erase(number);
+    connection->inflight = 0;
+    throw;  // on_request answers 500
+  }
+}
+
+void HttpWorker::on_redis_reply(uint64_t number, const Reply& redis_reply) {
+  const auto it = inflight_.find(number);
+  if (it == inflight_.end()) return;  // answered already (the end of a stop)
+  const std::unique_ptr<InFlight> call = std::move(it->second);
+  inflight_.erase(it);
+  const ApiResponse response = service_.finish(call->call, redis_reply);  // counted even if nobody waits
+  if (call->req == nullptr) return;  // the client left; its request is gone
+  call->connection->inflight = 0;
+  try {
+    reply(call->req, response);
+  } catch (...) {
+    evhttp_send_error(call->req, 500, nullptr);  // nothing was sent: reply sends last
+  }
+  mark_answered(call->connection);
+}
+
+void HttpWorker::answer_inflight(const ApiResponse& response) {
+  auto calls = std::move(inflight_);
+  inflight_.clear();
+  for (auto& [number, call] : calls) {
+    const ApiResponse answer = service_.finish(call->call, response);
+    if (call->req == nullptr) continue;
+    call->connection->inflight = 0;
+    try {
+      reply(call->req, answer);
+    } catch (...) {
+      evhttp_send_error(call->req, 500, nullptr);
+    }
   }
 }
 

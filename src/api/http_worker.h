@@ -8,6 +8,16 @@
 // connection is a bufferevent_openssl (server side, handshake first) on that shared context; a
 // request that reached evhttp over a plain bufferevent (evhttp's fallback when none could be
 // made) is refused, never served. Nothing thrown crosses a libevent callback.
+//
+// Task writes (PUT and DELETE /v1/tasks/{id}) on one Redis go out on the worker's own async
+// connection (io/redis_connection.h, on this worker's loop), many per round trip: the request is
+// answered from the reply callback. evhttp reads nothing more from a connection until its
+// request is answered, so each connection has at most one call in flight; the worker keeps them
+// by call number, never by pointer. A client that leaves meanwhile (its connection's close
+// callback) cancels its call: the reply is then only counted (a request evhttp detached from the
+// connection is freed there). A lost Redis connection answers every call in flight 503 and
+// reconnects with backoff; until it is Ready again, and on a cluster or through Sentinel,
+// requests take the blocking Producer path.
 #pragma once
 
 #include <chrono>
@@ -19,6 +29,9 @@
 #include "api/api_service.h"
 #include "api/http_limits.h"
 #include "api/tls_listener.h"
+#include "io/event_loop.h"
+#include "io/function_caller.h"
+#include "io/redis_connection.h"
 
 struct bufferevent;
 struct evbuffer;
@@ -44,7 +57,7 @@ class HttpWorker {
   // Before run(), from the starting thread: connects the worker's Producer. A Redis that cannot
   // be reached is logged (requests try again); refused credentials throw AuthError.
   void connect_redis();
-  // On the worker's thread: serves until stopped.
+  // On the worker's thread: starts the async Redis connection, serves until stopped.
   void run();
   // From any thread: stop accepting, close idle connections, let the others finish their
   // request (answered with Connection: close) for up to stop_grace, then return from run().
@@ -52,6 +65,7 @@ class HttpWorker {
 
  private:
   struct Connection;
+  struct InFlight;
   static void on_request(evhttp_request* req, void* self);
   static bufferevent* on_connection(event_base* base, void* self);
   static void on_attach(int fd, short what, void* connection);
@@ -66,13 +80,25 @@ class HttpWorker {
   void serve(evhttp_request* req);
   void reply(evhttp_request* req, const ApiResponse& response);
   void begin_stop();
+  // Sends `call` on the async connection; the request is answered from on_redis_reply.
+  void send_deferred(evhttp_request* req, Connection* connection, DeferredCall call);
+  void on_redis_reply(uint64_t number, const Reply& reply);
+  // Answers every call in flight with `response` (at the end of a stop).
+  void answer_inflight(const ApiResponse& response);
+  // `connection` has been answered: idle again unless the next request's bytes are buffered.
+  static void mark_answered(Connection* connection);
 
   int index_;
   HttpLimits limits_;
   ServerTlsContext tls_;  // null: plain HTTP
   ApiMetrics& metrics_;
   ApiService service_;
-  event_base* base_ = nullptr;
+  EventLoop loop_;                                // owns base_; destroyed after every member below
+  event_base* base_ = nullptr;                    // loop_'s
+  std::unique_ptr<RedisConnection> redis_;        // the async connection; null: every request blocks
+  std::unique_ptr<FunctionCaller> functions_;     // FCALLs on redis_
+  std::unordered_map<uint64_t, std::unique_ptr<InFlight>> inflight_;  // calls sent, by number
+  uint64_t calls_sent_ = 0;                       // numbers the calls
   evhttp* http_ = nullptr;
   evhttp_bound_socket* bound_ = nullptr;
   int stop_pipe_[2] = {-1, -1};

@@ -13,6 +13,7 @@
 #include "producer/producer_target.h"
 #include "producer/replica_confirmer.h"
 #include "producer/schedule_stream.h"
+#include "producer/task_calls.h"
 #include "producer/task_lister.h"
 #include "producer/task_placement.h"
 #include "redis/redis_error.h"
@@ -36,20 +37,6 @@ struct Producer::State {
 };
 
 namespace {
-
-void check_id(const std::string& id) {
-  if (auto err = task_id_error(id)) throw ConfigError(*err);
-}
-
-// The task's own checks and its stream's name in namespace `ns`.
-void check_task(const Task& task, const std::string& ns) {
-  if (auto err = task_error(task)) {
-    throw ConfigError(*err + (task.id.empty() ? "" : " (task id '" + escape_text(task.id) + "')"));
-  }
-  if (!task.stream.empty()) {
-    if (auto err = stream_name_error(task.stream, ns)) throw ConfigError(*err);
-  }
-}
 
 void check_range(const RangeFilter& filter) {
   if (filter.prefix.empty() && !filter.after_ms && !filter.before_ms) {
@@ -117,11 +104,8 @@ const TaskPlacement& Producer::placement() const { return state_->placement; }
 
 ScheduleResult Producer::schedule(const Task& task) {
   check_task(task, ns());
-  const Reply reply = state_->redis.fcall(placement().schedule_argv(task), placement().slot_of_task(task.id));
-  expect_ok(reply, "FCALL expiry_schedule");
-  const auto result = decode_schedule(reply);
-  if (!result) throw ReplyError("FCALL expiry_schedule: unexpected reply " + reply.describe());
-  return *result;
+  return schedule_reply_result(
+      state_->redis.fcall(placement().schedule_argv(task), placement().slot_of_task(task.id)));
 }
 
 std::vector<ScheduleResult> Producer::schedule_many(const std::vector<Task>& tasks) {
@@ -140,7 +124,7 @@ std::vector<ScheduleResult> Producer::schedule_many(const std::vector<Task>& tas
 void Producer::schedule_stream(ScheduleFeed& feed) { stream_schedules(state_->redis, state_->placement, feed); }
 
 std::optional<RescheduleResult> Producer::reschedule(const std::string& id, ScheduleMode mode, long long ms) {
-  check_id(id);
+  check_task_id(id);
   if (ms < (mode == ScheduleMode::At ? 1 : 0) || ms > kMaxTimeMs) {
     throw ConfigError(std::string(mode == ScheduleMode::At ? "at_ms" : "delay_ms") + " must be between " +
                       (mode == ScheduleMode::At ? "1" : "0") + " and " + std::to_string(kMaxTimeMs));
@@ -156,11 +140,9 @@ std::optional<RescheduleResult> Producer::reschedule(const std::string& id, Sche
 }
 
 bool Producer::cancel(const std::string& id) {
-  check_id(id);
-  const Reply reply = state_->redis.fcall(cancel_argv(placement().keys_of_task(id), id), placement().slot_of_task(id));
-  expect_ok(reply, "FCALL expiry_cancel");
-  if (reply.type != Reply::Type::Integer) throw ReplyError("FCALL expiry_cancel: unexpected reply " + reply.describe());
-  return reply.integer == 1;
+  check_task_id(id);
+  return cancel_reply_result(
+      state_->redis.fcall(cancel_argv(placement().keys_of_task(id), id), placement().slot_of_task(id)));
 }
 
 RangeTotals Producer::cancel_range(const RangeFilter& filter, const RangeProgressFn& progress) {
@@ -174,7 +156,7 @@ RangeTotals Producer::cancel_range(const RangeFilter& filter, const RangeProgres
 }
 
 RunNowResult Producer::run_now(const std::string& id) {
-  check_id(id);
+  check_task_id(id);
   const Reply reply =
       state_->redis.fcall(run_now_argv(placement().keys_of_task(id), id, placement().db), placement().slot_of_task(id));
   expect_ok(reply, "FCALL expiry_run_now");
@@ -214,7 +196,7 @@ ReplicaAcks Producer::confirm_writes(const std::function<void()>& write_again,
 }
 
 TaskDetails Producer::show(const std::string& id) {
-  check_id(id);
+  check_task_id(id);
   const KeyLayout keys = placement().keys_of_task(id);
   const int slot = TaskPlacement::slot_of_bucket(keys.bucket());
   // TIME goes to the node of the task's keys: due_in_ms is on that node's clock.

@@ -59,6 +59,7 @@ TEST(ApiConfig, FromSettings) {
                                                    {"max_body_bytes", "4096"},
                                                    {"request_deadline_s", "5"},
                                                    {"max_connections", "10"},
+                                                   {"max_inflight", "0"},
                                                    {"redis_url", "redis://10.0.0.1:6380/2"},
                                                    {"namespace", "jobs"},
                                                    {"buckets", "4"}}));
@@ -69,6 +70,7 @@ TEST(ApiConfig, FromSettings) {
   EXPECT_EQ(c.limits.max_body_bytes, 4096u);
   EXPECT_EQ(c.limits.request_deadline_seconds, 5);
   EXPECT_EQ(c.limits.max_connections, 10);
+  EXPECT_EQ(c.limits.max_inflight, 0u);
   EXPECT_EQ(c.limits.timeout_seconds, 30);
   EXPECT_EQ(c.target.ns, "jobs");
   EXPECT_EQ(c.target.buckets, 4);

@@ -32,6 +32,7 @@ TEST(ApiMetrics, CountsAndCumulativeHistogram) {
   EXPECT_TRUE(has_line(text, "expiry_api_request_duration_seconds_bucket{route=\"/v1/tasks/{id}\",le=\"+Inf\"} 3"));
   EXPECT_TRUE(has_line(text, "expiry_api_request_duration_seconds_count{route=\"/v1/tasks/{id}\"} 3"));
   EXPECT_TRUE(has_line(text, "expiry_api_open_connections 1"));
+  EXPECT_TRUE(has_line(text, "expiry_api_redis_pipelined_calls_total 0"));
   EXPECT_TRUE(has_line(text, "expiry_api_connections_refused_total 1"));
   EXPECT_TRUE(has_line(text, "# TYPE expiry_api_request_duration_seconds histogram"));
 }
