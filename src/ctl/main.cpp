@@ -9,7 +9,7 @@
 #include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_settings.h"
-#include "ctl/duration_text.h"
+#include "base/duration_text.h"
 
 namespace {
 

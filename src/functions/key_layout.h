@@ -53,6 +53,8 @@ class KeyLayout {
   const std::string& schedule_key() const { return schedule_key_; }
   std::string trigger_key(std::string_view id) const { return prefix_ + "t:" + std::string(id); }
   std::string shadow_key(std::string_view id) const { return prefix_ + "task:" + std::string(id); }
+  // A recurring schedule's definition (src/lua/expiry/occurrences.lua); its occurrence is task `id`.
+  std::string recur_key(std::string_view id) const { return prefix_ + "recur:" + std::string(id); }
   std::string wake_channel() const { return prefix_ + "wake"; }
   std::string health_channel(std::string_view instance) const {
     return ns_ + ":health:" + std::string(instance);

@@ -1,6 +1,7 @@
 // The message expiry_v1 publishes on NS:{B}:wake (src/lua/expiry/, docs/protocol.md):
 // "<due_ms>", or "<due_ms>@<db>" when the scheduling client named its database. Pub/sub
-// spans every database, so a relay uses the database to ignore wakes of another one. Pure.
+// spans every database, so a relay uses the database to ignore wakes of another one. "recur":
+// a recurring schedule of the bucket needs more occurrences computed (occurrences.lua). Pure.
 #pragma once
 
 #include <optional>
@@ -12,11 +13,12 @@ namespace expiry {
 constexpr int kMaxWakeDb = 1000000;
 
 struct WakeMessage {
-  long long due_ms = 0;
+  long long due_ms = 0;  // 0 for a recur message
+  bool recur = false;    // "recur": refill the bucket's recurring schedules (any database's)
   std::optional<int> db;  // nullopt: a message without "@<db>" (any database's)
 };
 
-// The due time and database of a wake message; nullopt for any other text ("", "x", "123@",
+// The due time and database of a wake message, or a recur message; nullopt for any other text ("", "x", "123@",
 // "@3", "123@-1", a due time or database out of range).
 std::optional<WakeMessage> parse_wake_message(std::string_view text);
 

@@ -23,7 +23,7 @@ struct IntervalSchedule {
 using RecurRule = std::variant<CronSchedule, IntervalSchedule>;
 
 // Reads a period such as "15m" (milliseconds, or nullopt when the text is not a period).
-// expiry-ctl passes parse_duration_ms (ctl/duration_text.h), whose syntax the canonical text uses.
+// expiry-ctl passes parse_duration_ms (base/duration_text.h), whose syntax the canonical text uses.
 using PeriodParser = std::optional<long long> (*)(std::string_view text);
 
 // Classifies rule text: "@every PERIOD" (any case, PERIOD read by parse_period) is an interval

@@ -129,6 +129,10 @@ void ExpiryListener::on_channel(const Reply& msg) {
   if (bucket && *bucket < bucket_count_) {
     const std::optional<WakeMessage> wake = parse_wake_message(msg.elements[2].str);
     if (wake && !wake_is_for_db(*wake, config_.redis.db)) return;  // a task of another database
+    if (wake && wake->recur) {
+      if (on_recur_) on_recur_(*bucket);
+      return;
+    }
     ++stats_.wakeups;
     if (wake && on_wake_) on_wake_(*bucket, wake->due_ms);
   }

@@ -30,6 +30,8 @@ class ExpiryListener {
   void set_on_trigger(std::function<void(int bucket, std::string_view id)> fn) { on_trigger_ = std::move(fn); }
   // Bucket `bucket`'s earliest due time moved earlier, to `due_ms`.
   void set_on_wake(std::function<void(int bucket, long long due_ms)> fn) { on_wake_ = std::move(fn); }
+  // A bucket's recurring schedules need more occurrences computed ("recur" on its wake channel).
+  void set_on_recur(std::function<void(int bucket)> fn) { on_recur_ = std::move(fn); }
   // Called each time all subscriptions are confirmed (at start and after every reconnect).
   void set_on_subscribed(std::function<void()> fn) { on_subscribed_ = std::move(fn); }
   void set_on_handshake_error(std::function<void(const Reply&)> fn) {
@@ -64,6 +66,7 @@ class ExpiryListener {
   LogLimiter other_db_log_{std::chrono::seconds(10)};    // our trigger keys expiring in another db
   std::function<void(int, std::string_view)> on_trigger_;
   std::function<void(int, long long)> on_wake_;
+  std::function<void(int)> on_recur_;
   std::function<void()> on_subscribed_;
   Timer probe_timer_;
   RedisConnection connection_;     // last: destroyed first, while the members above still exist

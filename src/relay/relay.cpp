@@ -75,6 +75,8 @@ Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats*
     sweeper->set_on_moved([this] { topology_hint("a bucket's slot moved (MOVED)"); });
     sweeper->set_readiness(&writes_);
     sweepers_.emplace(bucket, std::move(sweeper));
+    refillers_.emplace(bucket, std::make_unique<RecurRefiller>(loop, functions_, KeyLayout(config_.ns, bucket),
+                                                               config_.redis.db, stats_));
   }
   trimmer_ = std::make_unique<StreamTrimmer>(loop, functions_, config_, relay_streams(config_, scope_), stats_);
   trimmer_->set_on_moved([this] { topology_hint("a stream's slot moved (MOVED)"); });
@@ -104,6 +106,10 @@ Relay::Relay(EventLoop& loop, RelayConfig config, BucketScope scope, RelayStats*
   });
   listener_.set_on_wake([this](int bucket, long long due) {
     if (Sweeper* sweeper = lane(bucket)) sweeper->note_due(due);
+  });
+  listener_.set_on_recur([this](int bucket) {
+    auto it = refillers_.find(bucket);
+    if (it != refillers_.end() && prepared_) it->second->request();
   });
   listener_.set_on_subscribed([this] {
     if (prepared_) sweep_all("resubscribed");
@@ -433,6 +439,7 @@ void Relay::on_prepared() {
   ever_prepared_ = true;
   sweep_all("connected");
   trimmer_->start();
+  for (auto& [bucket, refiller] : refillers_) refiller->start();
   // Through Sentinel the connection itself moves off a node that is no longer the master.
   if (!config_.redis.sentinel.enabled() && !role_timer_.armed()) role_timer_.arm(config_.health_probe_interval);
 }
@@ -443,6 +450,7 @@ void Relay::fail(const std::string& why) {
   exit_code_ = 2;
   stopping_ = true;
   for (auto& [bucket, sweeper] : sweepers_) sweeper->stop();
+  for (auto& [bucket, refiller] : refillers_) refiller->stop();
   trimmer_->stop();
   listener_.close();  // no reconnect attempts (or their log lines) after a fatal error
   commands_.close();
@@ -455,6 +463,7 @@ void Relay::stop(std::function<void()> done, std::chrono::milliseconds drain_lim
   on_stopped_ = std::move(done);
   spdlog::info("stopping: letting in-flight calls finish");
   for (auto& [bucket, sweeper] : sweepers_) sweeper->stop();
+  for (auto& [bucket, refiller] : refillers_) refiller->stop();
   trimmer_->stop();
   listener_.close();
   drain_deadline_ = Clock::now() + drain_limit;
@@ -464,6 +473,7 @@ void Relay::stop(std::function<void()> done, std::chrono::milliseconds drain_lim
 void Relay::drain_tick() {
   bool drained = claimer_.inflight() == 0 && !trimmer_->busy();
   for (const auto& [bucket, sweeper] : sweepers_) drained = drained && !sweeper->busy();
+  for (const auto& [bucket, refiller] : refillers_) drained = drained && !refiller->busy();
   if (!drained && Clock::now() < drain_deadline_) {
     drain_timer_.arm(std::chrono::milliseconds(5));
     return;

@@ -22,6 +22,7 @@
 #include "relay/relay_metrics.h"
 #include "relay/relay_stats.h"
 #include "relay/stream_trimmer.h"
+#include "relay/recur_refiller.h"
 #include "relay/sweeper.h"
 #include "service/metrics.h"
 
@@ -104,6 +105,7 @@ class Relay {
   FunctionCaller functions_;
   EventClaimer claimer_;
   std::map<int, std::unique_ptr<Sweeper>> sweepers_;  // by bucket
+  std::map<int, std::unique_ptr<RecurRefiller>> refillers_;  // by bucket: recurring schedules' instants
   std::unique_ptr<StreamTrimmer> trimmer_;             // the streams of sweepers_
   ExpiryListener listener_;
   Timer drain_timer_;

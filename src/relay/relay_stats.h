@@ -33,6 +33,8 @@ struct RelayStats {
   uint64_t sweep_time_us = 0;        // summed round-trip time of sweep calls
   uint64_t wakeups = 0;              // new-earliest-task notices received for this database (or naming none)
   uint64_t health_probe_failures = 0;
+  uint64_t recur_refills = 0;        // recurring schedules given more instants (expiry_v2_recur_refill)
+  uint64_t recur_refill_errors = 0;  // refill calls that failed, and stored rules that do not read back
   uint64_t group_recreated = 0;      // the group was missing at a reconnect after this relay had seen it
   // Gauges of one bucket's schedule, as of its last sweep.
   struct ScheduleGauges {

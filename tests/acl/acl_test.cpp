@@ -41,8 +41,10 @@ const AclUser kRelay{
     " ~expiry:{0}:* ~expiry:stream %R~expiry:buckets"
     " &__keyevent@*__:expired &expiry:{0}:wake &expiry:health:*"
     " +ping +client|setname +function|load +xgroup|create +publish +psubscribe +subscribe"
-    " +fcall|expiry_v2_claim +fcall|expiry_v2_sweep +fcall|expiry_v2_trim"
-    " +time +type +zscore +zrangebyscore +zrange +zcount +zcard +zrem +hgetall +xadd +del +get +info"
+    " +fcall|expiry_v2_claim +fcall|expiry_v2_sweep +fcall|expiry_v2_trim +fcall|expiry_v2_recur_refills"
+    " +fcall|expiry_v2_recur_refill"
+    " +time +type +zscore +zrangebyscore +zrange +zcount +zcard +zrem +hgetall +xadd +del +get +zadd +hset +hget"
+    " +hdel +set +exists +info"
     " +xinfo|groups +xpending +xlen +xtrim"};
 
 const AclUser kOrderService{

@@ -24,7 +24,8 @@ end
 -- than its own limit, else than max_late_ms (0: no limit), is dead-lettered instead. Returns
 -- {outcome, entry_id, lateness_ms, due_ms, paused_until_ms}, five elements whatever happened:
 --   outcome          1 forwarded, 2 dead-lettered late, 0 not pending (claimed already,
---                    cancelled), -1 not yet due, -2 held by a pause of its bucket;
+--                    cancelled) or a recurring occurrence its misfire policy skipped, -1 not
+--                    yet due, -2 held by a pause of its bucket;
 --   entry_id         the stream entry (1) or the dead letter (2); '' otherwise;
 --   lateness_ms      (1, 2) fired - due; -1 when lateness does not apply (a task already due when
 --                    it was scheduled) and for the other outcomes;
@@ -48,6 +49,7 @@ local function claim(keys, args)
   if untl ~= nil then return {-2, '', -1, clamp_ms(due), untl} end
   local ctx = claim_context(keys[1], prefix, ns, now, via, keys[4], group, nil, nil, limits)
   local entry_id, lateness, dead = forward(ctx, id, due)
+  if entry_id == SKIPPED then return {0, '', -1, -1, -1} end  -- a missed occurrence dropped: nothing forwarded
   if entry_id == MIGRATING then
     fail('migrating: a key of task ' .. id .. ' is moving to another node; nothing was written, retry')
   end
@@ -108,14 +110,15 @@ local function sweep(keys, args)
   end
   local lateness = {}
   local dead_count = 0
+  local skipped = 0  -- recurring occurrences their misfire policy dropped
   local ctx = nil
   local out_of_time = false
   local migrating = false
   -- Due members are read SWEEP_CHUNK at a time (each claim removes its member, so the next
   -- chunk starts at offset 0 again): a large limit cut short by the time budget reads no more
   -- than it claims.
-  while #lateness + dead_count < limit and not out_of_time and not migrating do
-    local want = math.min(SWEEP_CHUNK, limit - #lateness - dead_count)
+  while #lateness + dead_count + skipped < limit and not out_of_time and not migrating do
+    local want = math.min(SWEEP_CHUNK, limit - #lateness - dead_count - skipped)
     local due = redis.call('ZRANGEBYSCORE', keys[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, want)
     if #due == 0 then break end
     ctx = ctx or claim_context(keys[1], prefix, ns, now, via, keys[2], group, {[keys[2]] = default_type}, on_cluster(),
@@ -126,12 +129,14 @@ local function sweep(keys, args)
         migrating = true
         break
       end
-      if dead then
+      if entry_id == SKIPPED then
+        skipped = skipped + 1
+      elseif dead then
         dead_count = dead_count + 1
       else
         lateness[#lateness + 1] = late
       end
-      local claimed = #lateness + dead_count
+      local claimed = #lateness + dead_count + skipped
       if claimed % SWEEP_CHECK_EVERY == 0 and now_us() - started_us >= SWEEP_BUDGET_US then
         out_of_time = true
         break

@@ -28,14 +28,33 @@ end
 -- task, scheduled again, so that the task's next entry carries them again. A webhook task also
 -- keeps occurrence_ms, the due time of its first delivery (the entry's occurrence_ms, else its
 -- due_ms), so every retry of one occurrence names it the same (the webhook-id header).
-local function carry_over(shadow, fields)
+-- A recurring occurrence's retry also keeps recur, occurrence_ms, occurrence_local and as_id (its
+-- schedule's id, which its entry names; redelivery_task).
+local function carry_over(shadow, fields, as_id)
   if fields['missing_payload'] then redis.call('HSET', shadow, 'missing_payload', fields['missing_payload']) end
   if fields['traceparent'] then redis.call('HSET', shadow, 'traceparent', fields['traceparent']) end
-  if fields['webhook'] then
-    redis.call('HSET', shadow, 'webhook', fields['webhook'])
+  if fields['webhook'] or as_id then
+    if fields['webhook'] then redis.call('HSET', shadow, 'webhook', fields['webhook']) end
     local occurrence = fields['occurrence_ms'] or fields['due_ms']
     if occurrence then redis.call('HSET', shadow, 'occurrence_ms', occurrence) end
   end
+  if as_id then
+    redis.call('HSET', shadow, 'as_id', as_id, 'recur', '1')
+    if fields['occurrence_local'] then redis.call('HSET', shadow, 'occurrence_local', fields['occurrence_local']) end
+  end
+end
+
+-- The task that a retry or a replay of the entry with `fields` schedules, of task `task_id`
+-- whose keys are `trigger` and `shadow` in the bucket of `schedule_key`: the task itself, or
+-- for a recurring occurrence (recur = 1) the one-off task "<id>#<occurrence_ms>" beside it
+-- (task <id> holds the schedule's next occurrence), in the same bucket, whose entry names <id>.
+-- Returns its id, trigger, shadow, and the id its entry names (nil: its own).
+local function redelivery_task(schedule_key, task_id, trigger, shadow, fields)
+  if fields['recur'] ~= '1' then return task_id, trigger, shadow, nil end
+  local rid = task_id .. '#' .. (fields['occurrence_ms'] or fields['due_ms'] or '0')
+  check_id(rid)
+  local t, s = task_keys(prefix_of(schedule_key), rid)
+  return rid, t, s, task_id
 end
 
 -- expiry_v2_dead_letter KEYS: stream, dead_stream  ARGV: group, entry_id, reason, deliveries
@@ -154,12 +173,13 @@ local function replay_dead(keys, args)
   local stream = fields['original_stream']
   if stream == default_stream then stream = nil end
   require_permission('XDEL', keys[1], entry_id)
-  if fields['missing_payload'] or fields['traceparent'] or fields['webhook'] then
-    require_permission('HSET', keys[4], 'missing_payload', '')
+  local rid, trigger, shadow, as_id = redelivery_task(keys[2], task_id, keys[3], keys[4], fields)
+  if fields['missing_payload'] or fields['traceparent'] or fields['webhook'] or as_id then
+    require_permission('HSET', shadow, 'missing_payload', '')
   end
-  local result = schedule({keys[2], keys[3], keys[4]},
-                          {task_id, 'delay', delay, fields['payload'] or '', stream or '', args[5]})
-  carry_over(keys[4], fields)
+  local result = schedule({keys[2], trigger, shadow},
+                          {rid, 'delay', delay, fields['payload'] or '', stream or '', args[5]})
+  carry_over(shadow, fields, as_id)
   redis.call('XDEL', keys[1], entry_id)
   return result
 end
@@ -211,16 +231,17 @@ local function retry(keys, args)
                                  'failed ' .. ms_string(attempt) .. ' attempts: ' .. reason, ms_string(attempt), entry)
     return {2, -1, attempt, dead_id}
   end
-  if redis.call('ZSCORE', keys[3], task_id) then
+  local rid, trigger, shadow, as_id = redelivery_task(keys[3], task_id, keys[4], keys[5], fields)
+  if redis.call('ZSCORE', keys[3], rid) then
     redis.call('XACK', keys[1], group, entry_id)
     return {3, -1, 0, ''}
   end
-  require_permission('HSET', keys[5], 'attempt', '2')
+  require_permission('HSET', shadow, 'attempt', '2')
   -- schedule() checks everything before its first write; HSET and XACK cannot fail after it.
-  local result = schedule({keys[3], keys[4], keys[5]},
-                          {task_id, 'delay', delay, fields['payload'] or '', keys[1], args[7]})
-  redis.call('HSET', keys[5], 'attempt', ms_string(attempt + 1))
-  carry_over(keys[5], fields)
+  local result = schedule({keys[3], trigger, shadow},
+                          {rid, 'delay', delay, fields['payload'] or '', keys[1], args[7]})
+  redis.call('HSET', shadow, 'attempt', ms_string(attempt + 1))
+  carry_over(shadow, fields, as_id)
   redis.call('XACK', keys[1], group, entry_id)
   return {1, result[1], attempt + 1, ''}
 end

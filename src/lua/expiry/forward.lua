@@ -110,8 +110,10 @@ end
 
 -- The shadow hash fields a claim copies into the entry when present: attempt (set by
 -- expiry_retry), traceparent and webhook (schedule options), occurrence_ms (a webhook task's
--- retries), promoted_ms and promoted_from_ms (expiry_run_now).
-local CARRIED_FIELDS = {'attempt', 'traceparent', 'webhook', 'occurrence_ms', 'promoted_ms', 'promoted_from_ms'}
+-- retries, every recurring occurrence), promoted_ms and promoted_from_ms (expiry_run_now), and a
+-- recurring occurrence's recur, occurrence_local and misfire (= catch_up when fired late).
+local CARRIED_FIELDS = {'attempt', 'traceparent', 'webhook', 'occurrence_ms', 'promoted_ms', 'promoted_from_ms',
+                        'recur', 'occurrence_local', 'misfire'}
 
 -- The fields of a dead letter, in the order every writer uses (a claim's late task, and a
 -- consumer's expiry_dead_letter and expiry_retry): `head` (name, value pairs: why, and where the
@@ -187,13 +189,40 @@ local function forward(ctx, id, due)
     end
   end
   require_permission('DEL', shadow, trigger)
+  -- A recurring schedule's occurrence: its definition decides whether it fires (misfire
+  -- policy), and its next occurrence is armed below, after the claim's writes.
+  local def, decision, nominal = nil, 'fire', due
+  if fields['recur'] and not fields['as_id'] then  -- as_id: a retry of an occurrence, a one-off task
+    def = load_recur(ctx.prefix, id)
+    if def == MIGRATING then return MIGRATING end
+  end
+  if def then
+    require_permission('ZADD', ctx.schedule_key, '0', id)
+    require_permission('HSET', shadow, 'payload', '')
+    require_permission('SET', trigger, '1')
+    require_permission('HSET', recur_key(ctx.prefix, id), 'upcoming', '')
+    local loc
+    decision, nominal, loc = occurrence_decision(def, tonumber(fields['occurrence_ms'] or '') or due,
+                                                 fields['occurrence_local'] or '', ctx.now)
+    if decision == 'skip' then
+      redis.call('ZREM', ctx.schedule_key, id)
+      redis.call('DEL', shadow, trigger)
+      settle_occurrence(ctx, id, def, decision, nominal)
+      return SKIPPED
+    end
+    fields['due_ms'] = ms_string(nominal)
+    fields['occurrence_ms'] = ms_string(nominal)
+    fields['occurrence_local'] = loc
+    if decision == 'catch_up' then fields['misfire'] = 'catch_up' end
+  end
   local created = fields['created_ms']
   local entry
+  local entry_id_field = fields['as_id'] or id  -- a recurring occurrence's retry names its schedule
   if created then  -- the usual case, built at its final size
-    entry = {'id', id, 'payload', fields['payload'] or '', 'due_ms', fields['due_ms'] or ms_string(due),
+    entry = {'id', entry_id_field, 'payload', fields['payload'] or '', 'due_ms', fields['due_ms'] or ms_string(due),
              'fired_ms', ctx.fired, 'via', ctx.via, 'created_ms', created}
   else
-    entry = {'id', id, 'payload', fields['payload'] or '', 'due_ms', fields['due_ms'] or ms_string(due),
+    entry = {'id', entry_id_field, 'payload', fields['payload'] or '', 'due_ms', fields['due_ms'] or ms_string(due),
              'fired_ms', ctx.fired, 'via', ctx.via}
   end
   for _, name in ipairs(CARRIED_FIELDS) do
@@ -212,13 +241,14 @@ local function forward(ctx, id, due)
   local stream = fields['stream']
   created = tonumber(created or '')
   local lateness = -1
-  if created ~= nil and created < due then lateness = clamp_ms(ctx.now - due) end
+  if def or (created ~= nil and created < due) then lateness = clamp_ms(ctx.now - nominal) end
   local limit = tonumber(fields['max_late_ms'] or '') or ctx.max_late
   if limit > 0 and lateness > limit then
     local dead_id = dead_letter_late(ctx, id, entry, stream or ctx.default_stream, lateness, limit)
     if dead_id == MIGRATING then return MIGRATING end
     redis.call('ZREM', ctx.schedule_key, id)
     redis.call('DEL', shadow, trigger)
+    if def then settle_occurrence(ctx, id, def, decision, nominal) end
     return dead_id, lateness, true
   end
   local entry_id, problem = nil, nil
@@ -243,5 +273,6 @@ local function forward(ctx, id, due)
   -- The entry is in; these writes cannot fail (the schedule's type was read by the caller).
   redis.call('ZREM', ctx.schedule_key, id)
   redis.call('DEL', shadow, trigger)
+  if def then settle_occurrence(ctx, id, def, decision, nominal) end
   return entry_id, lateness, false
 end

@@ -22,8 +22,14 @@
 --   NS:{B}:t:<id>     STRING trigger key, PX = due - now + 100; its `expired` event is a hint
 --   NS:{B}:task:<id>  HASH   payload, due_ms, created_ms[, stream][, attempt][, missing_payload]
 --                     (attempt and missing_payload: set by a retry or a replay)
+--   NS:{B}:recur:<id> HASH  a recurring schedule: its rule, zone, payload, policy, and the next
+--                     occurrences a relay computed (occurrences.lua); its current occurrence is
+--                     task <id> (recur = 1 in the shadow hash)
+--   NS:{B}:recurs     SET    the bucket's recurring schedule ids
+--   NS:{B}:recur_refill ZSET schedules whose list of next occurrences runs low (score: since when)
 --   NS:{B}:wake       channel; the new earliest due time is published when it moves earlier,
---                     as "<due_ms>@<db>" when the caller named its database, else "<due_ms>"
+--                     as "<due_ms>@<db>" when the caller named its database, else "<due_ms>";
+--                     "recur[@<db>]" when a recurring schedule needs more occurrences
 --   NS:{B}:stream, NS:{B}:dead  the bucket's streams (with more than one bucket, or on a cluster)
 -- This part: the key names, the bucket checks and the small helpers every other part uses.
 
@@ -54,11 +60,38 @@ local function ms_string(x)
   return string.format('%.0f', x)
 end
 
+-- The trigger key outlives the due time by this much. The relays' timers claim a task at its
+-- due time and delete the trigger before it expires, which emits no `expired` event (a DEL of an
+-- already-expired key would emit one, and cost every relay a useless claim). The event is the
+-- hint for the tasks no timer took.
+local TRIGGER_GRACE_MS = 100
+
+-- The trigger key's TTL for a task due at `due`.
+local function trigger_ttl(due, now)
+  local ttl = due - now
+  if ttl < 0 then ttl = 0 end
+  return ms_string(ttl + TRIGGER_GRACE_MS)
+end
+
 -- The names of a bucket's keys, from its key prefix "NS:{B}:" (prefix_of). The library spells
 -- them nowhere else.
 -- The trigger key and the shadow hash of task `id`.
 local function task_keys(prefix, id)
   return prefix .. 't:' .. id, prefix .. 'task:' .. id
+end
+
+-- A recurring schedule's definition (a hash), the bucket's index of them (a set of ids), and its
+-- schedules waiting for a relay to compute more occurrences (a ZSET, score = asked at, ms).
+local function recur_key(prefix, id)
+  return prefix .. 'recur:' .. id
+end
+
+local function recur_index_key(prefix)
+  return prefix .. 'recurs'
+end
+
+local function recur_refill_key(prefix)
+  return prefix .. 'recur_refill'
 end
 
 local function wake_channel(prefix)
@@ -157,6 +190,9 @@ end
 
 -- A marker forward() returns instead of an entry id: a key of the task is being migrated.
 local MIGRATING = {}
+-- A marker forward() returns instead of an entry id: a recurring occurrence its misfire policy
+-- dropped (nothing forwarded; the next occurrence is armed).
+local SKIPPED = {}
 
 -- True unless this Redis says it is not a cluster node. Only on a cluster can a key the call
 -- did not declare be elsewhere (its slot migrating); a user without +info is treated as on one.

@@ -26,6 +26,14 @@ redis.register_function('expiry_v2_run_now', run_now)
 redis.register_function('expiry_v2_run_now_range', run_now_range)
 redis.register_function('expiry_v2_pause', pause)
 redis.register_function('expiry_v2_resume', resume)
+redis.register_function('expiry_v2_recur_set', recur_set)
+redis.register_function{function_name = 'expiry_v2_recur_get', callback = recur_get, flags = {'no-writes'}}
+redis.register_function{function_name = 'expiry_v2_recur_list', callback = recur_list, flags = {'no-writes'}}
+redis.register_function('expiry_v2_recur_delete', recur_delete)
+redis.register_function('expiry_v2_recur_pause', recur_pause)
+redis.register_function('expiry_v2_recur_resume', recur_resume)
+redis.register_function('expiry_v2_recur_refills', recur_refills)
+redis.register_function('expiry_v2_recur_refill', recur_refill)
 redis.register_function{function_name = 'expiry_v2_version', callback = version, flags = {'no-writes'}}
 
 -- Deprecated (v1).

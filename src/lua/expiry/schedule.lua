@@ -6,24 +6,12 @@
 -- makes more calls.
 local MAX_SCHEDULE_BATCH = 250
 local MAX_SCHEDULE_BATCH_BYTES = 4 * 1024 * 1024
--- The trigger key outlives the due time by this much. The relays' timers claim a task at its
--- due time and delete the trigger before it expires, which emits no `expired` event (a DEL of an
--- already-expired key would emit one, and cost every relay a useless claim). The event is the
--- hint for the tasks no timer took.
-local TRIGGER_GRACE_MS = 100
 
 -- The due time of a schedule or reschedule: 'delay' counts from `now`, 'at' is absolute.
 local function due_from(mode, value, now)
   if mode == 'delay' then return now + parse_ms(value, 'delay') end
   if mode == 'at' then return parse_ms(value, 'due time') end
   fail("mode must be 'delay' or 'at'")
-end
-
--- The trigger key's TTL for a task due at `due`.
-local function trigger_ttl(due, now)
-  local ttl = due - now
-  if ttl < 0 then ttl = 0 end
-  return ms_string(ttl + TRIGGER_GRACE_MS)
 end
 
 -- What the schedule functions check once per call: the bucket's key prefix, namespace and

@@ -147,6 +147,10 @@ TEST_F(FunctionLibraryVersions, OneLibraryRegistersEveryV1AndV2Name) {
     want.insert(std::string("expiry_") + operation);
     want.insert(std::string("expiry_v2_") + operation);
   }
+  // Recurring schedules came with v2 only.
+  for (const char* operation : {"set", "get", "list", "delete", "pause", "resume", "refills", "refill"}) {
+    want.insert(std::string("expiry_v2_recur_") + operation);
+  }
   EXPECT_EQ(names, want);
   EXPECT_EQ(redis_.command({"FCALL", "expiry_v2_version", "0"}).integer, 2);
   EXPECT_EQ(redis_.command({"FCALL", "expiry_version", "0"}).integer, 2);

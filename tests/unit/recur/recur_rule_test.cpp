@@ -9,7 +9,7 @@
 namespace expiry {
 namespace {
 
-// parse_duration_ms's syntax (ctl/duration_text.h), which expiry-ctl passes: digits and ms|s|m|h.
+// parse_duration_ms's syntax (base/duration_text.h), which expiry-ctl passes: digits and ms|s|m|h.
 std::optional<long long> test_period(std::string_view text) {
   size_t digits = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;

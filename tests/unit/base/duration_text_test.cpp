@@ -1,5 +1,5 @@
 // parse_duration_ms: pause --for's durations.
-#include "ctl/duration_text.h"
+#include "base/duration_text.h"
 
 #include <string>
 

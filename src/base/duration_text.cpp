@@ -1,5 +1,5 @@
 // See duration_text.h.
-#include "ctl/duration_text.h"
+#include "base/duration_text.h"
 
 namespace expiry {
 
