@@ -9,6 +9,7 @@
 #include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_settings.h"
+#include "ctl/recur_commands.h"
 #include "base/duration_text.h"
 
 namespace {
@@ -72,6 +73,24 @@ struct RescheduleCommand {
   CLI::Option* at = nullptr;
 };
 
+// `recur` and its subcommands (ctl/recur_commands.h).
+struct RecurCommand {
+  CLI::App* command = nullptr;
+  CLI::App* set = nullptr;
+  CLI::App* show = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* del = nullptr;
+  CLI::App* pause = nullptr;
+  CLI::App* resume = nullptr;
+  CLI::App* preview = nullptr;
+  RecurSetOptions set_options;
+  RecurPreviewOptions preview_options;
+  std::string id;
+  bool json = false;
+  long long max_late_ms = 0;
+  std::string cron, every, start, end, from;
+};
+
 // Every subcommand and the values CLI11 writes into; it must not move once the options are added.
 struct CtlCommandLine {
   GlobalOptions global;
@@ -114,6 +133,7 @@ struct CtlCommandLine {
   CLI::App* dead_replay = nullptr;
   DeadReplayOptions dead_replay_options;
   std::string dead_stream;
+  RecurCommand recur;
 };
 
 void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
@@ -378,6 +398,94 @@ void add_dead_commands(CLI::App& app, CtlCommandLine& cl) {
       ->check(CLI::Range(0LL, 253402300799999LL));
 }
 
+// --cron / --every, --tz, --start, --end of recur set and preview.
+void add_rule_flags(CLI::App& command, RecurCommand& r, std::string& tz) {
+  auto* cron = command.add_option("--cron", r.cron,
+                                  "cron expression: 5 fields (minute hour day-of-month month day-of-week) or 6 with\n"
+                                  "seconds first, or @hourly @daily @weekly @monthly @yearly; in --tz");
+  auto* every = command.add_option("--every", r.every, "interval: 30s, 15m, 2h ... anchored at --start");
+  cron->excludes(every);
+  command.add_option("--tz", tz, "IANA time zone of the rule (Europe/Berlin ...)")->capture_default_str();
+  command.add_option("--start", r.start,
+                     "no occurrence before this time: epoch ms, ISO-8601 with Z or an offset, or local time in --tz");
+  command.add_option("--end", r.end, "no occurrence after this time (same forms)");
+}
+
+void add_recur_commands(CLI::App& app, CtlCommandLine& cl) {
+  RecurCommand& r = cl.recur;
+  r.command = app.add_subcommand(
+      "recur",
+      "Recurring schedules: cron or interval rules in any time zone (DST as Vixie cron: a fixed-time job fires\n"
+      "once per local day, at the first instant after a spring-forward gap, at the first of a repeated time;\n"
+      "others follow real time). Each occurrence is forwarded exactly once, as an entry with the schedule's id,\n"
+      "occurrence_ms and occurrence_local (docs/protocol.md).");
+  r.command->require_subcommand(1);
+  r.set = r.command->add_subcommand("set", "Create or atomically replace a recurring schedule.");
+  add_global_options(*r.set, cl.global);
+  r.set->add_option("id", r.set_options.id, "schedule id: 1..200 bytes of UTF-8, no control characters")->required();
+  add_rule_flags(*r.set, r, r.set_options.rule.tz);
+  r.set->add_option("--payload", r.set_options.payload, "payload of every occurrence");
+  r.set->add_option("--stream", r.set_options.stream, "stream to deliver to (default: the relay's)");
+  r.set->add_option("--webhook", r.set_options.webhook, "expiry-webhook endpoint name (docs/webhooks.md)");
+  r.set->add_option("--misfire", r.set_options.misfire,
+                    "occurrences missed by more than the grace (every relay down, a pause): skip them, fire\n"
+                    "once (the latest) now, or all (at most --misfire-max in a row)")
+      ->capture_default_str();
+  r.set->add_option("--misfire-grace-ms", r.set_options.misfire_grace_ms,
+                    "an occurrence claimed later than this after its time is missed")
+      ->capture_default_str()
+      ->check(CLI::Range(0LL, 86400000LL));
+  r.set->add_option("--misfire-max", r.set_options.misfire_max, "with --misfire all: catch-ups fired in a row at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1LL, 100000LL));
+  r.set->add_option("--max-late-ms", r.max_late_ms,
+                    "lateness limit per occurrence: later goes to the dead letters (reason late); 0: the relay's");
+  r.show = r.command->add_subcommand("show", "Show a recurring schedule and its next 5 occurrences (exit 3: none).");
+  add_global_options(*r.show, cl.global);
+  r.show->add_option("id", r.id, "schedule id")->required();
+  r.show->add_flag("--json", r.json, "print one JSON object");
+  r.list = r.command->add_subcommand("list", "List every recurring schedule with its next occurrence.");
+  add_global_options(*r.list, cl.global);
+  r.list->add_flag("--json", r.json, "print one JSON array");
+  r.del = r.command->add_subcommand("delete", "Delete a recurring schedule and its pending occurrence (exit 3: none).");
+  add_global_options(*r.del, cl.global);
+  r.del->add_option("id", r.id, "schedule id")->required();
+  r.pause = r.command->add_subcommand("pause", "Pause a recurring schedule: nothing fires until resume.");
+  add_global_options(*r.pause, cl.global);
+  r.pause->add_option("id", r.id, "schedule id")->required();
+  r.resume = r.command->add_subcommand(
+      "resume", "Resume a paused schedule with its next occurrence from now (those in the pause are not fired).");
+  add_global_options(*r.resume, cl.global);
+  r.resume->add_option("id", r.id, "schedule id")->required();
+  r.preview = r.command->add_subcommand(
+      "preview", "Print the next occurrences of a rule, one per line: <UTC ISO-8601> <local ISO-8601>. Offline.");
+  add_rule_flags(*r.preview, r, r.preview_options.rule.tz);
+  r.preview->add_option("--from", r.from, "occurrences after this time (default: now; same forms as --start)");
+  r.preview->add_option("--count", r.preview_options.count, "how many")->capture_default_str();
+  r.preview->add_flag("--json", r.preview_options.json, "print {\"occurrences\": [{\"utc_ms\", \"utc\", \"local\"}]}");
+}
+
+// Moves the shared flag values of `recur` into the options of the subcommand given.
+void fill_rule_flags(CLI::App& command, RecurCommand& r, RecurRuleFlags& flags) {
+  if (command.count("--cron") > 0) flags.cron = r.cron;
+  if (command.count("--every") > 0) flags.every = r.every;
+  if (command.count("--start") > 0) flags.start = r.start;
+  if (command.count("--end") > 0) flags.end = r.end;
+}
+
+int run_recur_command(const CtlTarget& target, RecurCommand& r) {
+  if (*r.set) {
+    fill_rule_flags(*r.set, r, r.set_options.rule);
+    if (r.set->count("--max-late-ms") > 0) r.set_options.max_late_ms = r.max_late_ms;
+    return run_recur_set(target, r.set_options);
+  }
+  if (*r.show) return run_recur_show(target, r.id, r.json);
+  if (*r.list) return run_recur_list(target, r.json);
+  if (*r.del) return run_recur_delete(target, r.id);
+  if (*r.pause) return run_recur_pause(target, r.id);
+  return run_recur_resume(target, r.id);
+}
+
 int run_dead_command(const CtlTarget& target, CtlCommandLine& cl) {
   if (*cl.dead_list) {
     cl.dead_list_options.dead_stream = cl.dead_stream;
@@ -418,7 +526,13 @@ int run_reschedule_command(const CtlTarget& target, RescheduleCommand& r) {
 
 // Runs the subcommand given; throws ConfigError for usage errors, anything else for Redis errors.
 int run_command(CtlCommandLine& cl) {
+  if (cl.recur.preview != nullptr && *cl.recur.preview) {  // offline: no target
+    fill_rule_flags(*cl.recur.preview, cl.recur, cl.recur.preview_options.rule);
+    if (cl.recur.preview->count("--from") > 0) cl.recur.preview_options.from = cl.recur.from;
+    return run_recur_preview(cl.recur.preview_options);
+  }
   const CtlTarget target = resolve_target(cl.global, process_env());
+  if (*cl.recur.command) return run_recur_command(target, cl.recur);
   if (*cl.schedule.command) return run_schedule_command(target, cl.schedule);
   if (*cl.reschedule.command) return run_reschedule_command(target, cl.reschedule);
   if (*cl.cancel) {
@@ -488,6 +602,7 @@ int main(int argc, char** argv) {
   add_tail_command(app, cl);
   add_list_command(app, cl);
   add_dead_commands(app, cl);
+  add_recur_commands(app, cl);
   add_version_flag(app, "expiry-ctl");
   if (auto code = parse_command_line(app, argc, argv, "expiry-ctl")) return *code;
   if (app.get_subcommands().empty()) {

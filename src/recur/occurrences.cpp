@@ -12,7 +12,7 @@ namespace {
 
 using std::chrono::seconds;
 
-constexpr std::int64_t kMaxTimeS = kMaxTimeMs / 1000;
+constexpr std::int64_t kMaxTimeS = kMaxIsoTimeMs / 1000;
 // The longest forward jump that fixed-time jobs catch up on, as in Vixie cron: a longer one is a
 // change of date (Pacific/Apia, 2011-12-30), and the skipped times do not fire.
 constexpr seconds kMaxCatchUpGap{3 * 3600};
@@ -27,9 +27,9 @@ struct Window {
 };
 
 Window window_of(const OccurrenceQuery& query) {
-  Window window{query.after_ms, kMaxTimeMs, query.limit};
+  Window window{query.after_ms, kMaxIsoTimeMs, query.limit};
   if (query.start_ms && *query.start_ms - 1 > window.after_ms) window.after_ms = *query.start_ms - 1;
-  if (query.end_ms) window.end_ms = std::min(*query.end_ms, kMaxTimeMs);
+  if (query.end_ms) window.end_ms = std::min(*query.end_ms, kMaxIsoTimeMs);
   return window;
 }
 

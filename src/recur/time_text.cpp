@@ -37,7 +37,7 @@ std::string civil_text(std::int64_t ms) {
 }
 
 void check_range(std::string_view text, std::int64_t ms) {
-  if (ms < kMinTimeMs || ms > kMaxTimeMs) {
+  if (ms < kMinIsoTimeMs || ms > kMaxIsoTimeMs) {
     throw ConfigError("time '" + std::string(text) + "' is outside the years 0000-9999");
   }
 }

@@ -12,10 +12,10 @@ namespace expiry {
 
 // The instants that print with four-digit years: 0000-01-01T00:00:00.000Z to
 // 9999-12-31T23:59:59.999Z. Occurrence searches stop at the last.
-constexpr std::int64_t kMinTimeMs = -62167219200000LL;
-constexpr std::int64_t kMaxTimeMs = 253402300799999LL;
+constexpr std::int64_t kMinIsoTimeMs = -62167219200000LL;
+constexpr std::int64_t kMaxIsoTimeMs = 253402300799999LL;
 
-// "2026-03-29T01:00:00.000Z". utc_ms within [kMinTimeMs, kMaxTimeMs].
+// "2026-03-29T01:00:00.000Z". utc_ms within [kMinIsoTimeMs, kMaxIsoTimeMs].
 std::string format_utc_iso(std::int64_t utc_ms);
 
 // "2026-03-29T03:00:00.000+02:00": the local time in `zone` and the offset in force, always
