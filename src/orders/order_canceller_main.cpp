@@ -9,7 +9,7 @@
 #include "config/consumer_config.h"
 #include "config/service_options.h"
 #include "consumer/consumer.h"
-#include "io/layout_probe.h"
+#include "consumer/consumer_program.h"
 #include "log/logging.h"
 #include "orders/order_canceller.h"
 #include "service/metrics.h"
@@ -44,69 +44,29 @@ void log_outcomes(const CancellerStats& s) {
                s.skipped_paid, s.already_cancelled, s.missing, s.failed);
 }
 
-// The canceller once the layout is known: the order handler on a Consumer (one node on a
-// single Redis, one per primary on a cluster).
-struct Canceller {
+int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
   std::unique_ptr<OrderCanceller> handler;
   std::unique_ptr<Consumer> consumer;
-
-  void start(EventLoop& loop, const ConsumerConfig& config, const RedisLayout& layout,
-             const std::function<void(const std::string&)>& fatal) {
-    handler = std::make_unique<OrderCanceller>(layout.cluster ? OrderKeyScheme{true, layout.buckets} : OrderKeyScheme{});
-    consumer = std::make_unique<Consumer>(
-        loop, config, layout,
-        [this](const StreamEntry& e, const EntryContext& at, EntryDone done) {
-          handler->handle_on(at.library, e, std::move(done));
-        },
-        orders_library_source());
-    consumer->set_on_fatal(fatal);
-    consumer->start();
-  }
-  bool ready(std::string& why) const {
-    if (consumer) return consumer->ready(why);
-    why = "starting";
-    return false;
-  }
-};
-
-int run_canceller(ServiceProcess& process, const ConsumerConfig& config) {
-  EventLoop& loop = process.loop();
-  Canceller canceller;
   Metrics metrics;
-  if (!process.serve_http(config.metrics_bind, config.metrics_port, [&] { return metrics.render(); },
-                          [&](std::string& why) { return canceller.ready(why); })) {
-    return ServiceProcess::kExitConfigError;
-  }
-  int exit_code = 0;
-  const auto fatal = [&](const std::string& why) {
-    spdlog::critical("{}", why);
-    exit_code = ServiceProcess::kExitConfigError;
-    loop.stop();
-  };
-  LayoutProbe probe(loop, LayoutProbe::options_of(config, "expiry-consumer-setup-" + config.consumer));
-  probe.start(
-      [&](const RedisLayout& layout) {
-        if (layout.cluster) {
-          spdlog::info("{} is a Redis Cluster: reading the {} bucket streams of namespace {}", config.redis.where(),
-                       layout.buckets, config.ns);
-        }
-        canceller.start(loop, config, layout, fatal);
-        register_canceller_metrics(metrics, canceller.handler->stats(), canceller.consumer->stats(),
-                                   [&canceller] {
-                                     std::string why;
-                                     return canceller.ready(why);
-                                   });
-      },
-      fatal);
-  process.on_stop_signal([&] {
-    if (canceller.consumer) {
-      canceller.consumer->stop([&] { loop.stop(); });
-    } else {
-      loop.stop();  // still finding out the layout: nothing read yet
-    }
-  });
-  process.run();
-  if (canceller.handler) log_outcomes(canceller.handler->stats());
+  const int exit_code = run_consumer_program(
+      process, config, metrics, [&](const RedisLayout& layout, const FatalHandler& fatal) -> Consumer& {
+        handler = std::make_unique<OrderCanceller>(layout.cluster ? OrderKeyScheme{true, layout.buckets}
+                                                                  : OrderKeyScheme{});
+        consumer = std::make_unique<Consumer>(
+            process.loop(), config, layout,
+            [&handler](const StreamEntry& e, const EntryContext& at, EntryDone done) {
+              handler->handle_on(at.library, e, std::move(done));
+            },
+            orders_library_source());
+        consumer->set_on_fatal(fatal);
+        consumer->start();
+        register_canceller_metrics(metrics, handler->stats(), consumer->stats(), [&consumer] {
+          std::string why;
+          return consumer->ready(why);
+        });
+        return *consumer;
+      });
+  if (handler) log_outcomes(handler->stats());
   return exit_code;
 }
 

@@ -13,7 +13,7 @@
 #include "config/consumer_config.h"
 #include "config/service_options.h"
 #include "consumer/consumer.h"
-#include "io/layout_probe.h"
+#include "consumer/consumer_program.h"
 #include "log/logging.h"
 #include "service/metrics.h"
 #include "service/service_process.h"
@@ -49,63 +49,29 @@ std::optional<std::string> take_config_flag(int& argc, char** argv) {
   return path;
 }
 
-struct Webhook {
-  std::unique_ptr<HttpClient> client;
-  std::unique_ptr<WebhookDispatcher> dispatcher;
-  std::unique_ptr<Consumer> consumer;
-
-  bool ready(std::string& why) const {
-    if (consumer) return consumer->ready(why);
-    why = "starting";
-    return false;
-  }
-};
-
 int run_webhook(ServiceProcess& process, const ConsumerConfig& config, const WebhookConfig& hooks) {
-  EventLoop& loop = process.loop();
-  Webhook webhook;
   Metrics metrics;
-  if (!process.serve_http(config.metrics_bind, config.metrics_port, [&] { return metrics.render(); },
-                          [&](std::string& why) { return webhook.ready(why); })) {
-    return ServiceProcess::kExitConfigError;
-  }
   auto& latency = metrics.histogram("expiry_webhook_delivery_latency_seconds",
                                     "From a task's due time to its delivery (2xx), in seconds.",
                                     lateness_buckets_seconds());
-  webhook.client = std::make_unique<HttpClient>(loop, AddressPolicy(hooks.allow_private));
-  webhook.dispatcher = std::make_unique<WebhookDispatcher>(hooks, *webhook.client,
-                                                           [&latency](double s) { observe(latency, s); });
-  int exit_code = 0;
-  const auto fatal = [&](const std::string& why) {
-    spdlog::critical("{}", why);
-    exit_code = ServiceProcess::kExitConfigError;
-    loop.stop();
-  };
-  LayoutProbe probe(loop, LayoutProbe::options_of(config, "expiry-consumer-setup-" + config.consumer));
-  probe.start(
-      [&](const RedisLayout& layout) {
-        webhook.consumer = std::make_unique<Consumer>(
-            loop, config, layout, [&webhook](const StreamEntry& e, const EntryContext&, EntryDone done) {
-              webhook.dispatcher->handle(e, std::move(done));
+  HttpClient client(process.loop(), AddressPolicy(hooks.allow_private));
+  WebhookDispatcher dispatcher(hooks, client, [&latency](double s) { observe(latency, s); });
+  std::unique_ptr<Consumer> consumer;
+  return run_consumer_program(
+      process, config, metrics, [&](const RedisLayout& layout, const FatalHandler& fatal) -> Consumer& {
+        consumer = std::make_unique<Consumer>(
+            process.loop(), config, layout, [&dispatcher](const StreamEntry& e, const EntryContext&, EntryDone done) {
+              dispatcher.handle(e, std::move(done));
             });
-        webhook.consumer->set_max_unsettled(webhook.dispatcher->capacity());
-        webhook.consumer->set_on_fatal(fatal);
-        webhook.consumer->start();
-        register_webhook_metrics(metrics, *webhook.dispatcher, webhook.consumer->stats(), [&webhook] {
+        consumer->set_max_unsettled(dispatcher.capacity());
+        consumer->set_on_fatal(fatal);
+        consumer->start();
+        register_webhook_metrics(metrics, dispatcher, consumer->stats(), [&consumer] {
           std::string why;
-          return webhook.ready(why);
+          return consumer->ready(why);
         });
-      },
-      fatal);
-  process.on_stop_signal([&] {
-    if (webhook.consumer) {
-      webhook.consumer->stop([&] { loop.stop(); });
-    } else {
-      loop.stop();
-    }
-  });
-  process.run();
-  return exit_code;
+        return *consumer;
+      });
 }
 
 }  // namespace
