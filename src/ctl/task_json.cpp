@@ -35,7 +35,7 @@ nlohmann::json task_details_json(const std::string& id, const TaskDetails& task,
     const auto value = task.field(name);
     if (!value) continue;
     const auto number = to_integer(*value);
-    out[name] = number && std::string_view(name) != "traceparent" ? nlohmann::json(*number) : nlohmann::json(*value);
+    out[name] = number && !is_text_shadow_field(name) ? nlohmann::json(*number) : nlohmann::json(*value);
   }
   return out;
 }

@@ -2,6 +2,8 @@
 // Pure.
 #pragma once
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -10,8 +12,13 @@
 namespace expiry {
 
 // The shadow fields only some tasks have, in the order they are shown.
-inline constexpr const char* kOptionalShadowFields[] = {"first_ms",    "max_late_ms",      "traceparent",
-                                                        "promoted_ms", "promoted_from_ms", "attempt"};
+inline constexpr const char* kOptionalShadowFields[] = {
+    "first_ms", "max_late_ms",   "traceparent",   "promoted_ms",      "promoted_from_ms", "attempt",
+    "webhook",  "occurrence_ms", "recur",         "occurrence_local", "as_id"};
+// Of those, the ones that are text even when they read as a number.
+inline bool is_text_shadow_field(std::string_view name) {
+  return name == "traceparent" || name == "webhook" || name == "occurrence_local" || name == "as_id";
+}
 
 // What becomes of a payload that is not valid UTF-8.
 enum class BinaryPayload {
