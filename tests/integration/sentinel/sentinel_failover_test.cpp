@@ -77,9 +77,12 @@ std::unique_ptr<SyncConnection> connect_to_master(const SentinelGroup& group) {
 // the replicas the master has): an entry a crashed master never replicated is gone after the
 // failover, and a consumer that acted on it would act twice when the task is forwarded again.
 // Entries read and not yet counted stay in its pending list and are read again (ID 0) first.
+// With `by_occurrence`, entries are recorded by "<id>@<occurrence_ms>" (a recurring schedule's
+// occurrences share its id).
 class FollowingConsumer {
  public:
-  explicit FollowingConsumer(const SentinelGroup& group) : group_(group), thread_([this] { run(); }) {}
+  explicit FollowingConsumer(const SentinelGroup& group, bool by_occurrence = false)
+      : group_(group), by_occurrence_(by_occurrence), thread_([this] { run(); }) {}
   ~FollowingConsumer() { stop(); }
 
   void stop() {
@@ -125,7 +128,7 @@ class FollowingConsumer {
         {
           std::lock_guard<std::mutex> lock(mutex_);
           for (const auto& e : entries) {
-            seen_[e.field("id")].insert(e.entry_id);
+            seen_[by_occurrence_ ? e.field("id") + "@" + e.field("occurrence_ms") : e.field("id")].insert(e.entry_id);
             ack.push_back(e.entry_id);
           }
         }
@@ -146,6 +149,7 @@ class FollowingConsumer {
 
   static constexpr const char* kStream = "expiry:stream";
   const SentinelGroup& group_;
+  const bool by_occurrence_;
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::map<std::string, std::set<std::string>> seen_;
@@ -239,6 +243,40 @@ TEST(SentinelFailover, SuccessiveFailoversAndACrashLoseNothingAcknowledgedAndDou
                             << lost.front() << "\nrelay r1:\n" << tail_lines(r1->output(), 40);
   EXPECT_TRUE(doubled.empty()) << doubled.size() << " tasks were forwarded twice, e.g. " << doubled.front()
                                << "\nrelay r1:\n" << tail_lines(r1->output(), 40);
+}
+
+// A per-second recurring schedule through the sentinels across a manual failover: every
+// occurrence from the first the consumer saw to the last reaches it exactly once (a grace wider
+// than the failover, so no occurrence counts as missed).
+TEST(SentinelFailover, ARecurringScheduleFiresEachOccurrenceOnceAcrossAFailover) {
+  SentinelGroup group;
+  const std::string dir = group.node(0).dir();
+  auto r1 = start_relay_through(group.sentinel_addresses(), group.master_name(), dir, "r1");
+  auto r2 = start_relay_through(group.sentinel_addresses(), group.master_name(), dir, "r2");
+  FollowingConsumer consumer(group, true);
+  std::vector<std::string> argv = sentinel_flags(group.sentinel_addresses(), group.master_name());
+  argv.insert(argv.end(), {"recur", "set", "tick", "--cron", "* * * * * *", "--misfire-grace-ms", "20000"});
+  ChildProcess set(ctl_bin(), argv);
+  ASSERT_EQ(set.wait_exit(std::chrono::seconds(60)).value_or(-1), 0) << set.output();
+  group.wait_replica_in_sync();
+  const auto count = [&] { return consumer.seen().size(); };
+  ASSERT_TRUE(wait_until([&] { return count() >= 3; }, std::chrono::seconds(30))) << tail_lines(r1->output(), 40);
+  group.failover();
+  group.wait_replica_in_sync();
+  const size_t after_failover = count();
+  ASSERT_TRUE(wait_until([&] { return count() >= after_failover + 5; }, std::chrono::seconds(60)))
+      << "occurrences stopped after the failover\nrelay r1:\n" << tail_lines(r1->output(), 40);
+  consumer.stop();
+  const auto seen = consumer.seen();
+  std::set<long long> occurrences;
+  for (const auto& [key, entries] : seen) {
+    EXPECT_EQ(entries.size(), 1u) << key << " was forwarded " << entries.size() << " times";
+    occurrences.insert(std::stoll(key.substr(key.find('@') + 1)));
+  }
+  ASSERT_FALSE(occurrences.empty());
+  const long long first = *occurrences.begin(), last = *occurrences.rbegin();
+  EXPECT_EQ(static_cast<long long>(occurrences.size()), (last - first) / 1000 + 1)
+      << "an occurrence between " << first << " and " << last << " never reached the consumer";
 }
 
 // A listener that accepts connections and never answers (and never closes them).
