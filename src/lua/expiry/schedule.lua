@@ -256,13 +256,24 @@ end
 
 -- expiry_v2_cancel KEYS: schedule, trigger, shadow  ARGV: id
 -- Returns 1 when a pending task was cancelled, 0 when there was none (fired or never scheduled).
+-- Cancelling a recurring schedule's occurrence skips that occurrence only: the schedule asks the
+-- relays to arm its next one (when the user may read the task hash and write the refill set).
 local function cancel(keys, args)
   local id = args[1]
   check_id(id)
-  check_task_keys(keys, id)
+  local prefix = check_task_keys(keys, id)
   require_permission('DEL', keys[2], keys[3])
+  local recurring = false
+  if redis.acl_check_cmd('HMGET', keys[3], 'recur', 'as_id') then
+    local ok, f = pcall(redis.call, 'HMGET', keys[3], 'recur', 'as_id')  -- WRONGTYPE: not an occurrence
+    recurring = ok and f[1] == '1' and not f[2]
+  end
   if redis.call('ZREM', keys[1], id) == 1 then
     redis.call('DEL', keys[2], keys[3])
+    if recurring and redis.acl_check_cmd('ZADD', recur_refill_key(prefix), '0', id) and
+       redis.acl_check_cmd('PUBLISH', wake_channel(prefix), 'recur') then
+      request_refill(prefix, id, now_ms())
+    end
     return 1
   end
   return 0

@@ -98,6 +98,19 @@ TEST_F(CtlRecurTest, PauseRemovesTheOccurrenceResumeArmsTheNextAndDeleteRemovesE
   EXPECT_EQ(ctl({"recur", "resume", "p"}).exit_code, 3);
 }
 
+TEST_F(CtlRecurTest, CancellingAnOccurrenceSkipsItAndAsksTheRelaysToArmTheNext) {
+  ASSERT_EQ(ctl({"recur", "set", "c", "--every", "1h"}).exit_code, 0);
+  const long long first = armed("c");
+  ASSERT_GT(first, 0);
+  EXPECT_EQ(integer(redis_, {"ZCARD", "expiry:{0}:recur_refill"}), 0);
+  const CtlRun cancel = ctl({"cancel", "c"});
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.output;
+  EXPECT_EQ(armed("c"), -1);
+  EXPECT_EQ(redis_.command({"ZSCORE", "expiry:{0}:recur_refill", "c"}).type, Reply::Type::String)
+      << "the schedule waits for a relay's refill, which arms its next occurrence";
+  EXPECT_EQ(show_json("c")["paused"], false);
+}
+
 TEST_F(CtlRecurTest, BadRulesZonesTimesAndAOneOffTaskIdExitTwoWithNothingWritten) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"recur", "set", "x", "--cron", "0 0 31 2 *"},
