@@ -21,6 +21,8 @@ void fuzz_bulk_line(std::string_view input);
 // Reply decoding: parse_stream_entries, decode_forwarded_task, decode_claim/sweep/schedule,
 // order_key_of and the CLI's reply helpers, on Reply trees decoded from the input (resp_decoder.h).
 void fuzz_stream_entry(std::string_view input);
+// parse_recur_rule, canonical_text, next_occurrences, TimeZone::find, parse_time_arg (src/recur/).
+void fuzz_recur_rule(std::string_view input);
 
 struct FuzzTarget {
   const char* name;  // "redis_url": executable fuzz_redis_url, seeds in corpus/redis_url/
