@@ -1,12 +1,16 @@
-# expiry-relay container image: one image, four programs.
+# expiry-relay container image: one image, seven programs.
 #
 #   expiry-relay      the relay (default ENTRYPOINT)
 #   order-canceller   the demo consumer-group worker      (--entrypoint order-canceller)
 #   order-sim         the demo order generator            (--entrypoint order-sim)
 #   expiry-ctl        the operator CLI, e.g. `expiry-ctl stats` (--entrypoint expiry-ctl)
+#   expiry-api        the HTTP scheduling API, docs/api.md (--entrypoint expiry-api)
+#   expiry-webhook    signed webhook delivery, docs/webhooks.md (--entrypoint expiry-webhook)
+#   order-webhook     the demo order service's webhook endpoint (--entrypoint order-webhook)
 #
 # All configuration is through environment variables (EXPIRY_RELAY_*, ORDER_CANCELLER_*,
-# ORDER_SIM_*); see docker-compose.yml for a complete setup with Redis, and
+# ORDER_SIM_*, EXPIRY_API_*, EXPIRY_WEBHOOK_*, ORDER_WEBHOOK_*; expiry-webhook's webhook JSON is
+# its --config argument); see docker-compose.yml for a complete setup with Redis, and
 # docker-compose.tls.yml for the same over TLS (rediss://, docs/security.md).
 #
 #   docker build -t expiry-relay:local .
@@ -37,7 +41,7 @@ WORKDIR /src
 # CMakeLists.txt would otherwise prefer to the system's libhiredis-dev.
 COPY . .
 
-# Neither the tests nor expiry-bench are built. The install rules (CMakeLists.txt) put the four
+# Neither the tests nor expiry-bench are built. The install rules (CMakeLists.txt) put the seven
 # programs, stripped, in /usr/local/bin and expiry.lua and redis.conf in
 # /usr/local/share/expiry-relay.
 RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEXPIRY_RELAY_BUILD_TESTS=OFF -DEXPIRY_RELAY_BUILD_BENCH=OFF \
@@ -49,7 +53,7 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEXPIRY_RELAY_BUILD_TESTS=OF
 ############################################################################################
 FROM debian:13-slim AS runtime
 
-# Shared libraries of the four programs built on Debian 13, and their packages there:
+# Shared libraries of the seven programs built on Debian 13, and their packages there:
 #   libhiredis.so.1.1.0, libhiredis_ssl.so.1.1.0 -> libhiredis1.1.0
 #     (dynamic here; scripts/hiredis.sh links hiredis statically on Debian 12)
 #   libssl.so.3, libcrypto.so.3                  -> libssl3t64
@@ -119,13 +123,14 @@ EXPOSE 9100
 USER expiry
 
 # Checks the relay (the default ENTRYPOINT). Containers that run another program override
-# it: docker-compose.yml gives the order-canceller services a healthcheck on their own
-# metrics port (9101) and disables it for order-sim, which serves no HTTP.
+# it: docker-compose.yml gives the order-canceller, expiry-api, expiry-webhook and
+# order-webhook services a healthcheck on their own ports and disables it for order-sim, which
+# serves no HTTP.
 # Shell form, so the port is read from the container's environment at check time; port 0
 # (server off) passes. tests/deploy/check_dockerfile_build.sh runs this command.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD port="${EXPIRY_RELAY_METRICS_PORT:-9100}"; [ "$port" = 0 ] || curl -fsS -o /dev/null "http://127.0.0.1:$port/healthz" || exit 1
 
 # Exec form: the program is PID 1 and receives SIGTERM from `docker stop` directly; all
-# four programs drain and exit 0 on SIGTERM (compose gives them stop_grace_period: 30s).
+# the programs drain (or stop) and exit 0 on SIGTERM (compose gives them stop_grace_period: 30s).
 ENTRYPOINT ["expiry-relay"]

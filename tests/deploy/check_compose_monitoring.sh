@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2317  # check functions are called indirectly, through check()
 # Deploy test: docker-compose.yml's optional monitoring profile. The default profile still starts
-# only redis, relay, canceller-1/2 and order-sim; prometheus and grafana exist only under the
+# only redis, relay, canceller-1/2, order-sim, api, webhook and order-webhook; prometheus and
+# grafana exist only under the
 # profile "monitoring", run the official images pinned by tag, and mount deploy/ read-only:
 # prometheus.yml and the alerts.yml it loads at /etc/prometheus, Grafana's provisioning
 # (datasource, dashboard provider) and the dashboard where the provider looks. Prometheus scrapes
-# the compose services on their metrics ports, and Grafana's datasource is that Prometheus.
+# every compose service with a metrics endpoint (a *_METRICS_PORT, or expiry-api's listen port,
+# where it serves /metrics) there, and nothing else; Grafana's datasource is that Prometheus.
 #
 # Needs docker-compose (Debian: apt-get install docker-compose); fails without it. No Docker
 # engine is needed: `config` only parses, validates and resolves the file.
@@ -19,7 +21,7 @@ COMPOSE_FILE=$(realpath "${1:-$ROOT/docker-compose.yml}")
 COMPOSE=${COMPOSE:-docker-compose}
 cd "$ROOT" || exit 1
 
-DEFAULT_SERVICES="canceller-1 canceller-2 order-sim redis relay"
+DEFAULT_SERVICES="api canceller-1 canceller-2 order-sim order-webhook redis relay webhook"
 MONITORING_SERVICES="grafana prometheus"
 
 # shellcheck source=tests/deploy/checks.sh
@@ -52,7 +54,7 @@ sorted() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort | paste -sd' '; }
 # A service with `profiles` starts only when one of them is active; one without always starts.
 all_services=$(compose services | sort | paste -sd' ')
 unprofiled=$(for s in $all_services; do [ -n "$(compose "services.$s.profiles")" ] || echo "$s"; done | paste -sd' ')
-check "the default profile starts only the old services ($unprofiled)" test "$unprofiled" = "$(sorted "$DEFAULT_SERVICES")"
+check "the default profile starts only the demo services ($unprofiled)" test "$unprofiled" = "$(sorted "$DEFAULT_SERVICES")"
 for s in $MONITORING_SERVICES; do
   check "service $s exists" grep -qw "$s" <<<"$all_services"
   check "$s is only in the profile monitoring" test "$(compose "services.$s.profiles" | paste -sd' ')" = monitoring
@@ -79,21 +81,36 @@ for f in $rule_files; do
   check "prometheus mounts deploy/prometheus/$(basename "$f") read-only at $target (rule_files: $f)" \
     mounted_ro prometheus "deploy/prometheus/$(basename "$f")" "$target"
 done
+# metrics_port SERVICE: the port its /metrics is served on: its *_METRICS_PORT, else the port of
+# expiry-api's EXPIRY_API_LISTEN (the API serves /metrics beside its routes); empty for none.
+metrics_port() {
+  local flat=$compose_flat var
+  var=$(q "services.$1.environment" | grep -E '_METRICS_PORT$' | head -n 1)
+  if [ -n "$var" ]; then
+    q "services.$1.environment.$var"
+  elif [ "$(q "services.$1.entrypoint" | head -n 1)" = expiry-api ]; then
+    q "services.$1.environment.EXPIRY_API_LISTEN" | sed -n -E 's/^.*:([0-9]+)$/\1/p'
+  fi
+}
 # Scrape targets: flatten_cfg lists a list of mappings as items, so read them with grep.
 targets=$(grep -oE '"[a-z0-9.-]+:[0-9]+"' deploy/prometheus/prometheus.yml | tr -d '"')
 check "prometheus.yml scrapes targets" test -n "$targets"
 for t in $targets; do
   host=${t%%:*} port=${t##*:}
-  flat=$compose_flat
-  metrics_port=$(q "services.$host.environment" | grep -E '_METRICS_PORT$' | head -n 1)
-  metrics_port=${metrics_port:+$(q "services.$host.environment.$metrics_port")}
-  check "scrape target $t is a compose service's metrics port (${metrics_port:-none})" test "$metrics_port" = "$port"
+  mp=$(metrics_port "$host")
+  check "scrape target $t is a compose service's metrics port (${mp:-none})" test -n "$mp" -a "$mp" = "$port"
 done
 for s in $DEFAULT_SERVICES; do
-  flat=$compose_flat
-  q "services.$s.environment" | grep -qE '_METRICS_PORT$' || continue
-  check "prometheus scrapes $s" grep -qE "^$s:" <<<"$targets"
+  mp=$(metrics_port "$s")
+  [ -n "$mp" ] || continue
+  check "prometheus scrapes $s ($s:$mp)" grep -qxF "$s:$mp" <<<"$targets"
 done
+# Each program's job name is the one alerts.yml and the dashboard select on (job="...").
+jobs=$(sed -n -E 's/^ *- job_name: *//p' deploy/prometheus/prometheus.yml)
+for j in expiry-relay order-canceller expiry-api expiry-webhook; do
+  check "prometheus.yml has the job $j" grep -qxF "$j" <<<"$jobs"
+done
+check "prometheus.yml's job names are distinct" test -z "$(sort <<<"$jobs" | uniq -d)"
 
 # --- grafana -----------------------------------------------------------------------------------
 check "grafana mounts the datasource provisioning read-only" \

@@ -2,7 +2,9 @@
 # shellcheck disable=SC2317  # cleanup is called by the trap
 # Deploy test: every metric name that deploy/grafana/*.json and deploy/prometheus/alerts.yml query
 # is one the programs export. Starts a private redis-server, expiry-relay, order-canceller and
-# expiry-webhook (with one endpoint it never needs to reach) with --metrics-port, makes the relay forward one task into the cancellers' stream and one into
+# expiry-webhook (with one endpoint it never needs to reach) with --metrics-port, and expiry-api
+# (its /metrics is on its --listen port), the four programs docker-compose.yml's Prometheus
+# scrapes; makes the relay forward one task into the cancellers' stream and one into
 # a stream with no consumer group (so that per-stream series exist), and scrapes every /metrics
 # until every name is there or a deadline passes; then fails naming each name nobody exports,
 # with the file that uses it. Exported names are the scraped series names, plus every family's
@@ -33,7 +35,7 @@ for candidate in /usr/bin/python3 python3; do
   "$candidate" -c 'import yaml' 2>/dev/null && { py=$candidate; break; }
 done
 [ -n "$py" ] || { fail "no python3 with yaml (apt-get install python3-yaml)"; finish; }
-for b in relay/expiry-relay orders/order-canceller webhook/expiry-webhook ctl/expiry-ctl; do
+for b in relay/expiry-relay orders/order-canceller webhook/expiry-webhook api/expiry-api ctl/expiry-ctl; do
   [ -x "$BIN/$b" ] || { fail "$BIN/$b not built"; finish; }
 done
 
@@ -72,11 +74,24 @@ JSON
 start_with_metrics "$WORK/webhook.log" "$DEADLINE_S" "$BIN/webhook/expiry-webhook" --config "$WORK/webhooks.json" \
   --redis-url "$REDIS_URL" --stream metric-names:webhook --consumer names-webhook || true
 webhook_port=${METRICS_PORT:-0}
+METRICS_PORT=
+# expiry-api has no --metrics-port: this wrapper turns start_with_metrics' `--metrics-port P`
+# (its last two arguments) into `--listen 127.0.0.1:P`.
+cat >"$WORK/listen-on-metrics-port.sh" <<'SH'
+port=${*: -1}
+set -- "${@:1:$#-2}"
+exec "$@" --listen "127.0.0.1:$port"
+SH
+printf 'read metric-names-%s\n' "$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$WORK/api-tokens"
+start_with_metrics "$WORK/api.log" "$DEADLINE_S" bash "$WORK/listen-on-metrics-port.sh" "$BIN/api/expiry-api" \
+  --tokens-file "$WORK/api-tokens" --redis-url "$REDIS_URL" --namespace "$NS" --threads 1 || true
+api_port=${METRICS_PORT:-0}
 
 ready() { [ "$(http_get "$1" /readyz 2>/dev/null)" = ready ]; }
 check "expiry-relay is ready (metrics on :$relay_port)" ready "$relay_port"
 check "order-canceller is ready (metrics on :$canceller_port)" ready "$canceller_port"
 check "expiry-webhook is ready (metrics on :$webhook_port)" ready "$webhook_port"
+check "expiry-api is ready (metrics on :$api_port)" ready "$api_port"
 
 # One task into the cancellers' stream (it has their group), one into a stream with none.
 for stream in "$CANCELLER_STREAM" metric-names:no-group; do
@@ -85,10 +100,10 @@ for stream in "$CANCELLER_STREAM" metric-names:no-group; do
     --payload '{"order_id":"names"}' >/dev/null
 done
 
-# exported: every series name of the three programs' /metrics, from samples and # TYPE lines.
+# exported: every series name of the four programs' /metrics, from samples and # TYPE lines.
 exported() {
   local port
-  for port in "$relay_port" "$canceller_port" "$webhook_port"; do http_get "$port" /metrics; done | awk '
+  for port in "$relay_port" "$canceller_port" "$webhook_port" "$api_port"; do http_get "$port" /metrics; done | awk '
     /^# TYPE / {
       if ($4 == "histogram") { print $3 "_bucket"; print $3 "_sum"; print $3 "_count" }
       else if ($4 == "summary") { print $3; print $3 "_sum"; print $3 "_count" }
@@ -106,7 +121,7 @@ for _ in $(seq $((DEADLINE_S * 2))); do
 done
 for name in $names; do
   if grep -qxF "$name" <<<"$missing"; then
-    fail "$name is not exported by expiry-relay, order-canceller or expiry-webhook (used in $(awk -F'\t' -v n="$name" '$1 == n { print $2 }' <<<"$used" | sed "s|^$ROOT/||" | paste -sd' '))"
+    fail "$name is not exported by expiry-relay, order-canceller, expiry-webhook or expiry-api (used in $(awk -F'\t' -v n="$name" '$1 == n { print $2 }' <<<"$used" | sed "s|^$ROOT/||" | paste -sd' '))"
   else
     pass "$name is exported"
   fi
