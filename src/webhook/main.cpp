@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -32,7 +33,8 @@ const ServiceIdentity kWebhookService{
     "--config FILE: the webhook JSON (docs/webhooks.md). The connection options below can also be set as\n"
     "EXPIRY_WEBHOOK_<NAME>."};
 
-// Takes "--config FILE" / "--config=FILE" out of argv (the rest goes to the consumer's options).
+// Takes "--config FILE" / "--config=FILE" out of argv (the rest goes to the consumer's options):
+// the webhook JSON, not the settings file the other programs' --config names.
 std::optional<std::string> take_config_flag(int& argc, char** argv) {
   std::optional<std::string> path;
   int out = 1;
@@ -77,7 +79,12 @@ int run_webhook(ServiceProcess& process, const ConsumerConfig& config, const Web
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto config_path = take_config_flag(argc, argv);
+  auto config_path = take_config_flag(argc, argv);
+  // EXPIRY_WEBHOOK_CONFIG names the webhook JSON too (--help says so), never a settings file.
+  if (const char* env = std::getenv("EXPIRY_WEBHOOK_CONFIG"); !config_path && env != nullptr && *env != '\0') {
+    config_path = env;
+  }
+  ::unsetenv("EXPIRY_WEBHOOK_CONFIG");
   WebhookConfig hooks;
   ConsumerConfig config;
   const auto configure = [&](const Settings& settings) -> std::map<std::string, std::string> {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "functions/recur_calls.h"
 #include "integration/relay/relay_harness.h"
 #include "support/tls_certs.h"
 
@@ -139,6 +140,37 @@ TEST_F(WebhookDelivery, ASignedPostIsAcknowledged) {
   EXPECT_EQ(metric("expiry_webhook_delivery_latency_seconds_count"), 1);
   EXPECT_EQ(xlen(redis_, kDead), 0);
   EXPECT_EQ(webhook->terminate(), 0);
+}
+
+// EXPIRY_WEBHOOK_CONFIG names the webhook JSON (as --help says), and a recurring schedule's
+// occurrences are delivered each with its own webhook-id, <schedule id>.<occurrence_ms>.
+TEST_F(WebhookDelivery, TheConfigCanBeNamedByEnvAndRecurringOccurrencesEachHaveTheirWebhookId) {
+  const std::string path = server_.dir() + "/env.json";
+  std::ofstream(path) << config().dump();
+  ChildProcess webhook(EXPIRY_WEBHOOK_BIN,
+                       std::vector<std::string>{"--redis-url", server_.url(), "--consumer", "env", "--block-ms", "200",
+                                                "--metrics-port", std::to_string(metrics_port_)},
+                       std::vector<std::pair<std::string, std::string>>{{"EXPIRY_WEBHOOK_CONFIG", path}},
+                       server_.dir() + "/env.log");
+  const long long now = redis_now_ms(redis_);
+  std::vector<RecurInstant> instants;
+  for (long long at : {now + 300, now + 1300}) instants.push_back({at, "2026-01-01T00:00:00.000+00:00"});
+  RecurDefinition def;
+  def.rule = "@every 1s";
+  def.start_ms = now - 700;
+  def.payload = "tick";
+  def.webhook = "ok";
+  const Reply set = redis_.command(recur_set_argv(kLayout, "tick", def, instants));
+  ASSERT_FALSE(set.failed()) << set.describe();
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() >= 2; }, 30s)) << webhook.output();
+  std::set<std::string> ids;
+  for (const auto& r : received("/ok")) {
+    EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
+    ids.insert(r["id"].get<std::string>());
+  }
+  EXPECT_TRUE(ids.count("tick." + std::to_string(now + 300))) << webhook.output();
+  EXPECT_TRUE(ids.count("tick." + std::to_string(now + 1300))) << webhook.output();
+  EXPECT_EQ(webhook.terminate(), 0);
 }
 
 // During a rotation both secrets sign: a receiver that knows only one of them verifies.
