@@ -273,6 +273,9 @@ class ConsoleTest(unittest.TestCase):
         self.stack.ctl("schedule", "order:1003:payment-timeout", "--delay-ms", "1500000", "--max-late-ms", "60000",
                        "--traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
                        "--payload", '{"order_id": 1003, "action": "cancel-if-unpaid", "amount": {"eur": 42.5}}')
+        for n, reason in enumerate(("handler-failed", "handler-failed", "late")):
+            self.stack.redis("XADD", "expiry:stream:dead", "*", "id", "order:%d:payment-timeout" % (900 + n),
+                             "reason", reason, "deliveries", "5")
         self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                     {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
         self.sign_in(ADMIN_TOKEN)
