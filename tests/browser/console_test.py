@@ -236,6 +236,58 @@ class ConsoleTest(unittest.TestCase):
         self.assertIsNone(self.driver.execute_script("return sessionStorage.getItem('expiry-console-token')"))
         self.assertIsNone(self.visible("pending-count"))
 
+    # ---- the other actions: purge, reschedule, pause and resume ------------------------------
+
+    def test_purge_needs_the_typed_confirmation(self):
+        for n in range(2):
+            self.stack.redis("XADD", "expiry:stream:dead", "*", "id", "purge:%d" % n, "reason", "purge-me")
+        self.sign_in(ADMIN_TOKEN, "#/dead")
+        wait_for(lambda: [r for r in self.all_visible("dead-row") if "purge:1" in r.text], "the entries listed")
+        reason = self.find("dead-reason")
+        reason.find_element(By.CSS_SELECTOR, 'option[value="purge-me"]').click()  # filter by reason
+        rows = wait_for(lambda: len(self.all_visible("dead-row")) == 2 and self.all_visible("dead-row"),
+                        "the two purge-me entries alone")
+        for row in rows:
+            row.find_element(By.CSS_SELECTOR, '[data-testid="dead-select"]').click()
+        self.find("dead-purge-selected").click()
+        ok = self.find("confirm")
+        self.assertFalse(ok.is_enabled())
+        self.find("confirm-input").send_keys("purge 1")
+        self.assertFalse(ok.is_enabled())
+        self.find("confirm-input").send_keys(Keys.BACKSPACE + "2")
+        self.assertTrue(ok.is_enabled())
+        self.confirm()
+        wait_for(lambda: "purge:" not in self.stack.redis_raw("XRANGE", "expiry:stream:dead", "-", "+"),
+                 "the purged entries to leave the dead stream")
+
+    def test_reschedule_in_5_minutes(self):
+        self.schedule("later:one", delay_ms=86_400_000)
+        self.sign_in(WRITE_TOKEN)
+        self.open_task("later:one")
+        before = self.stack.redis_now_ms()
+        self.find("task-plus-5min").click()
+        self.confirm()
+        due = wait_for(lambda: float(self.stack.redis_raw("ZSCORE", "expiry:{0}:schedule", "later:one")) <
+                       before + 3_600_000 and float(self.stack.redis_raw("ZSCORE", "expiry:{0}:schedule", "later:one")),
+                       "later:one to be due in 5 minutes")
+        self.assertGreaterEqual(due, before + 300_000)
+        self.assertLess(due, before + 330_000)
+
+    def test_pause_and_resume_for_admins(self):
+        self.sign_in(ADMIN_TOKEN, "#/pause")
+        self.find("pause").click()
+        self.confirm()
+        wait_for(lambda: self.stack.redis("EXISTS", "expiry:{0}:paused") == "(integer) 1", "the bucket paused")
+        wait_for(lambda: "1 of 1" in self.find("pause-state").text, "the page to show the pause")
+        self.find("resume").click()
+        self.confirm()
+        wait_for(lambda: self.stack.redis("EXISTS", "expiry:{0}:paused") == "(integer) 0", "the bucket resumed")
+        # A write token has no pause view, and the server refuses it.
+        self.sign_in(WRITE_TOKEN, "#/pause")
+        self.assertFalse(self.driver.find_element(By.ID, "nav-pause").is_displayed())
+        self.assertIsNone(self.visible("pause"))
+        self.assertEqual(self.stack.http("/v1/pause", WRITE_TOKEN, "POST")[0], 403)
+
     # ---- beyond the list: the page's own safety ---------------------------------------------
 
     def test_the_page_is_served_with_a_strict_policy_and_escapes_data(self):

@@ -18,6 +18,7 @@ const state = {
   cursor: null,           // the next page of the task search
   search: null,           // {text, mode} of the search shown
   dead: [],               // the dead letters listed
+  more: false,            // more dead letters follow those listed
   selected: new Set(),    // dead-letter entries selected
 };
 
