@@ -26,6 +26,11 @@ PACKAGES=(
   libhowardhinnant-date-dev tzdata
   redis-server redis-tools
 )
+# The browser tests of the web console (tests/browser, ctest -L browser): headless Chromium driven
+# through its WebDriver by Debian's python3 with Selenium. Kept apart from PACKAGES, whose list the
+# Dockerfile's build stage repeats: the image needs no browser.
+BROWSER_TEST_PACKAGES=(chromium chromium-driver python3-selenium)
+PACKAGES+=("${BROWSER_TEST_PACKAGES[@]}")
 # hiredis on a system that packages 1.1 or newer (Debian 13; the Dockerfile's build stage).
 HIREDIS_PACKAGE=libhiredis-dev
 # What building Debian's hiredis source package needs on Debian 12 (apt-get source, dpkg-source).

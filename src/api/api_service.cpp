@@ -7,6 +7,8 @@
 #include <map>
 #include <mutex>
 
+#include "api/console_reads.h"
+#include "api/console_views.h"
 #include "api/dead_letters.h"
 #include "api/request_body.h"
 #include "api/task_json.h"
@@ -245,6 +247,7 @@ std::variant<ApiResponse, DeferredCall> ApiService::dispatch(const ApiRequest& r
       return problem_response(403, std::string("this route needs a token of scope ") + scope_name(*match.scope) +
                                        "; the token given has scope " + scope_name(*granted));
     }
+    if (match.route == Route::WhoAmI) return json_response(200, {{"scope", scope_name(*granted)}});
   }
   if (request.body.size() > options_.max_body_bytes) {
     return problem_response(
@@ -413,6 +416,44 @@ ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match
       if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
       const DeadReplayRequest& replay = std::get<DeadReplayRequest>(parsed);
       return json_response(200, replay_dead_letters(producer(), options_.dead_stream, replay.entries, replay.delay_ms));
+    }
+    case Route::DeadPurge: {
+      auto parsed = parse_dead_purge_body(request.body);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      return json_response(
+          200, purge_dead_letters(producer(), options_.dead_stream, std::get<std::vector<std::string>>(parsed)));
+    }
+    case Route::Overview:
+      if (!request.query.empty()) return problem_response(400, "GET /v1/overview takes no query parameters");
+      return json_response(200, read_overview(producer(), options_.dead_stream));
+    case Route::Timeline:
+      if (!request.query.empty()) return problem_response(400, "GET /v1/timeline takes no query parameters");
+      return json_response(200, read_timeline(producer()));
+    case Route::Recurring: {
+      const auto pairs = query_pairs(request.query);
+      if (!pairs) return problem_response(400, "the query string holds a malformed percent escape");
+      auto parsed = parse_dead_list_query(*pairs);  // the same single `limit` parameter
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      return json_response(200, read_recurring(producer(), std::get<long long>(parsed)));
+    }
+    case Route::TaskState:
+      return json_response(200, read_task_state(producer(), options_.dead_stream, match.id));
+    case Route::TaskReschedule: {
+      auto parsed = parse_reschedule_body(request.body);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      const RescheduleRequest& r = std::get<RescheduleRequest>(parsed);
+      const auto result = producer().reschedule(match.id, r.mode, r.ms);
+      if (!result) return problem_response(404, "task " + escape_text(match.id) + " is not pending");
+      return json_response(200, {{"id", match.id}, {"due_ms", result->due_ms}, {"now_ms", result->now_ms}});
+    }
+    case Route::WhoAmI:  // answered in dispatch, where the token's scope is known
+      return problem_response(500, "unhandled route");
+    case Route::ConsoleFile: {
+      const auto file = console_file(match.id);
+      if (!file) return problem_response(404, "no such resource");
+      ApiResponse r = text_response(200, file->content_type, std::string(file->body));
+      r.headers = console_headers();
+      return r;
     }
   }
   return problem_response(500, "unhandled route");

@@ -138,4 +138,24 @@ nlohmann::json replay_dead_letters(Producer& producer, const std::string& dead_s
   return {{"replayed", replayed}, {"gone", gone}};
 }
 
+nlohmann::json purge_dead_letters(Producer& producer, const std::string& dead_stream,
+                                  const std::vector<std::string>& entries) {
+  const auto streams = dead_streams(producer.placement(), dead_stream);
+  std::vector<ClusterClient::Routed> commands;
+  for (const std::string& text : entries) {
+    std::string why;
+    const auto ref = parse_dead_ref(streams, text, &why);
+    if (!ref) throw ConfigError("entry '" + escape_text(text) + "': " + why);
+    commands.push_back({streams[ref->stream].slot, {"XDEL", streams[ref->stream].key, ref->entry_id}});
+  }
+  const std::vector<Reply> replies = producer.client().batch(commands);
+  nlohmann::json purged = nlohmann::json::array();
+  nlohmann::json gone = nlohmann::json::array();
+  for (size_t i = 0; i < replies.size(); ++i) {
+    check(replies[i], "XDEL");
+    (replies[i].integer > 0 ? purged : gone).push_back(entries[i]);
+  }
+  return {{"purged", purged}, {"gone", gone}};
+}
+
 }  // namespace expiry

@@ -24,4 +24,10 @@ nlohmann::json list_dead_letters(Producer& producer, const std::string& dead_str
 nlohmann::json replay_dead_letters(Producer& producer, const std::string& dead_stream,
                                    const std::vector<std::string>& entries, long long delay_ms);
 
+// Deletes the named entries (XDEL; as `expiry-ctl dead purge ENTRY...`): {"purged": [entries],
+// "gone": [entries already replayed or purged]}. Throws ConfigError for an entry name that does
+// not parse (nothing is deleted then).
+nlohmann::json purge_dead_letters(Producer& producer, const std::string& dead_stream,
+                                  const std::vector<std::string>& entries);
+
 }  // namespace expiry

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "api/console_views.h"
 #include "base/errors.h"
 #include "base/text_escape.h"
 
@@ -445,7 +446,13 @@ void HttpWorker::reply(evhttp_request* req, const ApiResponse& response) {
   evkeyvalq* out_headers = evhttp_request_get_output_headers(req);
   if (!response.content_type.empty()) evhttp_add_header(out_headers, "Content-Type", response.content_type.c_str());
   evhttp_add_header(out_headers, "Cache-Control", "no-store");
-  for (const auto& [name, value] : response.headers) evhttp_add_header(out_headers, name.c_str(), value.c_str());
+  evhttp_add_header(out_headers, "X-Content-Type-Options", "nosniff");
+  bool has_policy = false;  // the console's files bring their own
+  for (const auto& [name, value] : response.headers) {
+    evhttp_add_header(out_headers, name.c_str(), value.c_str());
+    has_policy = has_policy || name == "Content-Security-Policy";
+  }
+  if (!has_policy) evhttp_add_header(out_headers, "Content-Security-Policy", kApiContentSecurityPolicy);
   if (stopping_) evhttp_add_header(out_headers, "Connection", "close");
   evbuffer* body = evbuffer_new();
   if (body == nullptr) throw Error("evbuffer_new failed");

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "base/base64.h"
 #include "base/integers.h"
 #include "functions/task_options.h"
@@ -145,24 +147,43 @@ Parsed<TaskListRequest> parse_list_query(const std::multimap<std::string, std::s
   return out;
 }
 
-Parsed<DeadReplayRequest> parse_dead_replay_body(std::string_view body) {
-  auto parsed = object_of(body);
-  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
-  const json& j = std::get<json>(parsed);
-  for (const auto& [key, value] : j.items()) {
-    if (key != "entries" && key != "delay_ms") {
-      return "unknown field " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
-    }
-  }
-  DeadReplayRequest out;
+namespace {
+
+// The "entries" field of a dead-letter body: 1..kMaxReplayEntries non-empty strings.
+Parsed<std::vector<std::string>> entries_field(const json& j) {
   const auto it = j.find("entries");
   if (it == j.end() || !it->is_array() || it->empty() || it->size() > kMaxReplayEntries) {
     return "entries must be an array of 1 to " + std::to_string(kMaxReplayEntries) + " entry names";
   }
+  std::vector<std::string> out;
   for (const json& e : *it) {
     if (!e.is_string() || e.get<std::string>().empty()) return std::string("entries must hold entry names (strings)");
-    out.entries.push_back(e.get<std::string>());
+    out.push_back(e.get<std::string>());
   }
+  return out;
+}
+
+// The first key of `j` not in `allowed`, as the 400 that refuses it; nullopt: none.
+std::optional<std::string> unknown_field(const json& j, std::initializer_list<std::string_view> allowed) {
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      return "unknown field " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Parsed<DeadReplayRequest> parse_dead_replay_body(std::string_view body) {
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  const json& j = std::get<json>(parsed);
+  if (auto err = unknown_field(j, {"entries", "delay_ms"})) return *err;
+  DeadReplayRequest out;
+  auto entries = entries_field(j);
+  if (auto* err = std::get_if<std::string>(&entries)) return *err;
+  out.entries = std::get<std::vector<std::string>>(std::move(entries));
   std::string error;
   const auto delay = integer_field(j, "delay_ms", error);
   if (!error.empty()) return error;
@@ -170,6 +191,32 @@ Parsed<DeadReplayRequest> parse_dead_replay_body(std::string_view body) {
     return "delay_ms must be between 0 and " + std::to_string(kMaxTimeMs);
   out.delay_ms = delay.value_or(0);
   return out;
+}
+
+Parsed<std::vector<std::string>> parse_dead_purge_body(std::string_view body) {
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  const json& j = std::get<json>(parsed);
+  if (auto err = unknown_field(j, {"entries"})) return *err;
+  return entries_field(j);
+}
+
+Parsed<RescheduleRequest> parse_reschedule_body(std::string_view body) {
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  const json& j = std::get<json>(parsed);
+  if (auto err = unknown_field(j, {"delay_ms", "at_ms"})) return *err;
+  std::string error;
+  const auto delay = integer_field(j, "delay_ms", error);
+  if (!error.empty()) return error;
+  const auto at = integer_field(j, "at_ms", error);
+  if (!error.empty()) return error;
+  if (delay.has_value() == at.has_value()) return std::string("give exactly one of delay_ms and at_ms");
+  const long long ms = delay ? *delay : *at;
+  if (ms < 0 || ms > kMaxTimeMs) {
+    return std::string(delay ? "delay_ms" : "at_ms") + " must be between 0 and " + std::to_string(kMaxTimeMs);
+  }
+  return RescheduleRequest{delay ? ScheduleMode::Delay : ScheduleMode::At, ms};
 }
 
 Parsed<long long> parse_dead_list_query(const std::multimap<std::string, std::string>& query) {

@@ -1,5 +1,6 @@
 // The JSON bodies and query strings the API reads, validated before anything is sent to Redis:
-// PUT /v1/tasks/{id} (a task), POST /v1/pause, GET /v1/tasks's query. Each returns the value, or
+// PUT /v1/tasks/{id} (a task), POST /v1/pause, GET /v1/tasks's query, and the console's
+// reschedule and purge. Each returns the value, or
 // the reason it is refused (answered as 400). Pure.
 #pragma once
 
@@ -51,6 +52,17 @@ struct DeadReplayRequest {
   long long delay_ms = 0;
 };
 Parsed<DeadReplayRequest> parse_dead_replay_body(std::string_view body);
+
+// POST /v1/dead/purge: {"entries": ["<entry>", ...]} (1..kMaxReplayEntries, as GET /v1/dead names them).
+Parsed<std::vector<std::string>> parse_dead_purge_body(std::string_view body);
+
+// POST /v1/tasks/{id}/reschedule: {"delay_ms": N} (due N ms from now) or {"at_ms": T} (epoch ms),
+// exactly one, 0..kMaxTimeMs; the task keeps its payload and options.
+struct RescheduleRequest {
+  ScheduleMode mode = ScheduleMode::Delay;
+  long long ms = 0;
+};
+Parsed<RescheduleRequest> parse_reschedule_body(std::string_view body);
 
 // GET /v1/dead: limit (1..kMaxPageLimit, default kDefaultPageLimit).
 Parsed<long long> parse_dead_list_query(const std::multimap<std::string, std::string>& query);

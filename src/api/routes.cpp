@@ -77,6 +77,16 @@ RouteMatch match_route(std::string_view method, std::string_view path) {
   if (one("healthz")) return pick(method, "/healthz", {{"GET", Route::Healthz, std::nullopt}});
   if (one("readyz")) return pick(method, "/readyz", {{"GET", Route::Readyz, std::nullopt}});
   if (one("metrics")) return pick(method, "/metrics", {{"GET", Route::Metrics, std::nullopt}});
+  if (path == "/" || path == "/index.html") {
+    RouteMatch m = pick(method, "/", {{"GET", Route::ConsoleFile, std::nullopt}});
+    m.id = "index.html";
+    return m;
+  }
+  if (seg.size() == 2 && seg[0] == "console" && !seg[1].empty()) {
+    RouteMatch m = pick(method, "/console/{file}", {{"GET", Route::ConsoleFile, std::nullopt}});
+    m.id = std::string(seg[1]);  // the service answers 404 for a file the console does not have
+    return m;
+  }
   if (seg.size() >= 2 && seg[0] == "v1") {
     if (seg.size() == 2 && seg[1] == "openapi.json") {
       return pick(method, "/v1/openapi.json", {{"GET", Route::OpenApi, std::nullopt}});
@@ -90,15 +100,34 @@ RouteMatch match_route(std::string_view method, std::string_view path) {
     if (seg.size() == 3 && seg[1] == "dead" && seg[2] == "replay") {
       return pick(method, "/v1/dead/replay", {{"POST", Route::DeadReplay, Scope::Admin}});
     }
+    if (seg.size() == 3 && seg[1] == "dead" && seg[2] == "purge") {
+      return pick(method, "/v1/dead/purge", {{"POST", Route::DeadPurge, Scope::Admin}});
+    }
+    if (seg.size() == 2 && seg[1] == "whoami") return pick(method, "/v1/whoami", {{"GET", Route::WhoAmI, Scope::Read}});
+    if (seg.size() == 2 && seg[1] == "overview") {
+      return pick(method, "/v1/overview", {{"GET", Route::Overview, Scope::Read}});
+    }
+    if (seg.size() == 2 && seg[1] == "timeline") {
+      return pick(method, "/v1/timeline", {{"GET", Route::Timeline, Scope::Read}});
+    }
+    if (seg.size() == 2 && seg[1] == "recurring") {
+      return pick(method, "/v1/recurring", {{"GET", Route::Recurring, Scope::Read}});
+    }
     if (seg.size() == 2 && seg[1] == "tasks") return pick(method, "/v1/tasks", {{"GET", Route::TaskList, Scope::Read}});
     const bool task = seg.size() == 3 && seg[1] == "tasks";
-    const bool run_now = seg.size() == 4 && seg[1] == "tasks" && seg[3] == "run-now";
-    if (task || run_now) {
-      RouteMatch m = task ? pick(method, "/v1/tasks/{id}",
-                                 {{"GET", Route::TaskGet, Scope::Read},
-                                  {"PUT", Route::TaskPut, Scope::Write},
-                                  {"DELETE", Route::TaskDelete, Scope::Write}})
-                          : pick(method, "/v1/tasks/{id}/run-now", {{"POST", Route::TaskRunNow, Scope::Write}});
+    const std::string_view action = seg.size() == 4 && seg[1] == "tasks" ? seg[3] : std::string_view();
+    const bool run_now = action == "run-now";
+    const bool state = action == "state";
+    const bool reschedule = action == "reschedule";
+    if (task || run_now || state || reschedule) {
+      RouteMatch m = task       ? pick(method, "/v1/tasks/{id}",
+                                       {{"GET", Route::TaskGet, Scope::Read},
+                                        {"PUT", Route::TaskPut, Scope::Write},
+                                        {"DELETE", Route::TaskDelete, Scope::Write}})
+                     : run_now  ? pick(method, "/v1/tasks/{id}/run-now", {{"POST", Route::TaskRunNow, Scope::Write}})
+                     : state    ? pick(method, "/v1/tasks/{id}/state", {{"GET", Route::TaskState, Scope::Read}})
+                                : pick(method, "/v1/tasks/{id}/reschedule",
+                                       {{"POST", Route::TaskReschedule, Scope::Write}});
       if (!m.route) return m;
       const auto id = percent_decode(seg[2]);
       if (!id) {

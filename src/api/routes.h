@@ -1,5 +1,6 @@
 // The API's routes: which handler a method and path reach, the scope each needs, and the
-// task id of /v1/tasks/{id} (a percent-decoded path segment). Pure.
+// task id of /v1/tasks/{id} (a percent-decoded path segment), or the console file a path names.
+// Pure.
 #pragma once
 
 #include <optional>
@@ -25,6 +26,15 @@ enum class Route {
   Resume,
   DeadList,
   DeadReplay,
+  // The web console's reads and actions (docs/api.md, "Web console").
+  WhoAmI,
+  Overview,
+  Timeline,
+  Recurring,
+  TaskState,
+  TaskReschedule,
+  DeadPurge,
+  ConsoleFile,  // GET / and /console/<file>: the console's files, no token
 };
 
 struct RouteMatch {
@@ -34,7 +44,7 @@ struct RouteMatch {
   std::string allow;           // 405: the methods the path takes ("GET, PUT, DELETE")
   std::string label;           // the path template, for metrics ("/v1/tasks/{id}"; "other" when unknown)
   std::optional<Scope> scope;  // the scope the route needs; nullopt: no token needed
-  std::string id;              // the task id of /v1/tasks/{id}..., decoded and valid
+  std::string id;              // the task id of /v1/tasks/{id}..., decoded and valid; ConsoleFile: the file's name
 };
 
 // Matches `method` ("GET", ...) and `path` (the request path as sent, without its query).

@@ -137,5 +137,34 @@ TEST(ApiRequestBody, DeadReplayBody) {
   EXPECT_EQ(std::get<std::string>(parse_dead_list_query({{"count", "7"}})), "unknown query parameter \"count\"");
 }
 
+TEST(ApiRequestBody, DeadPurgeBody) {
+  auto ok = parse_dead_purge_body(R"({"entries": ["1-0", "3/2-1"]})");
+  ASSERT_TRUE(std::holds_alternative<std::vector<std::string>>(ok));
+  EXPECT_EQ(std::get<std::vector<std::string>>(ok), (std::vector<std::string>{"1-0", "3/2-1"}));
+  EXPECT_EQ(std::get<std::string>(parse_dead_purge_body(R"({"entries": []})")),
+            "entries must be an array of 1 to 100 entry names");
+  EXPECT_EQ(std::get<std::string>(parse_dead_purge_body(R"({"entries": ["1-0"], "delay_ms": 5})")),
+            "unknown field \"delay_ms\"");
+  EXPECT_EQ(std::get<std::string>(parse_dead_purge_body("[]")), "the body must be a JSON object");
+}
+
+TEST(ApiRequestBody, RescheduleBody) {
+  auto delay = parse_reschedule_body(R"({"delay_ms": 300000})");
+  ASSERT_TRUE(std::holds_alternative<RescheduleRequest>(delay));
+  EXPECT_EQ(std::get<RescheduleRequest>(delay).mode, ScheduleMode::Delay);
+  EXPECT_EQ(std::get<RescheduleRequest>(delay).ms, 300000);
+  auto at = parse_reschedule_body(R"({"at_ms": 1700000000000})");
+  ASSERT_TRUE(std::holds_alternative<RescheduleRequest>(at));
+  EXPECT_EQ(std::get<RescheduleRequest>(at).mode, ScheduleMode::At);
+  EXPECT_EQ(std::get<RescheduleRequest>(at).ms, 1700000000000);
+  EXPECT_EQ(std::get<std::string>(parse_reschedule_body("{}")), "give exactly one of delay_ms and at_ms");
+  EXPECT_EQ(std::get<std::string>(parse_reschedule_body(R"({"delay_ms": 1, "at_ms": 2})")),
+            "give exactly one of delay_ms and at_ms");
+  EXPECT_EQ(std::get<std::string>(parse_reschedule_body(R"({"delay_ms": -1})")),
+            "delay_ms must be between 0 and 253402300799999");
+  EXPECT_EQ(std::get<std::string>(parse_reschedule_body(R"({"delay_ms": "5"})")), "delay_ms must be an integer");
+  EXPECT_EQ(std::get<std::string>(parse_reschedule_body(R"({"payload": "x"})")), "unknown field \"payload\"");
+}
+
 }  // namespace
 }  // namespace expiry

@@ -29,6 +29,15 @@ TEST(ApiRoutes, EachRouteAndItsScope) {
       {"POST", "/v1/resume", Route::Resume, Scope::Admin},
       {"GET", "/v1/dead", Route::DeadList, Scope::Read},
       {"POST", "/v1/dead/replay", Route::DeadReplay, Scope::Admin},
+      {"POST", "/v1/dead/purge", Route::DeadPurge, Scope::Admin},
+      {"GET", "/v1/whoami", Route::WhoAmI, Scope::Read},
+      {"GET", "/v1/overview", Route::Overview, Scope::Read},
+      {"GET", "/v1/timeline", Route::Timeline, Scope::Read},
+      {"GET", "/v1/recurring", Route::Recurring, Scope::Read},
+      {"GET", "/v1/tasks/t1/state", Route::TaskState, Scope::Read},
+      {"POST", "/v1/tasks/t1/reschedule", Route::TaskReschedule, Scope::Write},
+      {"GET", "/", Route::ConsoleFile, std::nullopt},
+      {"GET", "/console/app.js", Route::ConsoleFile, std::nullopt},
   };
   for (const Case& c : cases) {
     const RouteMatch m = match_route(c.method, c.path);
@@ -39,7 +48,7 @@ TEST(ApiRoutes, EachRouteAndItsScope) {
 }
 
 TEST(ApiRoutes, UnknownPathIs404) {
-  for (const char* path : {"/", "/v1", "/v2/tasks", "/v1/tasks/a/b", "/v1/task/a", "/healthz/x", "/v1/tasks/a/run"}) {
+  for (const char* path : {"/v1", "/v2/tasks", "/v1/tasks/a/b", "/v1/task/a", "/healthz/x", "/v1/tasks/a/run"}) {
     const RouteMatch m = match_route("GET", path);
     EXPECT_FALSE(m.route) << path;
     EXPECT_EQ(m.status, 404) << path;
@@ -81,6 +90,31 @@ TEST(ApiRoutes, PercentDecode) {
   EXPECT_FALSE(percent_decode("%"));
   EXPECT_FALSE(percent_decode("%4"));
   EXPECT_FALSE(percent_decode("%4g"));
+}
+
+TEST(ApiRoutes, ConsoleFilesNeedNoTokenAndNameTheirFile) {
+  RouteMatch m = match_route("GET", "/");
+  EXPECT_EQ(m.id, "index.html");
+  EXPECT_EQ(m.label, "/");
+  m = match_route("GET", "/console/app.css");
+  EXPECT_EQ(m.id, "app.css");
+  EXPECT_EQ(m.label, "/console/{file}");
+  EXPECT_FALSE(m.scope);
+  m = match_route("POST", "/");
+  EXPECT_FALSE(m.route);
+  EXPECT_EQ(m.status, 405);
+  EXPECT_EQ(match_route("GET", "/console/").status, 404);
+  EXPECT_EQ(match_route("GET", "/console/a/b").status, 404);
+}
+
+TEST(ApiRoutes, TaskStateAndRescheduleTakeTheDecodedId) {
+  RouteMatch m = match_route("GET", "/v1/tasks/order%2F42/state");
+  ASSERT_TRUE(m.route);
+  EXPECT_EQ(m.id, "order/42");
+  m = match_route("GET", "/v1/tasks/t1/reschedule");
+  EXPECT_EQ(m.status, 405);
+  EXPECT_EQ(m.allow, "POST");
+  EXPECT_EQ(match_route("GET", "/v1/tasks/t1/other").status, 404);
 }
 
 }  // namespace

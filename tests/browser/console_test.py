@@ -1,0 +1,396 @@
+"""Browser tests of the web console (issue 35): headless Chromium driven by Selenium
+(Debian's chromium, chromium-driver and python3-selenium; scripts/deps.sh installs them) against
+a real redis-server, an expiry-relay and expiry-api started for the run (console_stack.py).
+
+Usage: console_test.py BUILD_DIR [--screenshots DIR] [unittest arguments]
+  --screenshots DIR: also writes DIR/console-overview.png and DIR/console-task.png (1280x800).
+"""
+import json
+import os
+import shutil
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from console_stack import ADMIN_TOKEN, READ_TOKEN, WRITE_TOKEN, ConsoleStack, wait_for  # noqa: E402
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+except ImportError as e:  # never a silent skip: CI installs python3-selenium (scripts/deps.sh)
+    sys.exit("console_test.py needs python3-selenium (scripts/deps.sh installs it): %s" % e)
+
+BUILD_DIR = None
+SCREENSHOTS = None
+UI_TIMEOUT = 15.0  # seconds for anything the page shows
+
+
+def find_program(*names):
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    sys.exit("none of %s found (scripts/deps.sh installs chromium and chromium-driver)" % ", ".join(names))
+
+
+class ConsoleTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = ConsoleStack(BUILD_DIR).__enter__()
+        try:
+            options = webdriver.ChromeOptions()
+            options.binary_location = find_program("chromium", "chromium-browser")
+            for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        "--window-size=1280,800", "--no-first-run", "--disable-extensions",
+                        "--user-data-dir=" + os.path.join(cls.stack.dir, "chromium")):
+                options.add_argument(arg)
+            options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+            cls.driver = webdriver.Chrome(service=Service(find_program("chromedriver")), options=options)
+            cls.driver.set_page_load_timeout(20)
+        except BaseException:
+            cls.stack.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.driver.quit()
+        finally:
+            cls.stack.stop()
+
+    def tearDown(self):
+        # The page must never break its own policy or throw: the browser's console stays clean.
+        errors = [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE" and
+                  "401 (Unauthorized)" not in e["message"] and "404 (Not Found)" not in e["message"]]
+        self.assertEqual(errors, [], "the browser logged errors")
+
+    # ---- helpers ------------------------------------------------------------------------------
+
+    def find(self, testid, timeout=UI_TIMEOUT):
+        return wait_for(lambda: self.visible(testid), "[data-testid=%s] to show" % testid, timeout)
+
+    def visible(self, testid):
+        for e in self.driver.find_elements(By.CSS_SELECTOR, '[data-testid="%s"]' % testid):
+            if e.is_displayed():
+                return e
+        return None
+
+    def all_visible(self, testid):
+        return [e for e in self.driver.find_elements(By.CSS_SELECTOR, '[data-testid="%s"]' % testid)
+                if e.is_displayed()]
+
+    def sign_in(self, token, hash_path="#/overview"):
+        self.driver.get(self.stack.url + hash_path)
+        self.driver.execute_script("sessionStorage.clear()")
+        self.driver.get(self.stack.url + hash_path)
+        self.driver.refresh()
+        box = self.find("login-token")
+        box.clear()
+        box.send_keys(token)
+        self.find("login-submit").click()
+        self.find("token-scope")
+
+    def go(self, hash_path):
+        self.driver.execute_script("location.hash = arguments[0]", hash_path)
+
+    def confirm(self):
+        self.find("confirm").click()
+        wait_for(lambda: not self.driver.find_element(By.ID, "confirm-dialog").is_displayed(), "the dialog to close")
+
+    def open_task(self, task_id):
+        self.go("#/task/" + task_id)
+        wait_for(lambda: self.visible("task-state") and
+                 self.driver.find_element(By.ID, "task-title").text == "Task " + task_id,
+                 "the page of task " + task_id)
+
+    def schedule(self, task_id, delay_ms=3600_000, payload='{"order": 42}'):
+        self.stack.ctl("schedule", task_id, "--delay-ms", str(delay_ms), "--payload", payload)
+
+    # ---- the tests of issue 35 ----------------------------------------------------------------
+
+    def test_sign_in(self):
+        self.sign_in(ADMIN_TOKEN)
+        self.assertEqual(self.find("token-scope").text, "token scope: admin")
+        self.find("pending-count")
+        self.assertIsNone(self.visible("login-token"))
+        token = self.driver.execute_script("return sessionStorage.getItem('expiry-console-token')")
+        self.assertEqual(token, ADMIN_TOKEN)
+        self.assertEqual(self.driver.get_cookies(), [])
+
+    def test_pending_count_matches_ctl_stats(self):
+        for i in range(7):
+            self.schedule("count:%d" % i)
+        self.sign_in(READ_TOKEN)
+        # The overview refreshes itself: the count follows without a reload.
+        for _ in range(2):
+            pending = json.loads(self.stack.ctl("stats", "--json"))["pending"]
+            wait_for(lambda: self.find("pending-count").text == "{:,}".format(pending),
+                     "pending-count to read %d (expiry-ctl stats)" % pending)
+            self.schedule("count:extra")
+
+    def test_search_finds_a_task_by_prefix(self):
+        for task_id in ("search:alpha:1", "search:alpha:2", "search:beta:1"):
+            self.schedule(task_id)
+        self.sign_in(READ_TOKEN, "#/tasks")
+        box = self.find("task-search")
+        box.clear()
+        box.send_keys("search:alpha:")
+        box.send_keys(Keys.ENTER)
+        rows = wait_for(lambda: len(self.all_visible("task-row")) == 2 and self.all_visible("task-row"),
+                        "two rows for prefix search:alpha:")
+        ids = sorted(r.find_element(By.CSS_SELECTOR, '[data-testid="task-link"]').text for r in rows)
+        self.assertEqual(ids, ["search:alpha:1", "search:alpha:2"])
+        rows[0].find_element(By.CSS_SELECTOR, '[data-testid="task-link"]').click()
+        self.assertIn(self.find("task-state").text, ("pending",))
+        self.assertIn('"order": 42', self.find("payload").text)  # pretty JSON
+
+    def test_cancel_removes_the_task_from_redis(self):
+        self.schedule("cancel:me")
+        self.assertNotEqual(self.stack.redis("ZSCORE", "expiry:{0}:schedule", "cancel:me"), "(nil)")
+        self.sign_in(WRITE_TOKEN)
+        self.open_task("cancel:me")
+        self.find("task-cancel").click()
+        self.confirm()
+        wait_for(lambda: self.stack.redis("ZSCORE", "expiry:{0}:schedule", "cancel:me") == "(nil)",
+                 "cancel:me to leave the schedule")
+        self.assertEqual(self.stack.redis("EXISTS", "expiry:{0}:task:cancel:me"), "(integer) 0")
+        wait_for(lambda: self.find("task-state").text == "unknown", "the page to show the task gone")
+
+    def test_cancel_can_be_called_off(self):
+        self.schedule("cancel:not")
+        self.sign_in(WRITE_TOKEN)
+        self.open_task("cancel:not")
+        self.find("task-cancel").click()
+        self.find("confirm-cancel").click()
+        self.assertNotEqual(self.stack.redis("ZSCORE", "expiry:{0}:schedule", "cancel:not"), "(nil)")
+
+    def test_run_now_puts_an_entry_in_the_stream(self):
+        self.schedule("run:now", delay_ms=86_400_000)
+        self.sign_in(WRITE_TOKEN)
+        self.open_task("run:now")
+        self.find("task-run-now").click()
+        self.confirm()
+        wait_for(lambda: "run:now" in self.stack.redis_raw("XRANGE", "expiry:stream", "-", "+"),
+                 "the relay to forward run:now to expiry:stream")
+        self.go("#/tasks")
+        self.open_task("run:now")
+        wait_for(lambda: self.find("task-state").text == "fired", "the page to show run:now fired")
+        self.assertTrue(self.find("fired-entry").text)
+
+    def test_a_dead_letter_is_replayed(self):
+        # A task with a lateness limit of 1 ms comes due while forwarding is paused: at the resume
+        # the relay dead-letters it (reason late) instead of forwarding it.
+        self.stack.ctl("pause")
+        out = self.stack.ctl("schedule", "dead:one", "--delay-ms", "20", "--max-late-ms", "1", "--payload", "late")
+        due_ms = int(out.split("due_ms=")[1].split()[0])
+        wait_for(lambda: self.stack.redis_now_ms() > due_ms + 20, "dead:one to be overdue")
+        self.stack.ctl("resume")
+        wait_for(lambda: "dead:one" in self.stack.redis_raw("XRANGE", "expiry:stream:dead", "-", "+"),
+                 "the relay to dead-letter dead:one")
+        self.sign_in(ADMIN_TOKEN, "#/dead")
+        row = wait_for(lambda: [r for r in self.all_visible("dead-row") if "dead:one" in r.text],
+                       "the dead letter of dead:one to be listed")[0]
+        row.find_element(By.CSS_SELECTOR, '[data-testid="dead-replay"]').click()
+        self.confirm()
+        wait_for(lambda: "dead:one" not in self.stack.redis_raw("XRANGE", "expiry:stream:dead", "-", "+"),
+                 "the dead letter to leave expiry:stream:dead")
+        # Replayed: scheduled again, due now (the relay forwards it, or it is still pending).
+        wait_for(lambda: "dead:one" in self.stack.redis_raw("XRANGE", "expiry:stream", "-", "+") or
+                 self.stack.redis("ZSCORE", "expiry:{0}:schedule", "dead:one") != "(nil)",
+                 "dead:one to be scheduled again")
+        wait_for(lambda: not [r for r in self.all_visible("dead-row") if "dead:one" in r.text],
+                 "the list to drop the replayed entry")
+
+    def test_a_read_only_token_shows_no_action_controls(self):
+        self.schedule("readonly:task")
+        self.stack.redis("XADD", "expiry:stream:dead", "*", "id", "readonly:dead", "reason", "handler-failed",
+                         "deliveries", "3")
+        self.sign_in(READ_TOKEN)
+        self.open_task("readonly:task")
+        self.assertEqual(self.find("task-state").text, "pending")
+        for testid in ("task-cancel", "task-run-now", "task-reschedule", "task-plus-5min"):
+            self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, '[data-testid="%s"]' % testid), [], testid)
+        self.go("#/dead")
+        wait_for(lambda: self.all_visible("dead-row"), "the dead letters to be listed")
+        self.assertEqual(self.all_visible("dead-replay"), [])
+        self.assertEqual(self.all_visible("dead-replay-selected"), [])
+        self.assertEqual(self.all_visible("dead-select"), [])
+        self.assertFalse(self.driver.find_element(By.ID, "nav-pause").is_displayed())
+        # The server refuses whatever the page does.
+        status, _, _ = self.stack.http("/v1/tasks/readonly:task", READ_TOKEN, "DELETE")
+        self.assertEqual(status, 403)
+
+    def test_a_bad_token_shows_a_clear_error(self):
+        self.driver.get(self.stack.url)
+        self.driver.execute_script("sessionStorage.clear()")
+        self.driver.refresh()
+        box = self.find("login-token")
+        box.clear()
+        box.send_keys("not-a-token-of-this-server")
+        self.find("login-submit").click()
+        error = self.find("login-error")
+        self.assertIn("refused", error.text)
+        self.assertIn("not known", error.text)
+        self.assertIsNone(self.driver.execute_script("return sessionStorage.getItem('expiry-console-token')"))
+        self.assertIsNone(self.visible("pending-count"))
+
+    # ---- the other actions: purge, reschedule, pause and resume ------------------------------
+
+    def test_purge_needs_the_typed_confirmation(self):
+        for n in range(2):
+            self.stack.redis("XADD", "expiry:stream:dead", "*", "id", "purge:%d" % n, "reason", "purge-me")
+        self.sign_in(ADMIN_TOKEN, "#/dead")
+        wait_for(lambda: [r for r in self.all_visible("dead-row") if "purge:1" in r.text], "the entries listed")
+        reason = self.find("dead-reason")
+        reason.find_element(By.CSS_SELECTOR, 'option[value="purge-me"]').click()  # filter by reason
+        rows = wait_for(lambda: len(self.all_visible("dead-row")) == 2 and self.all_visible("dead-row"),
+                        "the two purge-me entries alone")
+        for row in rows:
+            row.find_element(By.CSS_SELECTOR, '[data-testid="dead-select"]').click()
+        self.find("dead-purge-selected").click()
+        ok = self.find("confirm")
+        self.assertFalse(ok.is_enabled())
+        self.find("confirm-input").send_keys("purge 1")
+        self.assertFalse(ok.is_enabled())
+        self.find("confirm-input").send_keys(Keys.BACKSPACE + "2")
+        self.assertTrue(ok.is_enabled())
+        self.confirm()
+        wait_for(lambda: "purge:" not in self.stack.redis_raw("XRANGE", "expiry:stream:dead", "-", "+"),
+                 "the purged entries to leave the dead stream")
+
+    def test_reschedule_in_5_minutes(self):
+        self.schedule("later:one", delay_ms=86_400_000)
+        self.sign_in(WRITE_TOKEN)
+        self.open_task("later:one")
+        before = self.stack.redis_now_ms()
+        self.find("task-plus-5min").click()
+        self.confirm()
+        due = wait_for(lambda: float(self.stack.redis_raw("ZSCORE", "expiry:{0}:schedule", "later:one")) <
+                       before + 3_600_000 and float(self.stack.redis_raw("ZSCORE", "expiry:{0}:schedule", "later:one")),
+                       "later:one to be due in 5 minutes")
+        self.assertGreaterEqual(due, before + 300_000)
+        self.assertLess(due, before + 330_000)
+
+    def test_pause_and_resume_for_admins(self):
+        self.sign_in(ADMIN_TOKEN, "#/pause")
+        self.find("pause").click()
+        self.confirm()
+        wait_for(lambda: self.stack.redis("EXISTS", "expiry:{0}:paused") == "(integer) 1", "the bucket paused")
+        wait_for(lambda: "1 of 1" in self.find("pause-state").text, "the page to show the pause")
+        self.find("resume").click()
+        self.confirm()
+        wait_for(lambda: self.stack.redis("EXISTS", "expiry:{0}:paused") == "(integer) 0", "the bucket resumed")
+        # A write token has no pause view, and the server refuses it.
+        self.sign_in(WRITE_TOKEN, "#/pause")
+        self.assertFalse(self.driver.find_element(By.ID, "nav-pause").is_displayed())
+        self.assertIsNone(self.visible("pause"))
+        self.assertEqual(self.stack.http("/v1/pause", WRITE_TOKEN, "POST")[0], 403)
+
+    # ---- beyond the list: the page's own safety ---------------------------------------------
+
+    def test_the_page_is_served_with_a_strict_policy_and_escapes_data(self):
+        status, headers, body = self.stack.http("/")
+        self.assertEqual(status, 200)
+        policy = headers.get("Content-Security-Policy", "")
+        self.assertIn("script-src 'self'", policy)
+        self.assertIn("frame-ancestors 'none'", policy)
+        self.assertNotIn("unsafe-inline", policy)
+        self.assertEqual(headers.get("X-Content-Type-Options"), "nosniff")
+        self.assertNotIn("<script>", body)  # scripts are files only
+        # A task whose id and payload are markup is shown as text.
+        hostile = '<img src=x onerror="window.pwned=1">'
+        self.stack.ctl("schedule", "xss:" + hostile, "--delay-ms", "3600000", "--payload", hostile)
+        self.sign_in(READ_TOKEN, "#/tasks")
+        box = self.find("task-search")
+        box.send_keys("xss:")
+        box.send_keys(Keys.ENTER)
+        link = wait_for(lambda: self.visible("task-link"), "the hostile task to be listed")
+        self.assertEqual(link.text, "xss:" + hostile)
+        link.click()
+        self.assertEqual(self.find("payload").text, hostile)
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#main img"), [])
+        self.assertIsNone(self.driver.execute_script("return window.pwned"))
+
+    def test_zz_screenshots(self):
+        if not SCREENSHOTS:
+            self.skipTest("screenshots only with --screenshots DIR")
+        for i, delay in enumerate((20_000, 40_000, 45_000, 200_000, 900_000, 1_500_000, 2_400_000, 7_200_000,
+                                   18_000_000, 40_000_000, 70_000_000)):
+            self.schedule("order:%d:payment-timeout" % (1000 + i), delay_ms=delay,
+                          payload='{"order_id": %d, "action": "cancel-if-unpaid"}' % (1000 + i))
+        self.stack.ctl("recur", "set", "report:daily", "--cron", "0 6 * * *", "--tz", "Europe/Paris",
+                       "--payload", "{}")
+        self.stack.ctl("schedule", "order:1003:payment-timeout", "--delay-ms", "1500000", "--max-late-ms", "60000",
+                       "--traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                       "--payload", '{"order_id": 1003, "action": "cancel-if-unpaid", "amount": {"eur": 42.5}}')
+        for n, reason in enumerate(("handler-failed", "handler-failed", "late")):
+            self.stack.redis("XADD", "expiry:stream:dead", "*", "id", "order:%d:payment-timeout" % (900 + n),
+                             "reason", reason, "deliveries", "5")
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                    {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+        self.sign_in(ADMIN_TOKEN)
+        wait_for(lambda: self.all_visible("recurring-row"), "the recurring schedule to show")
+        self.driver.save_screenshot(os.path.join(SCREENSHOTS, "console-overview.png"))
+        self.open_task("order:1003:payment-timeout")
+        self.find("payload")
+        self.driver.save_screenshot(os.path.join(SCREENSHOTS, "console-task.png"))
+        self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def test_readable_at_phone_width(self):
+        self.schedule("phone:task")
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                    {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        try:
+            self.sign_in(WRITE_TOKEN)
+            self.find("pending-count")
+            for where in ("#/overview", "#/task/phone:task", "#/dead"):
+                self.go(where)
+                self.find("token-scope")
+                # Nothing wider than the screen: the page never scrolls sideways (tables scroll
+                # inside their own box).
+                wait_for(lambda: self.driver.execute_script(
+                    "return document.documentElement.scrollWidth <= window.innerWidth"), "no sideways scroll at " + where)
+        finally:
+            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def test_keyboard_only(self):
+        # Sign in, search and act without a mouse: Tab reaches every control, Enter activates it.
+        self.schedule("keys:one")
+        self.driver.get(self.stack.url)
+        self.driver.execute_script("sessionStorage.clear()")
+        self.driver.refresh()
+        self.find("login-token").send_keys(WRITE_TOKEN + Keys.ENTER)
+        self.find("pending-count")
+        self.go("#/tasks")
+        box = self.find("task-search")
+        box.send_keys("keys:" + Keys.ENTER)
+        wait_for(lambda: len(self.all_visible("task-row")) == 1, "the task listed")
+        link = self.find("task-link")
+        self.assertTrue(link.get_attribute("href"))
+        link.send_keys(Keys.ENTER)
+        run_now = self.find("task-run-now")
+        run_now.send_keys(Keys.ENTER)
+        active = self.driver.switch_to.active_element
+        self.assertEqual(active.get_attribute("data-testid"), "confirm-cancel")  # the safe choice has focus
+        active.send_keys(Keys.ESCAPE)
+        wait_for(lambda: not self.driver.find_element(By.ID, "confirm-dialog").is_displayed(), "Escape to close it")
+        self.assertEqual(self.driver.switch_to.active_element.get_attribute("data-testid"), "task-run-now")
+        for control in self.driver.find_elements(By.CSS_SELECTOR, "input, select"):
+            if control.is_displayed():
+                label = self.driver.execute_script(
+                    "const e = arguments[0]; return (e.labels && e.labels.length) || e.getAttribute('aria-label');",
+                    control)
+                self.assertTrue(label, "a control without a label: %s" % control.get_attribute("id"))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    BUILD_DIR = os.path.abspath(sys.argv[1])
+    rest = sys.argv[2:]
+    if rest[:1] == ["--screenshots"]:
+        SCREENSHOTS = os.path.abspath(rest[1])
+        rest = rest[2:]
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
