@@ -102,7 +102,7 @@ struct RecurRun {
   long long overdue_max = 0;          // occurrences more than 1 s overdue, sampled every second
   size_t refills_asked = 0;           // schedules that fired enough to ask for more instants
   size_t refilled = 0;                // schedules whose horizon moved past what the bench sent
-  long long refill_queue_end = 0;     // ZCARD of the refill queue before the relay stopped
+  long long refill_queue_end = 0;     // ZCARD of the refill queue at the end, after the drain
   long long fcalls = 0;               // INFO commandstats fcall calls over the window
   std::map<std::string, long long> command_usec;  // INFO commandstats usec over the window, by command
   int exit_code = 0;
@@ -289,9 +289,10 @@ RecurRun run_recur(const BenchContext& ctx, SyncConnection& conn) {
   run.relay_peak_rss_mb = u1.peak_rss_mb;
   // The window's last occurrences, then what the relay left undone.
   sleep_until_wall_ms(run.window_end_ms + ctx.sizes.recur_grace_ms);
-  run.refill_queue_end = conn.checked({"ZCARD", refill_queue}).integer;
   run.exit_code = relay.stop();
   drain_due_tasks(ctx, conn);
+  // Asked for by a claim that came too late for the stopped relay (or by the bench's drain).
+  run.refill_queue_end = conn.checked({"ZCARD", refill_queue}).integer;
   const std::vector<ReceivedEntry> entries = finish_reader(ctx, conn, reader);
   run.stream_length = conn.checked({"XLEN", ctx.stream}).integer;
   run.memory_end = used_memory(conn);
@@ -357,7 +358,9 @@ void run_recur_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
            "schedules, before anything fired (the stream grows afterwards: no consumer acknowledges, so nothing is "
            "trimmed). Window = first occurrence to " + std::to_string(r.minutes) + " min later. Lateness = fired_ms - "
            "occurrence (Redis clock). Refilled = schedules whose stored horizon moved past the instants the bench "
-           "sent; asked = those that fired enough to ask."}};
+           "sent; asked = those that fired enough to ask (until the relay stopped, " +
+           std::to_string(ctx.sizes.recur_grace_ms) + " ms after the window); left at end = "
+           "still queued after the relay stopped."}};
   auto row = [&](const std::string& name, const std::string& value) { t.rows.push_back({name, value}); };
   row("created: seconds / schedules/s / Redis us per set (commandstats)",
       fixed(r.create_seconds, 1) + " / " + fixed(n / r.create_seconds) + " / " +
@@ -386,7 +389,7 @@ void run_recur_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRepo
   row("relay CPU: s / % of one core; peak RSS MB",
       fixed(r.relay_cpu_seconds, 1) + " / " + fixed(100.0 * r.relay_cpu_seconds / window_s, 1) + "; " +
           fixed(r.relay_peak_rss_mb, 1));
-  row("refills: asked / refilled; queue max / at end",
+  row("refills: asked / refilled; queue max / left at end",
       std::to_string(r.refills_asked) + " / " + std::to_string(r.refilled) + "; " + std::to_string(r.refill_queue_max) +
           " / " + std::to_string(r.refill_queue_end));
   row("occurrences >1 s overdue, max sampled", std::to_string(r.overdue_max));
