@@ -27,6 +27,8 @@ BenchSizes quick_sizes() {
   s.cluster_grace_ms = 5000;
   s.cluster_burst_tasks = 20000;
   s.deadline_tasks = 20000;
+  s.recur_schedules = 10000;
+  s.recur_minutes = 1;
   return s;
 }
 

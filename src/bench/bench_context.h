@@ -41,6 +41,9 @@ struct BenchSizes {
   long long cluster_grace_ms = 10000;   // as steady_grace_ms
   size_t cluster_burst_tasks = 100000;  // drain: all due in the same millisecond
   size_t deadline_tasks = 100000;       // deadline scenario: bulk cancel, held-task resume, claim cost
+  size_t recur_schedules = 100000;      // recur scenario: schedules, each firing once a minute
+  int recur_minutes = 3;                // recur: the measured window
+  long long recur_grace_ms = 5000;      // recur: how long after the window the relay may still forward
 };
 
 BenchSizes full_sizes();
@@ -67,6 +70,8 @@ struct BenchContext {
   std::string cluster_url;       // cluster scenario: any node of a Redis Cluster (its data is flushed)
   int cluster_buckets = 64;      // cluster scenario: buckets on the cluster
   int standalone_buckets = 1;    // cluster scenario: buckets on the single Redis
+  std::string recur_rule = "every";  // recur scenario: "every" (@every 1m, anchors spread) or "cron" (S * * * * *)
+  size_t recur_instants = 0;     // recur: instants per expiry_v2_recur_set (0: 9 + i mod 24, staggered refills)
 };
 
 // The task id of task `index` of a run: "<prefix><index>".

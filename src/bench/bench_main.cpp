@@ -92,6 +92,10 @@ struct BenchOptions {
   std::string cluster_url;
   int cluster_buckets = 64;
   int standalone_buckets = 1;
+  long long recur_schedules = -1;
+  int recur_minutes = -1;
+  std::string recur_rule = "every";
+  long long recur_instants = 0;
   std::map<std::string, std::string> tls;  // the tls_* flags given (config/service_options.h)
   std::map<std::string, std::string> sentinel;  // the sentinel_* flags given
 };
@@ -105,8 +109,8 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--work-dir", o.work_dir, "logs and generated files (default: a new /tmp/expiry-bench.XXXXXX)");
   app.add_option("--bin-dir", o.bin_dir, "where relay/expiry-relay and ctl/expiry-ctl are (default: the build's src/)");
   app.add_option("--only", o.only,
-                 "comma-separated scenarios to run: bulk,idle,steady,burst,backlog,cancel,kill, and deadline and cluster "
-                 "(not run by default)");
+                 "comma-separated scenarios to run: bulk,idle,steady,burst,backlog,cancel,kill, and deadline, cluster "
+                 "and recur (not run by default)");
   app.add_option("--cluster-url", o.cluster_url, "cluster scenario: any node of a Redis Cluster (its data is flushed!)");
   app.add_option("--cluster-buckets", o.cluster_buckets, "cluster scenario: buckets on the cluster (default 64)");
   app.add_option("--standalone-buckets", o.standalone_buckets,
@@ -118,6 +122,18 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--steady-rate", o.steady_rate, "steady: tasks scheduled per second (default 1000, --quick 200)")
       ->check(CLI::Range(1LL, 20000LL));
   app.add_option("--steady-systems", o.steady_systems, "steady: comma-separated systems to run (default all three)");
+  app.add_option("--recur-schedules", o.recur_schedules,
+                 "recur: recurring schedules, each firing once a minute (default 100000, --quick 10000)")
+      ->check(CLI::Range(1LL, 10000000LL));
+  app.add_option("--recur-minutes", o.recur_minutes, "recur: minutes measured (default 3, --quick 1)")
+      ->check(CLI::Range(1, 24));
+  app.add_option("--recur-rule", o.recur_rule,
+                 "recur: every (@every 1m, anchors spread over the minute; default) or cron (S * * * * *, S = i mod 60)")
+      ->check(CLI::IsMember({"every", "cron"}));
+  app.add_option("--recur-instants", o.recur_instants,
+                 "recur: instants per schedule at creation (default 0: 9 + i mod 24, so 1/24 of the schedules refill "
+                 "each minute as in a long run; 9: every schedule asks at its 2nd occurrence)")
+      ->check(CLI::Range(0LL, 256LL));
   app.add_option("--relay-flag", o.relay_flags,
                  "extra flag for the relay under test, not the baselines (repeat; e.g. --relay-flag=--sweep-batch=200)");
 }
@@ -143,6 +159,10 @@ BenchContext bench_context_from(BenchOptions& o) {
   if (o.rounds > 0) ctx.sizes.drain_rounds = o.rounds;
   if (o.backdrop >= 0) ctx.sizes.steady_backdrop = static_cast<size_t>(o.backdrop);
   if (o.steady_rate > 0) ctx.sizes.steady_rate = static_cast<int>(o.steady_rate);
+  if (o.recur_schedules > 0) ctx.sizes.recur_schedules = static_cast<size_t>(o.recur_schedules);
+  if (o.recur_minutes > 0) ctx.sizes.recur_minutes = o.recur_minutes;
+  ctx.recur_rule = o.recur_rule;
+  ctx.recur_instants = static_cast<size_t>(o.recur_instants);
   ctx.steady_systems = split_names(o.steady_systems);
   ctx.cluster_url = o.cluster_url;
   ctx.cluster_buckets = o.cluster_buckets;
@@ -195,6 +215,7 @@ void run_scenarios(BenchContext& ctx, SyncConnection& conn, const std::set<std::
   if (wanted.count("kill")) run_kill_scenario(ctx, conn, report);
   if (wanted.count("deadline")) run_deadline_scenario(ctx, conn, report);
   if (wanted.count("cluster")) run_cluster_scenario(ctx, report);
+  if (wanted.count("recur")) run_recur_scenario(ctx, conn, report);
 }
 
 // Prepares Redis, records the machine and runs the scenarios. Throws on any failure.

@@ -69,6 +69,15 @@ std::map<std::string, long long> command_calls(SyncConnection& conn) {
   return out;
 }
 
+std::map<std::string, long long> command_usec(SyncConnection& conn) {
+  std::map<std::string, long long> out;
+  for (const auto& [name, value] : info_fields(conn, "commandstats")) {
+    if (name.rfind("cmdstat_", 0) != 0) continue;
+    out[name.substr(8)] = csv_value(value, "usec");
+  }
+  return out;
+}
+
 KeyspaceCounts keyspace_db0(SyncConnection& conn) {
   KeyspaceCounts k;
   const auto fields = info_fields(conn, "keyspace");

@@ -24,6 +24,8 @@ std::map<std::string, std::string> parse_info(const std::string& text);
 long long info_integer(SyncConnection& conn, const std::string& section, const std::string& field);
 // calls per command, from INFO commandstats ("cmdstat_fcall" -> "fcall").
 std::map<std::string, long long> command_calls(SyncConnection& conn);
+// microseconds Redis spent per command, from INFO commandstats (usec; FCALL's include its inner calls).
+std::map<std::string, long long> command_usec(SyncConnection& conn);
 // keys and expires of db0 from INFO keyspace (0 when the db is empty).
 struct KeyspaceCounts {
   long long keys = 0;

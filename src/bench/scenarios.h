@@ -1,7 +1,7 @@
 // The scenarios of expiry-bench (docs/benchmarks.md) and the helpers they share. Each scenario
 // adds its table and JSON to the report and records every run's integrity. They run in order on
 // one Redis: bulk (leaves the far-future backdrop), idle, steady, then burst, backlog, cancel;
-// deadline and cluster, when asked for, last (cluster also uses a Redis Cluster).
+// deadline, cluster and recur, when asked for, last (cluster also uses a Redis Cluster).
 #pragma once
 
 #include <string>
@@ -37,6 +37,11 @@ void run_deadline_scenario(const BenchContext& ctx, SyncConnection& conn, BenchR
 // and on the Redis Cluster (ctx.cluster_url) in one run: lateness, claims/s and Redis CPU per
 // claim, side by side. Flushes both.
 void run_cluster_scenario(const BenchContext& ctx, BenchReport& report);
+// recur (issue 34; not run by default): ctx.sizes.recur_schedules recurring schedules firing once
+// a minute each, created pipelined, then the relay for recur_minutes: occurrences lost and
+// duplicated, lateness, Redis memory per schedule and CPU per occurrence, the relay's CPU, RSS
+// and refills. Flushes Redis.
+void run_recur_scenario(const BenchContext& ctx, SyncConnection& conn, BenchReport& report);
 // The targets of the issue, from what the scenarios put into the report's JSON.
 void evaluate_targets(BenchReport& report);
 
