@@ -55,6 +55,8 @@ class KeyLayout {
   std::string shadow_key(std::string_view id) const { return prefix_ + "task:" + std::string(id); }
   // A recurring schedule's definition (src/lua/expiry/occurrences.lua); its occurrence is task `id`.
   std::string recur_key(std::string_view id) const { return prefix_ + "recur:" + std::string(id); }
+  // Its next instants: a ZSET of "<utc_ms>|<local ISO-8601>" scored by utc_ms.
+  std::string recur_next_key(std::string_view id) const { return prefix_ + "recur_next:" + std::string(id); }
   std::string wake_channel() const { return prefix_ + "wake"; }
   std::string health_channel(std::string_view instance) const {
     return ns_ + ":health:" + std::string(instance);

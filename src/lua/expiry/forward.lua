@@ -200,9 +200,11 @@ local function forward(ctx, id, due)
     require_permission('ZADD', ctx.schedule_key, '0', id)
     require_permission('HSET', shadow, 'payload', '')
     require_permission('SET', trigger, '1')
-    require_permission('HSET', recur_key(ctx.prefix, id), 'upcoming', '')
+    require_permission('HSET', recur_key(ctx.prefix, id), 'fired', '')
+    require_permission('ZREM', recur_next_key(ctx.prefix, id), 'x')
     local loc
-    decision, nominal, loc = occurrence_decision(def, tonumber(fields['occurrence_ms'] or '') or due,
+    decision, nominal, loc = occurrence_decision(recur_next_key(ctx.prefix, id), def,
+                                                 tonumber(fields['occurrence_ms'] or '') or due,
                                                  fields['occurrence_local'] or '', ctx.now)
     if decision == 'skip' then
       redis.call('ZREM', ctx.schedule_key, id)

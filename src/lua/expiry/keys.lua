@@ -25,6 +25,7 @@
 --   NS:{B}:recur:<id> HASH  a recurring schedule: its rule, zone, payload, policy, and the next
 --                     occurrences a relay computed (occurrences.lua); its current occurrence is
 --                     task <id> (recur = 1 in the shadow hash)
+--   NS:{B}:recur_next:<id> ZSET its next instants, "<utc_ms>|<local ISO-8601>" scored by utc_ms
 --   NS:{B}:recurs     SET    the bucket's recurring schedule ids
 --   NS:{B}:recur_refill ZSET schedules whose list of next occurrences runs low (score: since when)
 --   NS:{B}:wake       channel; the new earliest due time is published when it moves earlier,
@@ -80,10 +81,15 @@ local function task_keys(prefix, id)
   return prefix .. 't:' .. id, prefix .. 'task:' .. id
 end
 
--- A recurring schedule's definition (a hash), the bucket's index of them (a set of ids), and its
--- schedules waiting for a relay to compute more occurrences (a ZSET, score = asked at, ms).
+-- A recurring schedule's definition (a hash) and its next instants (a ZSET), the bucket's index of
+-- them (a set of ids), and its schedules waiting for a relay to compute more occurrences (a ZSET,
+-- score = asked at, ms).
 local function recur_key(prefix, id)
   return prefix .. 'recur:' .. id
+end
+
+local function recur_next_key(prefix, id)
+  return prefix .. 'recur_next:' .. id
 end
 
 local function recur_index_key(prefix)

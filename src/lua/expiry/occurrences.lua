@@ -10,31 +10,27 @@
 -- Definition fields (NS:{B}:recur:<id>): rule, tz (opaque to Lua: the C++ side reads them),
 -- start_ms, end_ms ('' for none), payload, stream, webhook, max_late_ms ('' or '0': the relay's
 -- limit), misfire (skip | once | all), grace_ms, misfire_max, paused ('0' | '1'), version,
--- upcoming ("<ms>|<local>,..." ascending), horizon_ms (the last instant ever listed), last_ms (the
--- last occurrence fired or skipped), catchup_run (catch-ups fired in a row, for misfire_max),
--- fired, skipped, created_ms, updated_ms.
+-- horizon_ms (the last instant ever listed), last_ms (the last occurrence fired or skipped),
+-- catchup_run (catch-ups fired in a row, for misfire_max), fired, skipped, ended ('1': the rule
+-- has no instant after the horizon), created_ms, updated_ms.
 
 -- A relay is asked for more instants when fewer than this many are left.
 local RECUR_LOW = 8
--- The most instants one definition holds.
+-- The most instants one schedule holds.
 local RECUR_MAX_UPCOMING = 256
 local RECUR_POLICIES = {skip = true, once = true, all = true}
 
--- "<ms>|<local>,..." as a list of {ms = number, loc = string}.
-local function parse_upcoming(text)
-  local list = {}
-  for ms, loc in string.gmatch(text or '', '(%d+)|([^,]*)') do list[#list + 1] = {ms = tonumber(ms), loc = loc} end
-  return list
+-- An instant as its ZSET member "<ms>|<local>" (score: ms) and back.
+local function instant_member(inst)
+  return ms_string(inst.ms) .. '|' .. inst.loc
 end
 
-local function format_upcoming(list, from)
-  local parts = {}
-  for i = from or 1, #list do parts[#parts + 1] = ms_string(list[i].ms) .. '|' .. list[i].loc end
-  return table.concat(parts, ',')
+local function instant_of(member, score)
+  return {ms = tonumber(score), loc = string.match(member, '|(.*)$') or ''}
 end
 
--- The definition of recurring schedule `id` as a table of its fields plus `list` (its upcoming
--- instants), or nil when there is none; MIGRATING when its key is on another node.
+-- The definition of recurring schedule `id` as a table of its fields, or nil when there is
+-- none; MIGRATING when its key is on another node.
 local function load_recur(prefix, id)
   local ok, h = pcall(redis.call, 'HGETALL', recur_key(prefix, id))
   if not ok then
@@ -44,7 +40,6 @@ local function load_recur(prefix, id)
   if #h == 0 then return nil end
   local def = {}
   for i = 1, #h, 2 do def[h[i]] = h[i + 1] end
-  def.list = parse_upcoming(def.upcoming)
   return def
 end
 
@@ -52,11 +47,19 @@ local function def_number(def, name, default)
   return tonumber(def[name] or '') or default
 end
 
--- Writes the definition's changed state back: its upcoming instants and counters.
-local function save_recur_state(prefix, id, def, now)
-  redis.call('HSET', recur_key(prefix, id), 'upcoming', format_upcoming(def.list), 'last_ms', def.last_ms or '',
+-- Removes the instants of `key` scored in [lo, hi] (Redis score-range syntax) and returns how
+-- many (ZRANGE + ZREM: the commands the relay's user has).
+local function drop_instants(key, lo, hi)
+  local members = redis.call('ZRANGE', key, lo, hi, 'BYSCORE')
+  if #members > 0 then redis.call('ZREM', key, unpack(members)) end
+  return #members
+end
+
+-- Writes the definition's changed counters back.
+local function save_recur_state(prefix, id, def)
+  redis.call('HSET', recur_key(prefix, id), 'last_ms', def.last_ms or '',
              'catchup_run', ms_string(def_number(def, 'catchup_run', 0)), 'fired', ms_string(def_number(def, 'fired', 0)),
-             'skipped', ms_string(def_number(def, 'skipped', 0)), 'updated_ms', ms_string(now))
+             'skipped', ms_string(def_number(def, 'skipped', 0)))
 end
 
 local function count_skipped(def, n)
@@ -89,51 +92,49 @@ local function write_occurrence(prefix, schedule_key, id, def, inst, now)
   redis.call('SET', trigger, '1', 'PX', trigger_ttl(inst.ms, now))
 end
 
--- Arms the next occurrence of schedule `id` (whose task is not pending) from its upcoming
--- instants: drops those at or before `after`, then the missed ones (more than grace_ms before
--- now) its misfire policy does not fire: all of them for skip, for all once misfire_max
--- catch-ups fired in a row, and for once every one but the latest when `keep_latest_missed`
--- (no catch-up was fired for this outage yet; the claim fires that one as the catch-up).
--- Nothing is armed while the schedule is paused, or when no instant is left (a refill is asked
--- for; it arms one). Asks for a refill when fewer than RECUR_LOW instants are left. Returns the
--- armed instant or nil. Saves the definition's state.
+-- Arms the next occurrence of schedule `id` (whose task is not pending) from its instants
+-- (NS:{B}:recur_next:<id>): drops those at or before `after`, then the missed ones (more than
+-- grace_ms before now) its misfire policy does not fire: all of them for skip, for all once
+-- misfire_max catch-ups were fired in a row, and for once every one but the latest when
+-- `keep_latest_missed` (no catch-up was fired for this outage yet; the claim fires that one as
+-- the catch-up). Nothing is armed while the schedule is paused, or when no instant is left (a
+-- refill is asked for; it arms one). Asks for a refill when fewer than RECUR_LOW instants are
+-- left. Returns the armed instant or nil. Saves the definition's counters.
 local function arm_next(prefix, schedule_key, id, def, now, after, keep_latest_missed)
-  local list = def.list
-  local i = 1
-  while i <= #list and list[i].ms <= after do i = i + 1 end
+  local key = recur_next_key(prefix, id)
+  drop_instants(key, '-inf', after)
   local armed = nil
   if def.paused ~= '1' then
     local cutoff = now - def_number(def, 'grace_ms', 1000)
     local policy = def.misfire
     local catching_up = policy == 'all' and def_number(def, 'catchup_run', 0) < def_number(def, 'misfire_max', 100)
     if not catching_up then
-      local first_missed, latest_missed = i, nil
-      while i <= #list and list[i].ms < cutoff do
-        latest_missed = i
-        i = i + 1
+      local missed = redis.call('ZRANGE', key, '-inf', '(' .. ms_string(cutoff), 'BYSCORE')
+      if #missed > 0 then
+        if policy == 'once' and keep_latest_missed then table.remove(missed) end  -- the latest stays
+        if #missed > 0 then redis.call('ZREM', key, unpack(missed)) end
+        count_skipped(def, #missed)
       end
-      if latest_missed and policy == 'once' and keep_latest_missed then i = latest_missed end
-      count_skipped(def, i - first_missed)
     end
-    armed = list[i]
-    if armed then
+    local head = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    if head[1] ~= nil then
+      armed = instant_of(head[1], head[2])
+      redis.call('ZREM', key, head[1])
       write_occurrence(prefix, schedule_key, id, def, armed, now)
-      i = i + 1
     end
   end
-  local left = {}
-  for j = i, #list do left[#left + 1] = list[j] end
-  def.list = left
-  save_recur_state(prefix, id, def, now)
-  if def.paused ~= '1' and #left < RECUR_LOW and def.ended ~= '1' then request_refill(prefix, id, now) end
+  save_recur_state(prefix, id, def)
+  if def.paused ~= '1' and def.ended ~= '1' and redis.call('ZCARD', key) < RECUR_LOW then
+    request_refill(prefix, id, now)
+  end
   return armed
 end
 
 -- What a claim does with a due occurrence of schedule `def` whose nominal time is `nominal`:
 -- 'fire' on time, 'catch_up' (missed, fired by the policy), or 'skip'. For once, the catch-up
--- is the latest missed instant known: returns it as the occurrence to fire (and drops the
--- instants up to it, counted as skipped), else the armed one.
-local function occurrence_decision(def, nominal, loc, now)
+-- is the latest missed instant of `key` (the schedule's instants): returns it as the
+-- occurrence to fire (the instants up to it are counted as skipped), else the armed one.
+local function occurrence_decision(key, def, nominal, loc, now)
   local grace = def_number(def, 'grace_ms', 1000)
   if now - nominal <= grace then
     def.catchup_run = '0'
@@ -149,17 +150,13 @@ local function occurrence_decision(def, nominal, loc, now)
   end
   -- once: the latest missed instant stands for all of them.
   local cutoff = now - grace
-  local latest, dropped = nil, 0
-  for j = 1, #def.list do
-    local inst = def.list[j]
-    if inst.ms > nominal and inst.ms < cutoff then
-      if latest then dropped = dropped + 1 end
-      latest = inst
-    end
-  end
-  if latest then
-    count_skipped(def, dropped + 1)  -- the armed one and those between it and the latest
-    return 'catch_up', latest.ms, latest.loc
+  local latest = redis.call('ZRANGE', key, '(' .. ms_string(cutoff), '(' .. ms_string(nominal), 'BYSCORE', 'REV', 'LIMIT',
+                            0, 1, 'WITHSCORES')
+  if latest[1] ~= nil then
+    local inst = instant_of(latest[1], latest[2])
+    -- The armed one and those between it and the latest are skipped (settle_occurrence drops them).
+    count_skipped(def, redis.call('ZCOUNT', key, '(' .. ms_string(nominal), '(' .. ms_string(inst.ms)) + 1)
+    return 'catch_up', inst.ms, inst.loc
   end
   return 'catch_up', nominal, loc
 end

@@ -70,7 +70,8 @@ local function require_recur_permissions(schedule_key, prefix, id)
   require_permission('DEL', trigger, shadow)
   require_permission('HSET', shadow, 'payload', '')
   require_permission('SET', trigger, '1')
-  require_permission('HSET', recur_key(prefix, id), 'upcoming', '')
+  require_permission('HSET', recur_key(prefix, id), 'fired', '')
+  require_permission('ZADD', recur_next_key(prefix, id), '0', 'x')
   require_permission('SADD', recur_index_key(prefix), id)
   require_permission('ZADD', recur_refill_key(prefix), '0', id)
   require_permission('PUBLISH', wake_channel(prefix), '0')
@@ -86,6 +87,21 @@ local function armed_occurrence(schedule_key, shadow, id)
          'choose another id (nothing was written)')
   end
   return tonumber(score)
+end
+
+-- Adds instants (ascending) to schedule `id`'s ZSET of them, up to RECUR_MAX_UPCOMING in all;
+-- returns the count held and the last instant added (nil: none).
+local function store_instants(prefix, id, instants)
+  local key = recur_next_key(prefix, id)
+  local room = RECUR_MAX_UPCOMING - redis.call('ZCARD', key)
+  local args, last = {}, nil
+  for i = 1, math.min(#instants, room) do
+    args[#args + 1] = instants[i].ms
+    args[#args + 1] = instant_member(instants[i])
+    last = instants[i].ms
+  end
+  if #args > 0 then redis.call('ZADD', key, unpack(args)) end
+  return redis.call('ZCARD', key), last
 end
 
 -- Removes the armed occurrence of schedule `id` (its task), if any.
@@ -146,25 +162,24 @@ local function recur_set(keys, args)
     fields[#fields + 1] = 'ended'
     fields[#fields + 1] = '1'
   end
-  redis.call('DEL', keys[4])
+  redis.call('DEL', keys[4], recur_next_key(prefix, id))
   redis.call('HSET', keys[4], unpack(fields))
   redis.call('SADD', recur_index_key(prefix), id)
   redis.call('ZREM', recur_refill_key(prefix), id)
+  local kept = {}
+  for _, inst in ipairs(instants) do if inst.ms > after then kept[#kept + 1] = inst end end
+  store_instants(prefix, id, kept)
   local def = load_recur(prefix, id)
-  def.list = instants
   local armed_at = nil
   if keep_armed then
-    local left = {}
-    for _, inst in ipairs(instants) do if inst.ms > after then left[#left + 1] = inst end end
-    def.list = left
-    save_recur_state(prefix, id, def, now)
+    save_recur_state(prefix, id, def)
     armed_at = armed
   else
     local inst = arm_next(prefix, keys[1], id, def, now, after, false)
     armed_at = inst and inst.ms
     wake_if_earlier(prefix, head, armed_at, db)
   end
-  return {tonumber(fields[2]), armed_at or -1, #def.list, old and 1 or 0}
+  return {tonumber(fields[2]), armed_at or -1, redis.call('ZCARD', recur_next_key(prefix, id)), old and 1 or 0}
 end
 
 -- expiry_v2_recur_get KEYS: schedule, definition  ARGV: id
@@ -184,6 +199,8 @@ local function recur_get(keys, args)
   h[#h + 1] = score and ms_string(tonumber(score)) or ''
   h[#h + 1] = 'armed_local'
   h[#h + 1] = loc or ''
+  h[#h + 1] = 'upcoming'
+  h[#h + 1] = ms_string(redis.call('ZCARD', recur_next_key(prefix, id)))
   return h
 end
 
@@ -204,7 +221,7 @@ local function recur_delete(keys, args)
   require_recur_permissions(keys[1], prefix, id)
   if redis.call('EXISTS', keys[4]) == 0 then return 0 end
   if armed_occurrence(keys[1], keys[3], id) then disarm(keys[1], keys[2], keys[3], id) end
-  redis.call('DEL', keys[4])
+  redis.call('DEL', keys[4], recur_next_key(prefix, id))
   redis.call('SREM', recur_index_key(prefix), id)
   redis.call('ZREM', recur_refill_key(prefix), id)
   return 1
@@ -246,7 +263,6 @@ local function recur_resume(keys, args)
   local now = now_ms()
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
   def.paused = '0'
-  def.list = instants
   def.ended = #instants == 0 and '1' or nil
   local fields = {'paused', '0', 'catchup_run', '0'}
   if #instants > 0 then
@@ -255,6 +271,8 @@ local function recur_resume(keys, args)
   end
   redis.call('HSET', keys[4], unpack(fields))
   if def.ended then redis.call('HSET', keys[4], 'ended', '1') else redis.call('HDEL', keys[4], 'ended') end
+  redis.call('DEL', recur_next_key(prefix, id))
+  store_instants(prefix, id, instants)
   local inst = arm_next(prefix, keys[1], id, def, now, math.max(tonumber(def.last_ms or '') or -1, now - 1), false)
   wake_if_earlier(prefix, head, inst and inst.ms, db)
   return {1, 1, inst and inst.ms or -1}
@@ -278,7 +296,8 @@ local function recur_refills(keys, args)
     else
       rows[#rows + 1] = {id, def.version or '0', def.rule or '', def.tz or '', def.start_ms or '', def.end_ms or '',
                          def.horizon_ms or '', def.misfire or 'once', def.grace_ms or '1000', def.misfire_max or '100',
-                         #def.list, redis.call('ZSCORE', keys[1], id) and 1 or 0, def.last_ms or ''}
+                         redis.call('ZCARD', recur_next_key(prefix, id)), redis.call('ZSCORE', keys[1], id) and 1 or 0,
+                         def.last_ms or ''}
     end
   end
   return {now, rows}
@@ -300,21 +319,19 @@ local function recur_refill(keys, args)
   require_recur_permissions(keys[1], prefix, id)
   local def = load_recur(prefix, id)
   if def == MIGRATING then fail('migrating: the slot of ' .. keys[4] .. ' is moving; retry (nothing was written)') end
+  local key = recur_next_key(prefix, id)
   if def == nil or def.paused == '1' or def.version ~= version then
     if def == nil or def.paused == '1' then redis.call('ZREM', recur_refill_key(prefix), id) end
-    return {0, -1, def and #def.list or 0}
+    return {0, -1, redis.call('ZCARD', key)}
   end
   local now = now_ms()
   local horizon = tonumber(def.horizon_ms or '') or -1
-  local added = 0
+  local after = {}
   for _, inst in ipairs(instants) do
-    if inst.ms > horizon and #def.list < RECUR_MAX_UPCOMING then
-      def.list[#def.list + 1] = inst
-      horizon = inst.ms
-      added = added + 1
-    end
+    if inst.ms > horizon then after[#after + 1] = inst end
   end
-  if horizon >= 0 then redis.call('HSET', keys[4], 'horizon_ms', ms_string(horizon)) end
+  local count, last = store_instants(prefix, id, after)
+  if last then redis.call('HSET', keys[4], 'horizon_ms', ms_string(last)) end
   if #instants == 0 then
     -- The rule has no instant after the horizon (its end passed): no more refills.
     def.ended = '1'
@@ -322,12 +339,9 @@ local function recur_refill(keys, args)
   end
   redis.call('ZREM', recur_refill_key(prefix), id)
   local armed = armed_occurrence(keys[1], keys[3], id)
-  if armed then
-    save_recur_state(prefix, id, def, now)
-    return {1, armed, #def.list}
-  end
+  if armed then return {1, armed, count} end
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
   local inst = arm_next(prefix, keys[1], id, def, now, tonumber(def.last_ms or '') or -1, true)
   wake_if_earlier(prefix, head, inst and inst.ms, db)
-  return {1, inst and inst.ms or -1, #def.list}
+  return {1, inst and inst.ms or -1, redis.call('ZCARD', key)}
 end
