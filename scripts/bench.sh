@@ -108,7 +108,7 @@ mkdir -p "$(dirname "$JSON")"
 
 touch "$WORK/started"
 start_redis "$WORK" --appendonly no
-echo "redis-server $(redis-server --version | grep -o 'v=[^ ]*') on $REDIS_URL; nproc $(nproc); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "$(basename "$REDIS_SERVER_BIN") $("$REDIS_SERVER_BIN" --version | grep -o 'v=[^ ]*') on $REDIS_URL; nproc $(nproc); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 if [ "$CLUSTER" = 1 ]; then
   start_cluster "$WORK/cluster" --appendonly no
   echo "Redis Cluster on ports ${CLUSTER_PORTS[*]} (primaries $(cluster_primaries | paste -sd' '))" >&2

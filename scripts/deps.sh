@@ -33,8 +33,11 @@ BROWSER_TEST_PACKAGES=(chromium chromium-driver python3-selenium)
 PACKAGES+=("${BROWSER_TEST_PACKAGES[@]}")
 # hiredis on a system that packages 1.1 or newer (Debian 13; the Dockerfile's build stage).
 HIREDIS_PACKAGE=libhiredis-dev
-# What building Debian's hiredis source package needs on Debian 12 (apt-get source, dpkg-source).
-HIREDIS_SOURCE_TOOLS=(dpkg-dev xz-utils ca-certificates)
+# What fetching and unpacking Debian 13's source packages needs (apt-get source, dpkg-source):
+# hiredis on Debian 12 (scripts/hiredis.sh) and, on every system, the server matrix's Valkey and
+# Redis (scripts/servers.sh).
+SOURCE_TOOLS=(dpkg-dev xz-utils ca-certificates)
+PACKAGES+=("${SOURCE_TOOLS[@]}")
 # CI only (--ci): --no-install-recommends keeps docker.io out of docker-compose.
 CI_PACKAGES=(valgrind clang libclang-rt-14-dev docker-compose golang-go wrk)
 [ "$CI" = 0 ] || PACKAGES+=("${CI_PACKAGES[@]}")
@@ -46,7 +49,6 @@ if [ "${debian_major:-0}" -ge 13 ] 2>/dev/null ||
   PACKAGES+=("$HIREDIS_PACKAGE")
   BUILD_HIREDIS=0
 else
-  PACKAGES+=("${HIREDIS_SOURCE_TOOLS[@]}")
   BUILD_HIREDIS=1
 fi
 

@@ -1,5 +1,10 @@
 # Shared shell helpers for scripts/*.sh: a private redis-server on a free loopback port and
 # cleanup of exactly the processes a script started (by pid).
+# Env: EXPIRY_TEST_REDIS_SERVER / EXPIRY_TEST_REDIS_CLI run another server and CLI than the
+# system's redis-server and redis-cli (the server matrix, docs/servers.md), as in the tests.
+
+REDIS_SERVER_BIN=${EXPIRY_TEST_REDIS_SERVER:-redis-server}
+REDIS_CLI_BIN=${EXPIRY_TEST_REDIS_CLI:-redis-cli}
 
 STARTED_PIDS=()
 
@@ -25,7 +30,7 @@ port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 await_redis() {
   local port=$1 pid=$2 tries=$3
   for _ in $(seq "$tries"); do
-    if redis-cli -p "$port" PING 2>/dev/null | grep -q PONG; then
+    if "$REDIS_CLI_BIN" -p "$port" PING 2>/dev/null | grep -q PONG; then
       STARTED_PIDS+=("$pid")
       return 0
     fi
@@ -51,7 +56,7 @@ start_redis() {
     port_in_use "$port" && continue
     # A background child of this script is no process group leader, so setsid execs in place
     # and $! stays the server's pid.
-    ${REDIS_DETACHED:+setsid} redis-server "$conf" --port "$port" --bind 127.0.0.1 --dir "$dir" --daemonize no \
+    ${REDIS_DETACHED:+setsid} "$REDIS_SERVER_BIN" "$conf" --port "$port" --bind 127.0.0.1 --dir "$dir" --daemonize no \
       --logfile "$dir/redis.log" "$@" &
     pid=$!
     if await_redis "$port" "$pid" 100; then
@@ -84,9 +89,9 @@ make_test_certs() {
 enable_tls_port() {
   local dir=$1 port
   port=$(free_port) || return 1
-  redis-cli -p "$REDIS_PORT" CONFIG SET tls-cert-file "$dir/server.crt" tls-key-file "$dir/server.key" \
+  "$REDIS_CLI_BIN" -p "$REDIS_PORT" CONFIG SET tls-cert-file "$dir/server.crt" tls-key-file "$dir/server.key" \
     tls-ca-cert-file "$dir/ca.crt" tls-auth-clients no >/dev/null &&
-    redis-cli -p "$REDIS_PORT" CONFIG SET tls-port "$port" | grep -q OK ||
+    "$REDIS_CLI_BIN" -p "$REDIS_PORT" CONFIG SET tls-port "$port" | grep -q OK ||
     { echo "redis-server would not open a TLS port (built without TLS?)" >&2; return 1; }
   REDIS_TLS_URL="rediss://127.0.0.1:$port/0"
   REDIS_TLS_FLAGS=(--tls-ca-cert-file "$dir/ca.crt")

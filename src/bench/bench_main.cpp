@@ -67,11 +67,21 @@ std::string active_damon_schemes() {
   return actions;
 }
 
+// "valkey 8.1.1" or "redis 7.0.15": Valkey's INFO keeps redis_version at 7.2.4 for clients that
+// check it and names itself in server_name and valkey_version (docs/servers.md).
+std::string server_label(const std::map<std::string, std::string>& server) {
+  const auto field = [&](const std::string& name) { return server.count(name) ? server.at(name) : std::string(); };
+  const std::string name = field("server_name");
+  if (!name.empty() && !field(name + "_version").empty()) return name + " " + field(name + "_version");
+  return "redis " + (field("redis_version").empty() ? std::string("?") : field("redis_version"));
+}
+
 nlohmann::json machine_json(SyncConnection& conn) {
   const auto server = info_fields(conn, "server");
   return {{"nproc", std::thread::hardware_concurrency()},
           {"cpu_model", cpu_model()},
           {"redis_version", server.count("redis_version") ? server.at("redis_version") : "?"},
+          {"server", server_label(server)},
           {"loadavg_at_start", read_first_line("/proc/loadavg")},
           {"damon_schemes_on", active_damon_schemes()}};
 }
@@ -241,7 +251,7 @@ void run_bench(BenchContext& ctx, const BenchOptions& o, BenchReport& report) {
 void print_machine_line(const BenchReport& report, bool quick) {
   const auto& m = report.json()["machine"];
   std::cout << "expiry-bench " << (quick ? "--quick" : "(full)") << ": " << m["nproc"] << " cores, "
-            << m["cpu_model"].get<std::string>() << ", redis " << m["redis_version"].get<std::string>()
+            << m["cpu_model"].get<std::string>() << ", " << m["server"].get<std::string>()
             << "; load average at start " << m["loadavg_at_start"].get<std::string>() << ", at end "
             << m["loadavg_at_end"].get<std::string>() << "; kernel DAMON schemes on: "
             << (m["damon_schemes_on"].get<std::string>().empty() ? "none" : m["damon_schemes_on"].get<std::string>())

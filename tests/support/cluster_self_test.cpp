@@ -1,5 +1,5 @@
-// Self tests of RedisCluster (needs /usr/bin/redis-server and /usr/bin/redis-cli). One cluster
-// is shared by the tests that leave it healthy; each test restores what it changes.
+// Self tests of RedisCluster (needs redis-server and redis-cli: support/server_binaries.h). One
+// cluster is shared by the tests that leave it healthy; each test restores what it changes.
 #include <signal.h>
 
 #include <chrono>

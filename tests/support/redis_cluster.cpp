@@ -26,6 +26,7 @@
 #include "redis/hash_slot.h"
 #include "support/fixture_files.h"
 #include "support/redis_client.h"
+#include "support/server_binaries.h"
 #include "support/wait.h"
 
 namespace expiry::test {
@@ -45,8 +46,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr const char* kRedisServerBinary = "/usr/bin/redis-server";
-constexpr const char* kRedisCliBinary = "/usr/bin/redis-cli";
 constexpr const char* kHost = "127.0.0.1";
 constexpr int kFirstPort = 10000;
 constexpr int kLastPort = 22767;  // + 10000 for the bus stays below 32768
@@ -219,7 +218,7 @@ void RedisCluster::launch_all() {
         taken.insert(p.port + kBusOffset);
         nodes_[i].port = p.port;
         write_conf(p);
-        p.child = std::make_unique<ChildProcess>(kRedisServerBinary, std::vector<std::string>{p.conf_path},
+        p.child = std::make_unique<ChildProcess>(redis_server_binary(), std::vector<std::string>{p.conf_path},
                                                  std::vector<std::pair<std::string, std::string>>{},
                                                  p.stdout_path);
         nodes_[i].pid = p.child->pid();
@@ -250,7 +249,7 @@ void RedisCluster::create_cluster() {
     std::vector<std::string> args{"--cluster", "create"};
     for (const auto& n : nodes_) args.push_back(std::string(kHost) + ":" + std::to_string(n.port));
     args.insert(args.end(), {"--cluster-replicas", "1", "--cluster-yes"});
-    ChildProcess cli(kRedisCliBinary, args, {}, dir_ + "/cluster-create.log");
+    ChildProcess cli(redis_cli_binary(), args, {}, dir_ + "/cluster-create.log");
     const auto status = cli.wait_exit(opts_.ready_deadline);
     if (!status) cli.kill_hard();
     if (!status || *status != 0) {
@@ -368,7 +367,7 @@ void RedisCluster::restart(const Node& node) {
     Process& p = *procs_.at(node.index);
     if (p.running()) throw std::logic_error("RedisCluster::restart: node is running");
     p.child.reset();
-    p.child = std::make_unique<ChildProcess>(kRedisServerBinary, std::vector<std::string>{p.conf_path},
+    p.child = std::make_unique<ChildProcess>(redis_server_binary(), std::vector<std::string>{p.conf_path},
                                              std::vector<std::pair<std::string, std::string>>{}, p.stdout_path);
     nodes_[node.index].pid = p.child->pid();
     if (!wait_until([&] { return is_ready(p.port, p.child->pid()) || !p.child->running(); }, kNodeReadyDeadline,

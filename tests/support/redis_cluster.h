@@ -1,5 +1,6 @@
-// RedisCluster: a private, throwaway Redis Cluster (primaries + replicas of /usr/bin/redis-server)
-// for the cluster tests, with the failovers and slot migrations those tests drive.
+// RedisCluster: a private, throwaway Redis Cluster (primaries + replicas of redis_server_binary(),
+// support/server_binaries.h) for the cluster tests, with the failovers and slot migrations those
+// tests drive.
 #pragma once
 
 #include <sys/types.h>

@@ -22,11 +22,11 @@
 
 #include "support/fixture_files.h"
 #include "support/redis_client.h"
+#include "support/server_binaries.h"
 
 namespace expiry::test {
 namespace {
 
-constexpr const char* kRedisServerBinary = "/usr/bin/redis-server";
 constexpr const char* kHost = "127.0.0.1";
 constexpr auto kSentinelStartDeadline = std::chrono::seconds(10);
 constexpr auto kProbeConnectTimeout = std::chrono::milliseconds(1000);
@@ -222,7 +222,7 @@ void SentinelGroup::write_sentinel_config(const Sentinel& s) const {
 SentinelGroup::Launch SentinelGroup::launch_sentinel(Sentinel& s) {
     const auto log_offset = file_size_or_zero(s.log_path);
     s.child.reset();
-    s.child = std::make_unique<ChildProcess>(kRedisServerBinary, std::vector<std::string>{s.conf_path, "--sentinel"},
+    s.child = std::make_unique<ChildProcess>(redis_sentinel_binary(), std::vector<std::string>{s.conf_path, "--sentinel"},
                                              std::vector<std::pair<std::string, std::string>>{},
                                              s.stdout_path);
     const std::string needle = "process_id:" + std::to_string(s.child->pid()) + "\r\n";

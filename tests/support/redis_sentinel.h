@@ -1,5 +1,6 @@
 // SentinelGroup: a private, throwaway Redis Sentinel setup (a master, one replica and three
-// sentinels of /usr/bin/redis-server) for the sentinel tests, with the failovers they drive.
+// sentinels of redis_server_binary(), support/server_binaries.h) for the sentinel tests, with the
+// failovers they drive.
 #pragma once
 
 #include <sys/types.h>
@@ -25,8 +26,8 @@ namespace expiry::test {
 //   repl-diskless-sync-delay 0; node 1 also `replicaof` node 0. With a data password both have
 //   requirepass and masterauth. Sentinels send CONFIG REWRITE to the nodes they reconfigure, so a
 //   node restarted by restart_node() starts with the role the sentinels last gave it.
-// - Sentinels: `/usr/bin/redis-server <dir>/sentinel.conf --sentinel`, each with its own temp dir
-//   (mkdtemp under /tmp) holding its private sentinel.conf (which the sentinel rewrites),
+// - Sentinels: `<redis_sentinel_binary()> <dir>/sentinel.conf --sentinel`, each with its own temp
+//   dir (mkdtemp under /tmp) holding its private sentinel.conf (which the sentinel rewrites),
 //   sentinel.log and sentinel.stdout.log. They monitor master_name() with quorum 2,
 //   down-after-milliseconds 2000 and failover-timeout 10000 (plus auth-pass with a data
 //   password; requirepass and sentinel-pass with a sentinel password: Redis 7.0 sentinels

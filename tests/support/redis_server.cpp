@@ -22,12 +22,11 @@
 #include "redis/redis_error.h"
 #include "support/fixture_files.h"
 #include "support/redis_client.h"
+#include "support/server_binaries.h"
 
 namespace expiry::test {
 namespace {
 
-constexpr const char* kRedisServerBinary = "/usr/bin/redis-server";
-constexpr const char* kRedisCliBinary = "/usr/bin/redis-cli";
 constexpr const char* kHost = "127.0.0.1";
 constexpr auto kReadyDeadline = std::chrono::seconds(10);
 constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
@@ -64,7 +63,7 @@ std::optional<std::string> redis_cli_tls(int port, const RedisTlsOptions& tls,
         args.insert(args.end(), {"--cert", tls.probe_cert_file, "--key", tls.probe_key_file});
     }
     args.insert(args.end(), command.begin(), command.end());
-    ChildProcess cli(kRedisCliBinary, args);
+    ChildProcess cli(redis_cli_binary(), args);
     if (!cli.wait_exit(kTlsProbeTimeout)) {
         cli.kill_hard();
         return std::nullopt;
@@ -182,7 +181,7 @@ bool RedisServer::is_ready(pid_t pid) const {
 RedisServer::Launch RedisServer::launch() {
     const auto log_offset = file_size_or_zero(log_path_);
     child_.reset();
-    child_ = std::make_unique<ChildProcess>(kRedisServerBinary, std::vector<std::string>{conf_path_},
+    child_ = std::make_unique<ChildProcess>(redis_server_binary(), std::vector<std::string>{conf_path_},
                                             std::vector<std::pair<std::string, std::string>>{},
                                             stdout_path_);
     const pid_t pid = child_->pid();

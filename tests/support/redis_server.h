@@ -28,7 +28,8 @@ struct RedisTlsOptions {
     std::string probe_key_file;
 };
 
-// Runs /usr/bin/redis-server on 127.0.0.1 with its own temp dir and port.
+// Runs redis-server (redis_server_binary(): /usr/bin/redis-server unless EXPIRY_TEST_REDIS_SERVER
+// says otherwise, support/server_binaries.h) on 127.0.0.1 with its own temp dir and port.
 //
 // Contracts:
 // - The temp dir (mkdtemp under /tmp) holds redis.conf, redis.log (the server's
@@ -45,7 +46,7 @@ struct RedisTlsOptions {
 //   throw std::runtime_error (with the log tail) if it is not ready within 10 s.
 // - TLS mode (Options::tls set): the server listens on a TLS port only (`port 0`, `tls-port`
 //   the picked port); port() is that port and url() a rediss:// URL. Readiness is then probed
-//   with /usr/bin/redis-cli --tls --insecure (PING, then INFO's process_id), independent of the
+//   with redis-cli (redis_cli_binary()) --tls --insecure (PING, then INFO's process_id), independent of the
 //   product's TLS code: the probe checks who answers, not the certificate, so a server started
 //   with a certificate that clients must refuse still becomes ready. stop() sends SIGTERM (which
 //   Redis handles like SHUTDOWN; it saves only if extra_config_lines configured save points).

@@ -1,4 +1,4 @@
-// Self tests for expiry_test_support (needs /usr/bin/redis-server).
+// Self tests for expiry_test_support (needs redis-server: support/server_binaries.h).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>

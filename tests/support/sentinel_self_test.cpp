@@ -1,6 +1,6 @@
-// Self tests of SentinelGroup (needs /usr/bin/redis-server). One group is shared by the tests,
-// which run in order: each starts from whatever master the previous one left and leaves the
-// group able to fail over (wait_replica_in_sync) or says why not.
+// Self tests of SentinelGroup (needs redis-server: support/server_binaries.h). One group is
+// shared by the tests, which run in order: each starts from whatever master the previous one
+// left and leaves the group able to fail over (wait_replica_in_sync) or says why not.
 #include <signal.h>
 
 #include <chrono>

@@ -66,9 +66,10 @@ end
 -- a task already due when scheduled}, migrating, paused_until_ms, late}:
 -- next_due_ms is the earliest due time clamped into 0..MAX_DUE_MS, -1 when the schedule is
 -- empty; while paused, the end of a timed pause (or the earliest due time, if later), -1 for a
--- pause until resumed. now_us is the Redis clock in microseconds at the end of the call, so
--- relays can arm their timers precisely; next_due_ms <= now_us / 1000 means more are already
--- due. pending and overdue count what is left. migrating is 1 when the sweep stopped at a task
+-- pause until resumed. now_us is the Redis clock in microseconds at the end of the call (at its
+-- start on servers that freeze TIME during a call, docs/servers.md), so relays can arm their
+-- timers precisely; next_due_ms <= now_us / 1000 means more are already due. pending and
+-- overdue count what is left. migrating is 1 when the sweep stopped at a task
 -- whose keys are moving to another node (nothing was written for it: sweep again once the slot
 -- has moved), else 0. paused_until_ms is -1 when not paused, 0 for a pause until resumed.
 local function sweep(keys, args)
@@ -79,6 +80,7 @@ local function sweep(keys, args)
   check_default_stream(keys[2], ns)
   local limits = claim_limits(args[4], keys[2], keys[3])
   local started_us = now_us()
+  local budget_started_us = budget_clock_us()
   local now = math.floor(started_us / 1000)
   local first = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
   -- The reply's tail: paused_until (-1: not paused) and the count dead-lettered late.
@@ -137,7 +139,7 @@ local function sweep(keys, args)
         lateness[#lateness + 1] = late
       end
       local claimed = #lateness + dead_count + skipped
-      if claimed % SWEEP_CHECK_EVERY == 0 and now_us() - started_us >= SWEEP_BUDGET_US then
+      if claimed % SWEEP_CHECK_EVERY == 0 and budget_clock_us() - budget_started_us >= SWEEP_BUDGET_US then
         out_of_time = true
         break
       end

@@ -57,6 +57,19 @@ local function now_ms()
   return math.floor(now_us() / 1000)
 end
 
+-- The clock of the time budgets within one call, in microseconds (only differences count).
+-- TIME advances while a call runs on Redis 7.0, but Redis 8.0 and Valkey 8.1 answer the time the
+-- call started throughout (docs/servers.md), which would turn every budget off. They offer
+-- os.clock() instead (the server's CPU seconds, which advance while the call computes); Redis
+-- 7.0's sandbox has no os, so there the budgets keep using TIME. Probed at the first use (a
+-- library's loading code may not call pcall) and kept for the library's life on this server.
+local has_os_clock = nil
+local function budget_clock_us()
+  if has_os_clock == nil then has_os_clock = pcall(function() return os.clock() end) end
+  if has_os_clock then return os.clock() * 1000000 end
+  return now_us()
+end
+
 local function ms_string(x)
   return string.format('%.0f', x)
 end

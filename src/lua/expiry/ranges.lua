@@ -41,7 +41,7 @@ local function walk_range(key, lower, upper, prefix, cursor, limit, act)
     end
     start, skip = score, tonumber(k)
   end
-  local started = now_us()
+  local started = budget_clock_us()
   local examined, acted = 0, 0
   while examined < limit do
     local want = math.min(RANGE_CHUNK, limit - examined)
@@ -58,7 +58,7 @@ local function walk_range(key, lower, upper, prefix, cursor, limit, act)
     if #rows < 2 * want then return acted, examined, '' end
     if tonumber(last) == tonumber(start) then skip = skip + kept else skip = kept end
     start = last
-    if now_us() - started >= RANGE_BUDGET_US then break end
+    if budget_clock_us() - started >= RANGE_BUDGET_US then break end
   end
   return acted, examined, start .. ':' .. ms_string(skip)
 end

@@ -20,6 +20,7 @@
 #include "shared_cluster_test.h"
 #include "support/redis_client.h"
 #include "support/redis_cluster.h"
+#include "support/server_binaries.h"
 #include "support/wait.h"
 
 namespace expiry::test {
@@ -47,7 +48,7 @@ const SyncConnection::FunctionLibrary& facts_library() {
 class Subscriber {
  public:
   Subscriber(const RedisCluster::Node& node, const std::string& verb, const std::vector<std::string>& channels)
-      : child_("/usr/bin/redis-cli", args(node, verb, channels)) {
+      : child_(redis_cli_binary(), args(node, verb, channels)) {
     const std::string confirm = "\"" + lower(verb) + "\",";
     const bool ready = wait_until(
         [&] { return count_lines_starting(confirm) == channels.size() || !child_.running(); }, 10s);

@@ -21,6 +21,7 @@
 #include "redis/redis_error.h"
 #include "shared_cluster_test.h"
 #include "support/redis_cluster.h"
+#include "support/server_binaries.h"
 #include "support/wait.h"
 
 namespace expiry::test {
@@ -315,7 +316,7 @@ TEST_F(ClusterRelayTest, ARedisCliReshardOfLoadedBucketsLosesRepeatsAndOrphansNo
     if (bucket_slots.count(slot) != 0 && ++buckets_moved == 4) break;
   }
   ASSERT_GE(buckets_moved, 1);
-  ChildProcess reshard("/usr/bin/redis-cli",
+  ChildProcess reshard(redis_cli_binary(),
                        {"--cluster", "reshard", from.host + ":" + std::to_string(from.port), "--cluster-from", from.id,
                         "--cluster-to", to.id, "--cluster-slots", std::to_string(slots), "--cluster-yes"},
                        {}, g_cluster->dir() + "/reshard-" + ns_ + ".log");

@@ -1,4 +1,4 @@
-// Runs /usr/bin/redis-cli as an independent TLS client for the TLS tests: what it accepts or
+// Runs redis-cli (redis_cli_binary()) as an independent TLS client for the TLS tests: what it accepts or
 // refuses does not depend on the product's TLS code.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/child_process.h"
+#include "support/server_binaries.h"
 
 namespace expiry::test {
 
@@ -20,7 +21,7 @@ struct CliRun {
 // Runs redis-cli with `args` to completion, bounded by `deadline`.
 inline CliRun redis_cli(const std::vector<std::string>& args,
                         std::chrono::milliseconds deadline = std::chrono::seconds(10)) {
-  ChildProcess cli("/usr/bin/redis-cli", args);
+  ChildProcess cli(redis_cli_binary(), args);
   CliRun run;
   if (auto rc = cli.wait_exit(deadline)) {
     run.exit_code = *rc;
