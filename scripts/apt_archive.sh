@@ -39,3 +39,18 @@ debian_archive_uri() {
   echo "no Debian archive found in this machine's apt sources (/etc/apt/sources.list.d/*.sources, /etc/apt/sources.list)" >&2
   return 1
 }
+
+# private_trixie_apt DIR: a private apt configuration under DIR with one deb-src line for Debian
+# 13 (trixie) on the archive debian_archive_uri names; sets ARCHIVE and the apt-get options
+# apt_private=(...) that use it (the system's apt sources and lists are left alone).
+private_trixie_apt() {
+  local dir=$1
+  mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial"
+  ARCHIVE=$(debian_archive_uri) || return 1
+  echo "deb-src $ARCHIVE trixie main" >"$dir/apt/sources.list"
+  apt_private=(
+    -o "Dir::Etc::SourceList=$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+    -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache"
+    -o APT::Sandbox::User=root
+  )
+}

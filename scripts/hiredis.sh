@@ -25,14 +25,8 @@ STAMP=$PREFIX/.built-from-$VERSION
 started=$(date +%s)
 WORK=$(mktemp -d "$(dirname "$PREFIX")/hiredis-src.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-mkdir -p "$WORK/apt/lists/partial" "$WORK/apt/cache/archives/partial" "$WORK/src"
-ARCHIVE=$(debian_archive_uri)
-echo "deb-src $ARCHIVE trixie main" >"$WORK/apt/sources.list"
-apt_private=(
-  -o "Dir::Etc::SourceList=$WORK/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-  -o "Dir::State::Lists=$WORK/apt/lists" -o "Dir::Cache=$WORK/apt/cache"
-  -o APT::Sandbox::User=root
-)
+mkdir -p "$WORK/src"
+private_trixie_apt "$WORK"
 echo "hiredis: fetching Debian's source package hiredis=$VERSION from $ARCHIVE (this machine's apt sources)" >&2
 apt-get "${apt_private[@]}" -qq update
 (cd "$WORK/src" && apt-get "${apt_private[@]}" -qq source "hiredis=$VERSION" >/dev/null)

@@ -56,14 +56,7 @@ trap cleanup EXIT
 apt_setup() {
   [ -z "$APT_READY" ] || return 0
   WORK=$(mktemp -d "$DEPS/servers-src.XXXXXX")
-  mkdir -p "$WORK/apt/lists/partial" "$WORK/apt/cache/archives/partial"
-  ARCHIVE=$(debian_archive_uri)
-  echo "deb-src $ARCHIVE trixie main" >"$WORK/apt/sources.list"
-  apt_private=(
-    -o "Dir::Etc::SourceList=$WORK/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-    -o "Dir::State::Lists=$WORK/apt/lists" -o "Dir::Cache=$WORK/apt/cache"
-    -o APT::Sandbox::User=root
-  )
+  private_trixie_apt "$WORK" || die "no Debian archive in this machine's apt sources"
   apt-get "${apt_private[@]}" -qq update || die "apt-get update of trixie's deb-src index from $ARCHIVE failed"
   APT_READY=1
 }
