@@ -50,7 +50,7 @@ esac
 
 if [ "${DEMO_SKIP_BUILD:-0}" != 1 ]; then
   echo "demo: checking the packages it needs (scripts/deps.sh) ..."
-  scripts/deps.sh
+  scripts/deps.sh --demo
   # Only the four programs the demo runs (scripts/test.sh builds the rest into the same tree).
   echo "demo: building expiry-relay, expiry-ctl, order-canceller and order-sim (first time: about 2-3 min on 2 cores) ..."
   targets="expiry-relay expiry-ctl order-canceller order-sim"

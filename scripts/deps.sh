@@ -3,7 +3,8 @@
 # hiredis >= 1.1 with TLS: the system's libhiredis-dev where it is that new (Debian 13), else
 # (Debian 12, whose hiredis is 0.14) scripts/hiredis.sh builds Debian 13's own source package
 # into a private prefix in the build tree, once. Without root it prints the apt-get command.
-# Usage: scripts/deps.sh [--ci]
+# Usage: scripts/deps.sh [--ci | --demo]
+#   --demo: only what the demo needs (no browser for the console's tests).
 #   --ci: also what only CI's other stages use: valgrind (leak check), clang with its sanitizer
 #   and libFuzzer runtimes (scripts/sanitize.sh), docker-compose (the deploy checks validate the
 #   compose files; no engine), golang-go (the Go snippet of docs/webhooks.md is run), wrk (the HTTP
@@ -13,10 +14,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CI=0
+DEMO=0
 case "${1:-}" in
   "") ;;
   --ci) CI=1 ;;
-  *) echo "usage: $0 [--ci]" >&2; exit 2 ;;
+  --demo) DEMO=1 ;;
+  *) echo "usage: $0 [--ci | --demo]" >&2; exit 2 ;;
 esac
 
 PACKAGES=(
@@ -30,7 +33,7 @@ PACKAGES=(
 # through its WebDriver by Debian's python3 with Selenium. Kept apart from PACKAGES, whose list the
 # Dockerfile's build stage repeats: the image needs no browser.
 BROWSER_TEST_PACKAGES=(chromium chromium-driver python3-selenium)
-PACKAGES+=("${BROWSER_TEST_PACKAGES[@]}")
+[ "$DEMO" = 1 ] || PACKAGES+=("${BROWSER_TEST_PACKAGES[@]}")
 # hiredis on a system that packages 1.1 or newer (Debian 13; the Dockerfile's build stage).
 HIREDIS_PACKAGE=libhiredis-dev
 # What fetching and unpacking Debian 13's source packages needs (apt-get source, dpkg-source):
