@@ -183,12 +183,23 @@ TEST_F(ClusterFactsTest, PublishFromAFunctionReachesEveryNode) {
     }
     return true;
   };
-  ASSERT_TRUE(wait_until(all_got_it, 10s));
+  // A node whose cluster-bus link to the publisher is still being set up (a fresh cluster on a
+  // busy machine; seen with Valkey 8.1 under CI's load) gets no copy: publish again, each time
+  // the last one has had 5 s to arrive, until every node got one.
+  int published = 1;
+  for (const auto deadline = std::chrono::steady_clock::now() + 60s;
+       !wait_until(all_got_it, 5s) && std::chrono::steady_clock::now() < deadline; ++published) {
+    ASSERT_FALSE(conn->command({"FCALL", "cf_publish", "0", "cf:wake", "hello"}).failed());
+  }
+  ASSERT_TRUE(all_got_it()) << "after " << published << " publishes";
   for (size_t i = 0; i < subs.size(); ++i) {
     const auto got = subs[i]->messages();
-    ASSERT_EQ(got.size(), 1u) << "node " << nodes[i].port;
-    EXPECT_EQ(got[0].first, "cf:wake");
-    EXPECT_EQ(got[0].second, "hello");
+    ASSERT_GE(got.size(), 1u) << "node " << nodes[i].port;
+    ASSERT_LE(got.size(), static_cast<size_t>(published)) << "node " << nodes[i].port;
+    for (const auto& m : got) {
+      EXPECT_EQ(m.first, "cf:wake");
+      EXPECT_EQ(m.second, "hello");
+    }
   }
 }
 
