@@ -151,10 +151,12 @@ TEST_F(RecurRelayTest, EachMisfirePolicyAfterEveryRelayWasDown) {
   wait_clock_past(down + 10000);
   const long long restart = now();
   auto r2 = relay("r2");
-  for (const auto& [id, def] : defs) {
+  for (const auto& entry : defs) {
+    const std::string& id = entry.first;  // named, not bound: clang 14 cannot capture a binding
+    const std::string& payload = entry.second.payload;
     ASSERT_TRUE(wait_until(
         [&] {
-          const auto f = fired(id, def.payload);
+          const auto f = fired(id, payload);
           return !f.empty() && f.back().occurrence_ms >= restart + 3000;
         },
         30s))
