@@ -97,6 +97,8 @@ struct BenchOptions {
   int rounds = 0;
   long long backdrop = -1;
   long long steady_rate = -1;
+  int steady_seconds = -1;
+  long long ttl_keys = -1;
   std::string steady_systems = "relay,events-only,fixed-poll";
   std::vector<std::string> relay_flags;
   std::string cluster_url;
@@ -131,6 +133,10 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
       ->check(CLI::Range(0LL, 10000000LL));
   app.add_option("--steady-rate", o.steady_rate, "steady: tasks scheduled per second (default 1000, --quick 200)")
       ->check(CLI::Range(1LL, 20000LL));
+  app.add_option("--steady-seconds", o.steady_seconds, "steady: seconds of scheduling (default 30, --quick 10)")
+      ->check(CLI::Range(1, 600));
+  app.add_option("--ttl-keys", o.ttl_keys, "steady: unrelated keys with a 1-day TTL (default 100000, --quick 20000)")
+      ->check(CLI::Range(0LL, 10000000LL));
   app.add_option("--steady-systems", o.steady_systems, "steady: comma-separated systems to run (default all three)");
   app.add_option("--recur-schedules", o.recur_schedules,
                  "recur: recurring schedules, each firing once a minute (default 100000, --quick 10000)")
@@ -169,6 +175,8 @@ BenchContext bench_context_from(BenchOptions& o) {
   if (o.rounds > 0) ctx.sizes.drain_rounds = o.rounds;
   if (o.backdrop >= 0) ctx.sizes.steady_backdrop = static_cast<size_t>(o.backdrop);
   if (o.steady_rate > 0) ctx.sizes.steady_rate = static_cast<int>(o.steady_rate);
+  if (o.steady_seconds > 0) ctx.sizes.steady_seconds = o.steady_seconds;
+  if (o.ttl_keys >= 0) ctx.sizes.steady_ttl_keys = static_cast<size_t>(o.ttl_keys);
   if (o.recur_schedules > 0) ctx.sizes.recur_schedules = static_cast<size_t>(o.recur_schedules);
   if (o.recur_minutes > 0) ctx.sizes.recur_minutes = o.recur_minutes;
   ctx.recur_rule = o.recur_rule;

@@ -1,4 +1,4 @@
-// Redis's own responsiveness during a run: a thread that PINGs on its own connection every 2 ms
+// Redis's own responsiveness during a run: a thread that PINGs on its own connection every 10 ms
 // (or `period`) and records each round trip. When the relay's tasks are late while the PINGs are slow too,
 // Redis (or the machine under it) stalled, not the relay.
 #pragma once
@@ -17,7 +17,7 @@ namespace expiry::bench {
 class RedisPinger {
  public:
   // Connects its own connection (throws IoError) and starts pinging.
-  explicit RedisPinger(const RedisEndpoint& redis, std::chrono::microseconds period = std::chrono::milliseconds(2));
+  explicit RedisPinger(const RedisEndpoint& redis, std::chrono::microseconds period = std::chrono::milliseconds(10));
   ~RedisPinger();
   RedisPinger(const RedisPinger&) = delete;
   RedisPinger& operator=(const RedisPinger&) = delete;

@@ -78,6 +78,27 @@ std::map<std::string, long long> command_usec(SyncConnection& conn) {
   return out;
 }
 
+RedisCostSnapshot redis_cost_snapshot(SyncConnection& conn) {
+  RedisCostSnapshot snap;
+  for (const auto& [name, value] : info_fields(conn, "commandstats")) {
+    if (name.rfind("cmdstat_", 0) != 0) continue;
+    snap.commands[name.substr(8)] = {csv_value(value, "calls"), csv_value(value, "usec")};
+  }
+  snap.cpu_seconds = redis_cpu_seconds(conn);
+  return snap;
+}
+
+nlohmann::json redis_cost_delta(const RedisCostSnapshot& before, const RedisCostSnapshot& after) {
+  nlohmann::json commands = nlohmann::json::object();
+  for (const auto& [name, cost] : after.commands) {
+    const auto it = before.commands.find(name);
+    const CommandCost was = it == before.commands.end() ? CommandCost{} : it->second;
+    if (cost.calls == was.calls) continue;
+    commands[name] = {{"calls", cost.calls - was.calls}, {"usec", cost.usec - was.usec}};
+  }
+  return {{"cpu_seconds", after.cpu_seconds - before.cpu_seconds}, {"commands", commands}};
+}
+
 KeyspaceCounts keyspace_db0(SyncConnection& conn) {
   KeyspaceCounts k;
   const auto fields = info_fields(conn, "keyspace");

@@ -26,6 +26,22 @@ long long info_integer(SyncConnection& conn, const std::string& section, const s
 std::map<std::string, long long> command_calls(SyncConnection& conn);
 // microseconds Redis spent per command, from INFO commandstats (usec; FCALL's include its inner calls).
 std::map<std::string, long long> command_usec(SyncConnection& conn);
+// INFO commandstats calls and usec per command, and INFO cpu, at one moment; `delta` gives what a
+// window cost. usec of FCALL/EVALSHA includes the commands its script ran, which commandstats also
+// counts under their own names (Redis 7): summing every row counts script work twice.
+struct CommandCost {
+  long long calls = 0;
+  long long usec = 0;
+};
+struct RedisCostSnapshot {
+  std::map<std::string, CommandCost> commands;
+  double cpu_seconds = 0;
+};
+RedisCostSnapshot redis_cost_snapshot(SyncConnection& conn);
+// {"cpu_seconds", "commands": {name: {calls, usec}}} of what happened between `before` and `after`
+// (commands without a call in the window are left out).
+nlohmann::json redis_cost_delta(const RedisCostSnapshot& before, const RedisCostSnapshot& after);
+
 // keys and expires of db0 from INFO keyspace (0 when the db is empty).
 struct KeyspaceCounts {
   long long keys = 0;

@@ -53,6 +53,7 @@ struct SteadyRun {
   double peak_rss_mb = 0;
   double foreign_cpu_percent = 0;  // other processes on the machine, % of all cores
   double redis_cpu_seconds = 0;    // Redis's own, over the scheduling and forwarding window
+  nlohmann::json redis_cost;       // the same window's redis_cost_delta: CPU by command
   BlockingSummary blocking;
   RedisPinger::Result ping;  // Redis's own responsiveness meanwhile
   int exit_code = 0;
@@ -82,7 +83,7 @@ SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role)
   BlockingWatch watch(conn);
   const ProcessUsage u0 = relay.usage();
   const CpuSnapshot cpu0 = cpu_snapshot({ctx.redis_pid, relay.pid()});
-  const double redis_cpu0 = redis_cpu_seconds(conn);
+  const RedisCostSnapshot cost0 = redis_cost_snapshot(conn);
   const auto t0 = std::chrono::steady_clock::now();
   const auto period = std::chrono::duration<double>(1.0 / ctx.sizes.steady_rate);
   long long max_due = 0;
@@ -99,7 +100,8 @@ SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role)
   run.schedule_rate = static_cast<double>(n) / schedule_seconds;
   const long long deadline = max_due + ctx.sizes.steady_grace_ms;
   reader.wait_for(n, std::max(0LL, deadline - wall_ms()));
-  run.redis_cpu_seconds = redis_cpu_seconds(conn) - redis_cpu0;
+  run.redis_cost = redis_cost_delta(cost0, redis_cost_snapshot(conn));
+  run.redis_cpu_seconds = run.redis_cost["cpu_seconds"].get<double>();
   const ProcessUsage u1 = relay.usage();
   run.foreign_cpu_percent = foreign_cpu_percent(cpu0, cpu_snapshot({ctx.redis_pid, relay.pid()}));
   run.window_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -140,6 +142,7 @@ void run_steady_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRep
   j["seconds"] = ctx.sizes.steady_seconds;
   j["backdrop_pending"] = backdrop;
   j["keys_with_ttl"] = keyspace.expires;
+  j["unrelated_ttl_keys"] = ctx.sizes.steady_ttl_keys;
   j["grace_ms"] = ctx.sizes.steady_grace_ms;
   const size_t n = static_cast<size_t>(ctx.sizes.steady_rate) * static_cast<size_t>(ctx.sizes.steady_seconds);
 
@@ -155,7 +158,7 @@ void run_steady_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRep
            " ms after the last due time counts as later than that (\">N\"); the bench then forwards it itself "
            "(via=bench-drain) to check that nothing was lost. CPU % is of one core, over the scheduling and "
            "forwarding window. Other CPU % = CPU used by processes other than the bench, its Redis and its relay, "
-           "in % of all cores: above 10 the run shared the machine. Redis PING: round trips of a PING sent every 2 ms "
+           "in % of all cores: above 10 the run shared the machine. Redis PING: round trips of a PING sent every 10 ms "
            "on a connection of its own during the run; slow PINGs mean Redis, or the machine under it, stalled."}};
   for (RelayRole role : {RelayRole::Relay, RelayRole::EventsOnly, RelayRole::FixedPoll}) {
     const std::string name = role_name(role);
@@ -187,6 +190,8 @@ void run_steady_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRep
     rj["redis_pings_over_5ms"] = r.ping.over_5ms;
     rj["foreign_cpu_percent"] = r.foreign_cpu_percent;
     rj["redis_cpu_seconds"] = r.redis_cpu_seconds;
+    rj["redis_cpu_us_per_task"] = r.redis_cpu_seconds * 1e6 / static_cast<double>(n);
+    rj["redis_cost"] = r.redis_cost;
     rj["exit_code"] = r.exit_code;
     j["runs"][name] = rj;
     report.check_integrity("steady/" + name, r.tally.lost, r.tally.duplicated, r.tally.foreign);

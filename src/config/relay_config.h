@@ -25,6 +25,7 @@ struct RelayConfig {
   std::string dead_stream;
   int buckets = 0;                                // 0: the count in NS:buckets, else 64 on a cluster, 1 on one Redis
   std::chrono::milliseconds sweep_interval{10000}; // longest gap between two sweeps
+  std::chrono::milliseconds sweep_coalesce{2};    // a timed sweep waits this long after its task's due time
   int sweep_batch = 100;                          // tasks claimed per sweep call
   int sweep_pipeline = 4;                         // sweep calls in flight while a backlog drains
   // Stream retention: every trim interval, each stream the relay forwards into loses the entries

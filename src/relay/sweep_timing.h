@@ -21,6 +21,12 @@ std::chrono::microseconds next_sweep_delay(long long next_due_ms, long long now_
 std::chrono::microseconds due_notice_delay(long long due_ms, long long server_now_us, Clock::duration since_reading,
                                            std::chrono::microseconds interval);
 
+// `delay`, the wait for a due task, extended by the coalescing window `window`, so one sweep call
+// also claims the tasks that come due within the window after it (fewer calls, each at most
+// `window` later), capped by `cap`.
+std::chrono::microseconds coalesced_delay(std::chrono::microseconds delay, std::chrono::microseconds window,
+                                          std::chrono::microseconds cap);
+
 // Whether a timer must be (re)armed so that it fires within `delay`: it is not armed, or it
 // would fire later than that.
 bool needs_earlier_arm(bool armed, std::chrono::microseconds remaining, std::chrono::microseconds delay);

@@ -58,7 +58,8 @@ void Sweeper::note_due(long long due_ms) {
     sweep_now("due notice before the first sweep");
     return;
   }
-  arm_within(due_notice_delay(due_ms, server_now_us_, Clock::now() - server_now_seen_at_, config_.sweep_interval));
+  arm_within(coalesced_delay(due_notice_delay(due_ms, server_now_us_, Clock::now() - server_now_seen_at_, config_.sweep_interval),
+                             config_.sweep_coalesce, config_.sweep_interval));
 }
 
 void Sweeper::stop() {
@@ -141,7 +142,9 @@ void Sweeper::on_batch_reply(const Reply& reply, Clock::time_point sent_at) {
     loop_.defer(alive_, [this] { sweep_now("asked again"); });
     return;
   }
-  timer_.arm(next_sweep_delay(result->next_due_ms, result->now_us, config_.next_due_timer, config_.sweep_interval));
+  const auto delay = next_sweep_delay(result->next_due_ms, result->now_us, config_.next_due_timer, config_.sweep_interval);
+  const bool for_a_task = config_.next_due_timer && result->next_due_ms >= 0;
+  timer_.arm(for_a_task ? coalesced_delay(delay, config_.sweep_coalesce, config_.sweep_interval) : delay);
 }
 
 void Sweeper::on_batch_error(const Reply& reply) {

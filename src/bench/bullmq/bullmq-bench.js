@@ -92,6 +92,7 @@ function sizesFor(opts) {
     s.steadySeconds = sc.steady.seconds;
     s.backdrop = sc.steady.backdrop_pending;
     s.graceMs = sc.steady.grace_ms;
+    if (typeof sc.steady.unrelated_ttl_keys === 'number') s.ttlKeys = sc.steady.unrelated_ttl_keys;
   }
   if (sc.burst) s.burstTasks = sc.burst.tasks;
   if (sc.idle) s.backdrop = sc.idle.pending;
@@ -129,6 +130,27 @@ function parseInfo(text) {
 async function redisCpuSeconds(r) {
   const f = parseInfo(await r.info('cpu'));
   return Number(f.used_cpu_sys) + Number(f.used_cpu_user);
+}
+
+// INFO commandstats calls and usec per command, and INFO cpu: expiry-bench's redis_cost_snapshot.
+async function redisCost(r) {
+  const commands = {};
+  for (const [k, v] of Object.entries(parseInfo(await r.info('commandstats')))) {
+    const calls = /calls=(\d+)/.exec(v);
+    const usec = /usec=(\d+)/.exec(v);
+    if (k.startsWith('cmdstat_') && calls && usec) commands[k.slice(8)] = { calls: Number(calls[1]), usec: Number(usec[1]) };
+  }
+  return { commands, cpu_seconds: await redisCpuSeconds(r) };
+}
+
+// What a window cost, as expiry-bench's redis_cost_delta: {cpu_seconds, commands: {name: {calls, usec}}}.
+function redisCostDelta(before, after) {
+  const commands = {};
+  for (const [name, c] of Object.entries(after.commands)) {
+    const was = before.commands[name] || { calls: 0, usec: 0 };
+    if (c.calls !== was.calls) commands[name] = { calls: c.calls - was.calls, usec: c.usec - was.usec };
+  }
+  return { cpu_seconds: after.cpu_seconds - before.cpu_seconds, commands };
 }
 
 async function usedMemory(r) {
@@ -332,7 +354,7 @@ async function runSteady(ctx) {
   });
   await w.ready;
   await sleep(300);
-  const cpu0 = await redisCpuSeconds(ctx.r);
+  const cost0 = await redisCost(ctx.r);
   const t0 = performance.now();
   let maxDue = 0;
   for (let i = 0; i < n; i++) {
@@ -346,7 +368,7 @@ async function runSteady(ctx) {
   }
   const scheduleSeconds = (performance.now() - t0) / 1000;
   await waitFor(() => seen.size >= n, Math.max(0, maxDue + graceMs - Date.now()));
-  const cpu1 = await redisCpuSeconds(ctx.r);
+  const cost = redisCostDelta(cost0, await redisCost(ctx.r));
   const windowSeconds = (performance.now() - t0) / 1000;
   await w.stop();
   const lateness = percentiles([...seen.values()]);
@@ -354,7 +376,7 @@ async function runSteady(ctx) {
     rate, seconds: secs, tasks: n, backdrop_pending: backdrop, keys_with_ttl: ctx.sizes.ttlKeys,
     worker_concurrency: STEADY_CONCURRENCY, schedule_rate: n / scheduleSeconds, window_seconds: windowSeconds,
     forwarded: seen.size, not_seen_by_deadline: n - seen.size, duplicated, lateness_ms: lateness,
-    redis_cpu_seconds: cpu1 - cpu0, redis_cpu_us_per_task: ((cpu1 - cpu0) * 1e6) / n,
+    redis_cpu_seconds: cost.cpu_seconds, redis_cpu_us_per_task: (cost.cpu_seconds * 1e6) / n, redis_cost: cost,
   };
 }
 

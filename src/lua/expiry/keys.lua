@@ -16,7 +16,7 @@
 -- shadow hash, the trigger, a per-task stream) may have moved away while their slot migrates.
 -- forward() therefore reads every undeclared key under pcall before its first write; a key
 -- that is elsewhere makes the call report "migrating" and write nothing for that task. (A sweep
--- that claims asks INFO cluster once, and on a single Redis skips the read of the trigger.)
+-- that claims asks INFO cluster once per library load, and on a single Redis skips the read of the trigger.)
 -- Key layout, for a namespace NS and bucket B (0 <= B < the count in NS:buckets, 1 if absent):
 --   NS:{B}:schedule   ZSET   member = task id, score = due time (ms, Redis clock)
 --   NS:{B}:t:<id>     STRING trigger key, PX = due - now + 100; its `expired` event is a hint
@@ -215,9 +215,15 @@ local SKIPPED = {}
 
 -- True unless this Redis says it is not a cluster node. Only on a cluster can a key the call
 -- did not declare be elsewhere (its slot migrating); a user without +info is treated as on one.
+-- cluster_enabled is fixed for the server's life, so the first answer is kept for the library's
+-- (a restart loads the library again); a refused INFO is asked again next time.
+local cluster_answer = nil
 local function on_cluster()
+  if cluster_answer ~= nil then return cluster_answer end
   local ok, info = pcall(redis.call, 'INFO', 'cluster')
-  return not (ok and string.find(info, 'cluster_enabled:0', 1, true))
+  if not ok then return true end
+  cluster_answer = not string.find(info, 'cluster_enabled:0', 1, true)
+  return cluster_answer
 end
 
 local function key_type(key)

@@ -73,7 +73,7 @@ TEST(RelayConfig, OptionTableHasUniqueNamesAndResolvableDefaults) {
   std::set<std::string> names;
   for (const auto& s : specs) EXPECT_TRUE(names.insert(s.name).second) << "duplicate option " << s.name;
   for (const char* n : {"redis_url", "password_file", "namespace", "stream", "group", "sweep_interval_ms",
-                        "sweep_batch", "sweep_pipeline", "connect_timeout_ms", "watchdog_interval_ms", "watchdog_timeout_ms",
+                        "sweep_batch", "sweep_coalesce_ms", "sweep_pipeline", "connect_timeout_ms", "watchdog_interval_ms", "watchdog_timeout_ms",
                         "reconnect_initial_ms", "reconnect_max_ms", "max_inflight_claims", "require_notifications",
                         "event_claims", "next_due_timer", "log_format", "log_level", "instance"}) {
     EXPECT_EQ(names.count(n), 1u) << "missing option " << n;

@@ -76,5 +76,13 @@ TEST(NeedsEarlierArm, AnArmedTimerThatFiresLaterIsRearmed) {
   EXPECT_TRUE(needs_earlier_arm(true, kInterval, microseconds(0)));
 }
 
+TEST(SweepTiming, CoalescingAddsTheWindowWithinTheCap) {
+  EXPECT_EQ(coalesced_delay(microseconds(750), milliseconds(2), kInterval), microseconds(2'750));
+  EXPECT_EQ(coalesced_delay(microseconds(0), milliseconds(0), kInterval), microseconds(0));
+  EXPECT_EQ(coalesced_delay(kInterval, milliseconds(2), kInterval), kInterval);
+  EXPECT_EQ(coalesced_delay(microseconds(-5), milliseconds(2), kInterval), milliseconds(2));
+  EXPECT_EQ(coalesced_delay(microseconds(std::numeric_limits<long long>::max()), milliseconds(2), kInterval), kInterval);
+}
+
 }  // namespace
 }  // namespace expiry
