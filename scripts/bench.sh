@@ -18,6 +18,10 @@
 #     missing), its JSON goes next to the relay's as *-bullmq.json, and a table puts both side by
 #     side. Without node >= 20 or npm, or if the install fails, it says "BullMQ peer skipped: <why>";
 #     it never changes the exit code. --no-bullmq skips it.
+#   Cost: with node, src/bench/cost_report.js then prints the steady Redis CPU per task by call
+#     type beside the peers', and the memory per pending task. --guard FILE (the CI's
+#     .ci/bench-baseline.json) makes the run fail when the steady Redis CPU ratio relay/BullMQ or
+#     the memory per task is more than the file's tolerance (25 %) worse than its baseline.
 # Env: BUILD_DIR (default build), BENCH_KEEP=1 keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +29,7 @@ source scripts/lib.sh
 source scripts/cluster.sh
 
 BUILD_DIR=${BUILD_DIR:-build}
-ARGS=() JSON= PLOT=0 CLUSTER=0 ONLY=0 ONLY_LIST= TLS=0 QUICK=0 BULLMQ=1
+ARGS=() JSON= PLOT=0 CLUSTER=0 ONLY=0 ONLY_LIST= TLS=0 QUICK=0 BULLMQ=1 GUARD=
 while [ $# -gt 0 ]; do
   case $1 in
     --cluster) CLUSTER=1; shift ;;
@@ -37,6 +41,8 @@ while [ $# -gt 0 ]; do
     --json) JSON=$2; shift 2 ;;
     --json=*) JSON=${1#--json=}; shift ;;
     --plot) PLOT=1; shift ;;
+    --guard) GUARD=$2; shift 2 ;;
+    --guard=*) GUARD=${1#--guard=}; shift ;;
     *) ARGS+=("$1"); shift ;;
   esac
 done
@@ -126,6 +132,18 @@ status=0
 wait "$BENCH_PID" || status=$?
 
 [ "$BULLMQ" = 0 ] || run_bullmq_peer
+
+# The cost table, and the regression guard: a guard that cannot run fails the run.
+if [ "$JSON" -nt "$WORK/started" ] && command -v node >/dev/null 2>&1; then
+  COST_ARGS=(--relay "$JSON")
+  for peer in bullmq sidekiq; do
+    [ ! "${JSON%.json}-$peer.json" -nt "$WORK/started" ] || COST_ARGS+=("--$peer" "${JSON%.json}-$peer.json")
+  done
+  [ -z "$GUARD" ] || COST_ARGS+=(--baseline "$GUARD")
+  node src/bench/cost_report.js "${COST_ARGS[@]}" || { echo "cost guard FAILED (baseline $GUARD)" >&2; status=1; }
+elif [ -n "$GUARD" ]; then
+  echo "cost guard FAILED: it needs node and this run's JSON" >&2; status=1
+fi
 
 if [ "$TLS" = 1 ]; then
   make_test_certs "$WORK/tls"

@@ -218,13 +218,16 @@ local function forward(ctx, id, due)
     if decision == 'catch_up' then fields['misfire'] = 'catch_up' end
   end
   local created = fields['created_ms']
+  -- The entry's due time is the schedule's score (a shadow hash an earlier release wrote may hold
+  -- a due_ms of its own; the score wins), or a recurring occurrence's nominal instant.
+  local due_field = def and fields['due_ms'] or ms_string(due)
   local entry
   local entry_id_field = fields['as_id'] or id  -- a recurring occurrence's retry names its schedule
   if created then  -- the usual case, built at its final size
-    entry = {'id', entry_id_field, 'payload', fields['payload'] or '', 'due_ms', fields['due_ms'] or ms_string(due),
+    entry = {'id', entry_id_field, 'payload', fields['payload'] or '', 'due_ms', due_field,
              'fired_ms', ctx.fired, 'via', ctx.via, 'created_ms', created}
   else
-    entry = {'id', entry_id_field, 'payload', fields['payload'] or '', 'due_ms', fields['due_ms'] or ms_string(due),
+    entry = {'id', entry_id_field, 'payload', fields['payload'] or '', 'due_ms', due_field,
              'fired_ms', ctx.fired, 'via', ctx.via}
   end
   for _, name in ipairs(CARRIED_FIELDS) do

@@ -20,7 +20,7 @@
 -- Key layout, for a namespace NS and bucket B (0 <= B < the count in NS:buckets, 1 if absent):
 --   NS:{B}:schedule   ZSET   member = task id, score = due time (ms, Redis clock)
 --   NS:{B}:t:<id>     STRING trigger key, PX = due - now + 100; its `expired` event is a hint
---   NS:{B}:task:<id>  HASH   payload, due_ms, created_ms[, stream][, attempt][, missing_payload]
+--   NS:{B}:task:<id>  HASH   payload, created_ms[, stream][, attempt][, missing_payload]
 --                     (attempt and missing_payload: set by a retry or a replay)
 --   NS:{B}:recur:<id> HASH  a recurring schedule: its rule, zone, payload, policy, and the next
 --                     occurrences a relay computed (occurrences.lua); its current occurrence is

@@ -84,13 +84,13 @@ local function cancel_range(keys, args)
 end
 
 -- Makes pending task `id` of the bucket with key prefix `prefix`, due at `due` > now, due now:
--- its score, the shadow hash's due_ms, promoted_ms and promoted_from_ms (the claim copies the
+-- its score, the shadow hash's promoted_ms and promoted_from_ms (the claim copies the
 -- last two into the entry), and the trigger's PX. Payload, stream and attempt stay.
 local function promote(schedule_key, prefix, id, due, now)
   local trigger, shadow = task_keys(prefix, id)
   redis.call('ZADD', schedule_key, 'XX', now, id)
   if key_type(shadow) == 'hash' then
-    redis.call('HSET', shadow, 'due_ms', ms_string(now), 'promoted_ms', ms_string(now),
+    redis.call('HSET', shadow, 'promoted_ms', ms_string(now),
                'promoted_from_ms', ms_string(clamp_ms(due)))
   end
   redis.call('SET', trigger, '1', 'PX', trigger_ttl(now, now))
@@ -99,7 +99,7 @@ end
 local function require_promote_permissions(schedule_key, prefix)
   local trigger, shadow = task_keys(prefix, 'x')
   require_permission('ZADD', schedule_key, 'XX', '0', 'id')
-  require_permission('HSET', shadow, 'due_ms', '0')
+  require_permission('HSET', shadow, 'promoted_ms', '0')
   require_permission('SET', trigger, '1')
   require_permission('PUBLISH', wake_channel(prefix), '0')
 end

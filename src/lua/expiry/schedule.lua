@@ -95,7 +95,8 @@ local function schedule_tasks(ctx, tasks, now, db)
       t.due = clamp_ms(tonumber(pending))  -- kept: nothing written
       replaced[i] = 2
     else
-      local fields = {'payload', t.payload, 'due_ms', '', 'created_ms', created}
+      -- The due time is the schedule member's score only (keys.lua): not stored twice.
+      local fields = {'payload', t.payload, 'created_ms', created}
       if opts.debounce_max_ms then
         -- The pending task's first schedule time bounds its due time (first_ms, kept while it
         -- is pending; created_ms when it was scheduled once).
@@ -111,7 +112,6 @@ local function schedule_tasks(ctx, tasks, now, db)
           fields[#fields + 1] = ms_string(first_ms)
         end
       end
-      fields[4] = ms_string(t.due)
       if t.stream ~= nil then
         fields[#fields + 1] = 'stream'
         fields[#fields + 1] = t.stream
@@ -240,12 +240,12 @@ local function reschedule(keys, args)
   local head = redis.call('ZRANGE', keys[1], 0, 0, 'WITHSCORES')
   local wake = wake_channel(prefix)
   require_permission('ZADD', keys[1], 'XX', '0', id)
-  require_permission('HSET', keys[3], 'due_ms', '0')
+  require_permission('HSET', keys[3], 'created_ms', '0')
   require_permission('SET', keys[2], '1')
   require_permission('PUBLISH', wake, '0')
   redis.call('ZADD', keys[1], 'XX', due, id)
   if shadow_type == 'hash' then
-    redis.call('HSET', keys[3], 'due_ms', ms_string(due), 'created_ms', ms_string(now))
+    redis.call('HSET', keys[3], 'created_ms', ms_string(now))
   end
   redis.call('SET', keys[2], '1', 'PX', trigger_ttl(due, now))
   if head[1] == id or due < tonumber(head[2]) then
