@@ -1,8 +1,9 @@
 // The cluster consumer's doorbell (node_consumer.h, src/lua/expiry/doorbell.lua), in-process on
 // a 3+3 Redis Cluster with 64 buckets: an idle ClusterConsumer reads each primary at most twice a
 // second, an entry a claim appended (expiry_v2_sweep, which rings) reaches the handler within
-// milliseconds, far inside the safety poll, and an entry appended without a ring (a lost
-// doorbell) is read by the safety poll.
+// milliseconds, far inside the safety poll, an entry appended without a ring (a lost doorbell)
+// is read by the safety poll, and a claim by a user without the ring's channel rule rings
+// nothing and fails nothing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -215,6 +216,36 @@ TEST_F(ConsumerDoorbellTest, AnEntryAppendedWithoutARingIsReadByTheSafetyPoll) {
               static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                          std::chrono::steady_clock::now() - t0)
                                          .count()));
+}
+
+// The ring is a PUBLISH inside the sweep, made only when the caller's ACL user may publish on
+// NS:{B}:ring (docs/security.md: `&expiry:{*}:ring` on a cluster); without the rule the sweep
+// forwards all the same and publishes nothing. ACL users are per node: created on every primary.
+TEST_F(ConsumerDoorbellTest, TheRingNeedsItsChannelRuleAndItsAbsenceFailsNoClaim) {
+  for (const bool with_rule : {true, false}) {
+    const std::string user = with_rule ? "relay-ring" : "relay-no-ring";
+    for (const auto& p : cluster_->primaries()) {
+      std::vector<std::string> acl = {"ACL", "SETUSER", user, "reset", "resetchannels", "on", ">pw",
+                                      "~expiry:{*}:*", "%R~expiry:buckets", "&expiry:{*}:wake", "+@all"};
+      if (with_rule) acl.push_back("&expiry:{*}:ring");
+      ASSERT_EQ(cluster_->command(p, acl).type, Reply::Type::Status);
+    }
+    const std::string id = "acl-" + user;
+    const int b = bucket_of(id, kBuckets);
+    const KeyLayout keys(kNs, b);
+    const auto primary = cluster_->primary_for_slot(bucket_slot(b));
+    auto conn = cluster_->connect(primary);
+    ASSERT_EQ(conn->command({"AUTH", user, "pw"}).type, Reply::Type::Status);
+    Reply r = conn->command({"FCALL", "expiry_v2_schedule", "3", keys.schedule_key(), keys.trigger_key(id),
+                             keys.shadow_key(id), id, "delay", "0", "{}"});
+    ASSERT_NE(r.type, Reply::Type::Error) << r.str;
+    const long long published = calls_of(*cluster_, primary, "publish");
+    r = conn->command({"FCALL", "expiry_v2_sweep", "2", keys.schedule_key(), keys.bucket_stream(), "100", "sweep",
+                       "workers"});
+    ASSERT_EQ(r.type, Reply::Type::Array) << r.str;
+    EXPECT_EQ(r.elements[0].integer, 1) << user << ": the task was not forwarded";
+    EXPECT_EQ(calls_of(*cluster_, primary, "publish") - published, with_rule ? 1 : 0) << user;
+  }
 }
 
 }  // namespace
