@@ -218,6 +218,45 @@ TEST_F(ConsumerDoorbellTest, AnEntryAppendedWithoutARingIsReadByTheSafetyPoll) {
                                          .count()));
 }
 
+// A doorbell connection killed by the server: the node polls every stream meanwhile (an entry
+// appended without a ring is read within --idle-ms, not the safety poll), subscribes again by
+// itself, and rings are heard again.
+TEST_F(ConsumerDoorbellTest, ALostDoorbellPollsThenSubscribesAgain) {
+  start_consumer(30000ms);
+  ASSERT_TRUE(wait_until([&] { return rings_subscribed() == kBuckets; }, 20s)) << rings_subscribed();
+  const std::string id = "after-kill";
+  const int b = bucket_of(id, kBuckets);
+  const KeyLayout keys(kNs, b);
+  const auto primary = cluster_->primary_for_slot(bucket_slot(b));
+  const std::string list = cluster_->command(primary, {"CLIENT", "LIST"}).str;
+  const auto at = list.find("name=expiry-consumer-doorbell-doorbell-test");
+  ASSERT_NE(at, std::string::npos) << list;
+  const auto line = list.rfind("id=", at);
+  const std::string client_id = list.substr(line + 3, list.find(' ', line) - line - 3);
+  ASSERT_EQ(cluster_->command(primary, {"CLIENT", "KILL", "ID", client_id}).integer, 1);
+  // Not rung: while the doorbell is down, only the polling every --idle-ms reads it this soon
+  // (unless the doorbell is back already, whose subscription reads every stream once).
+  ASSERT_EQ(cluster_->command(primary, {"XADD", keys.bucket_stream(), "*", "id", id, "payload", "{}", "due_ms", "1",
+                                        "fired_ms", "2", "via", "sweep"})
+                .type,
+            Reply::Type::String);
+  EXPECT_TRUE(wait_until([&] { return received_task(id).has_value(); }, 3s, 5ms));
+  ASSERT_TRUE(wait_until([&] { return rings_subscribed() == kBuckets; }, 20s)) << rings_subscribed();
+  const std::string rung = "rung-after-kill";
+  const int rb = bucket_of(rung, kBuckets);
+  const KeyLayout rkeys(kNs, rb);
+  const auto rprimary = cluster_->primary_for_slot(bucket_slot(rb));
+  ASSERT_NE(cluster_->command(rprimary, {"FCALL", "expiry_v2_schedule", "3", rkeys.schedule_key(),
+                                         rkeys.trigger_key(rung), rkeys.shadow_key(rung), rung, "delay", "0", "{}"})
+                .type,
+            Reply::Type::Error);
+  ASSERT_NE(cluster_->command(rprimary, {"FCALL", "expiry_v2_sweep", "2", rkeys.schedule_key(), rkeys.bucket_stream(),
+                                         "100", "sweep", "workers"})
+                .type,
+            Reply::Type::Error);
+  EXPECT_TRUE(wait_until([&] { return received_task(rung).has_value(); }, 1s, 1ms)) << "the ring was not heard";
+}
+
 // The ring is a PUBLISH inside the sweep, made only when the caller's ACL user may publish on
 // NS:{B}:ring (docs/security.md: `&expiry:{*}:ring` on a cluster); without the rule the sweep
 // forwards all the same and publishes nothing. ACL users are per node: created on every primary.
