@@ -17,7 +17,11 @@ std::vector<OptionSpec> consumer_option_specs(const std::string& default_stream)
       {"batch", OptionKind::Integer, "entries per read", "64", 1, 10000},
       {"block_ms", OptionKind::Integer, "XREADGROUP BLOCK time", "1000", 1, 60000},
       {"idle_ms", OptionKind::Integer,
-       "on a cluster: wait after a round of reads found every bucket stream empty", "50", 1, 60000},
+       "on a cluster, while a node's doorbell subscription is down: wait after a round of reads found every "
+       "bucket stream empty", "50", 1, 60000},
+      {"safety_poll_ms", OptionKind::Integer,
+       "on a cluster: each bucket stream is read at least this often even without its doorbell (the reads are "
+       "spread over the period: a node serving L buckets reads L times per period)", "30000", 10, 3600000},
       {"min_idle_ms", OptionKind::Integer, "unacknowledged time after which an entry is reclaimed", "5000", 1,
        86400000},
       {"reclaim_interval_ms", OptionKind::Integer, "how often pending entries are checked", "1000", 10, 3600000},
@@ -50,6 +54,7 @@ ConsumerConfig consumer_config_from(const Settings& s) {
   c.block = std::chrono::milliseconds(s.integer("block_ms"));
   c.buckets = apply_bucket_setting(s);
   c.idle = std::chrono::milliseconds(s.integer("idle_ms"));
+  c.safety_poll = std::chrono::milliseconds(s.integer("safety_poll_ms"));
   c.min_idle = std::chrono::milliseconds(s.integer("min_idle_ms"));
   c.reclaim_interval = std::chrono::milliseconds(s.integer("reclaim_interval_ms"));
   c.max_deliveries = static_cast<int>(s.integer("max_deliveries"));

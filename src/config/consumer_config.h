@@ -22,7 +22,8 @@ struct ConsumerConfig {
   int batch = 64;                              // entries per XREADGROUP / reclaim round
   std::chrono::milliseconds block{1000};       // XREADGROUP BLOCK
   int buckets = 0;                             // 0: NS:buckets in Redis, else 64 on a cluster (bucket_plan.h)
-  std::chrono::milliseconds idle{50};          // cluster: wait after a read round found every bucket stream empty
+  std::chrono::milliseconds idle{50};          // cluster, while a node's doorbell is not subscribed: poll period
+  std::chrono::milliseconds safety_poll{30000};  // cluster: each bucket stream is read at least this often, rung or not
   std::chrono::milliseconds min_idle{5000};    // pending this long (unacked) → reclaimable
   std::chrono::milliseconds reclaim_interval{1000};
   int max_deliveries = 5;                      // deliveries (or failed attempts) before an entry is dead-lettered

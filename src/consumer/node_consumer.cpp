@@ -74,7 +74,21 @@ NodeConsumer::NodeConsumer(EventLoop& loop, ConsumerShared& shared, RedisEndpoin
       reclaim_timer_(loop, [this] { reclaim_tick(); }),
       group_retry_timer_(loop, [this] {
         if (!stopping_ && commands_.ready()) ensure_groups();
-      }) {
+      }),
+      due_(lanes_.size()),
+      safety_timer_(loop, [this] { safety_tick(); }),
+      probe_timer_(loop, [this] { probe_tick(); }) {
+  if (!blocking) {
+    auto o = connection_options(shared.config, endpoint, "doorbell " + name_,
+                                "expiry-consumer-doorbell-" + shared.config.consumer);
+    o.watchdog = RedisConnection::Watchdog::Passive;  // proved alive by probe_tick
+    doorbell_ = std::make_unique<RedisConnection>(loop, o);
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+      if (lanes_[i].bucket) lane_of_ring_[KeyLayout(shared.config.ns, *lanes_[i].bucket).ring_channel()] = i;
+    }
+    doorbell_->set_on_ready([this] { subscribe_rings(); });
+    doorbell_->set_on_down([this](const std::string&) { doorbell_lost(); });
+  }
   if (blocking) {
     reader_ = std::make_unique<RedisConnection>(
         loop, connection_options(shared.config, endpoint, "reader", "expiry-consumer-reader-" + shared.config.consumer));
@@ -104,6 +118,11 @@ void NodeConsumer::start() {
   }
   commands_.start();
   if (reader_) reader_->start();
+  if (doorbell_) {
+    doorbell_->start();
+    safety_timer_.arm(LaneSchedule::poll_step(shared_.config.safety_poll, lanes_.size()));
+    probe_timer_.arm(shared_.config.safety_poll);
+  }
   reclaim_timer_.arm(shared_.config.reclaim_interval);
 }
 
@@ -192,6 +211,7 @@ void NodeConsumer::ensure_group(size_t lane) {
     }
     s.group_ready = true;
     memory.had_group = true;
+    due_.ring(lane);  // read once: what arrived before the doorbell could ring
     read_next();
   });
 }
@@ -215,22 +235,34 @@ void NodeConsumer::read_next() {
                         ? shared_.config.batch
                         : static_cast<int>(std::min<size_t>(static_cast<size_t>(shared_.config.batch),
                                                             shared_.max_unsettled - unsettled_));
+  // A single Redis reads its lane always (blocking); a cluster node the lanes due, or every
+  // lane while its doorbell is not subscribed.
+  if (reader_ || !rung_) due_.ring_all();
+  std::vector<size_t> lanes;
+  for (size_t i : due_.take()) {
+    if (states_[i].group_ready) {
+      lanes.push_back(i);
+    } else {
+      due_.ring(i);  // read once its group exists
+    }
+  }
+  if (lanes.empty()) return;
   next_read_timer_.cancel();
   round_failed_ = false;
   const std::optional<std::chrono::milliseconds> block =
       reader_ ? std::optional<std::chrono::milliseconds>(shared_.config.block) : std::nullopt;
-  for (size_t i = 0; i < lanes_.size(); ++i) {
-    if (!states_[i].group_ready) continue;
+  for (size_t i : lanes) {
     ++reads_left_;
     reader().command(read_command(lanes_[i].names, count, block),
-                     [this, i](const Reply& r) { on_read(i, r); });
+                     [this, i, count](const Reply& r) { on_read(i, r, count); });
   }
 }
 
-void NodeConsumer::on_read(size_t lane, const Reply& reply) {
+void NodeConsumer::on_read(size_t lane, const Reply& reply, int count) {
   --reads_left_;
   if (reply.failed()) {
     round_failed_ = true;
+    due_.ring(lane);  // read again after kRetryAfterError
     reads_.on_failure(reply, "XREADGROUP on " + name_);
     if (classify(reply) == RedisErrorKind::NoGroup) {
       ++shared_.stats.errors;
@@ -241,6 +273,7 @@ void NodeConsumer::on_read(size_t lane, const Reply& reply) {
   } else {
     reads_.on_success();
     auto entries = entries_of_read(reply);
+    if (entries.size() >= static_cast<size_t>(count)) due_.ring(lane);  // a full batch: more may wait
     if (!entries.empty()) shared_.memory[lanes_[lane].names.stream].last_read_id = entries.back().entry_id;
     shared_.stats.read += entries.size();
     for (auto& e : entries) round_.push_back(ReadEntry{lane, std::move(e)});
@@ -264,8 +297,10 @@ void NodeConsumer::round_finished() {
     next_read_timer_.arm(kRetryAfterError);
   } else if (reader_) {
     read_next();  // the blocking read waited already
+  } else if (!rung_) {
+    next_read_timer_.arm(shared_.config.idle);  // no doorbell: poll
   } else {
-    next_read_timer_.arm(shared_.config.idle);
+    read_next();  // the lanes rung while this round was in flight, if any
   }
 }
 
@@ -456,6 +491,78 @@ void NodeConsumer::command_failed(const char* command, size_t lane, const Reply&
   }
 }
 
+void NodeConsumer::subscribe_rings() {
+  ring_confirmations_ = 0;
+  rung_ = false;
+  probe_outstanding_ = false;
+  for (const auto& [channel, lane] : lane_of_ring_) {
+    doorbell_->subscribe({"SUBSCRIBE", channel}, [this](const Reply& m) { on_ring(m); });
+  }
+}
+
+void NodeConsumer::on_ring(const Reply& msg) {
+  if (msg.type != Reply::Type::Array || msg.elements.size() < 3) return;  // NULL: the connection is lost (on_down)
+  const std::string& kind = msg.elements[0].str;
+  if (kind == "subscribe") {
+    if (++ring_confirmations_ == lane_of_ring_.size() && !rung_) {
+      rung_ = true;
+      spdlog::info("consumer {}: doorbell of {} buckets subscribed on {}", shared_.config.consumer,
+                   lane_of_ring_.size(), name_);
+      due_.ring_all();  // what was appended while no ring could be heard
+      if (!stopping_) read_next();
+    }
+    return;
+  }
+  if (kind != "message") return;
+  if (msg.elements[2].str == "probe") {
+    probe_outstanding_ = false;
+    return;
+  }
+  auto it = lane_of_ring_.find(msg.elements[1].str);
+  if (it == lane_of_ring_.end()) return;
+  due_.ring(it->second);
+  if (!stopping_) read_next();
+}
+
+// The doorbell's connection is lost (it reconnects by itself, and subscribe_rings confirms every
+// ring again): until then, every lane is read in rounds, now first.
+void NodeConsumer::doorbell_lost() {
+  if (!rung_) return;
+  rung_ = false;
+  spdlog::warn("consumer {}: doorbell on {} lost; polling every {} ms until it is subscribed again",
+               shared_.config.consumer, name_, shared_.config.idle.count());
+  if (!stopping_) read_next();
+}
+
+void NodeConsumer::safety_tick() {
+  safety_timer_.arm(LaneSchedule::poll_step(shared_.config.safety_poll, lanes_.size()));
+  if (stopping_ || !rung_) return;  // unsubscribed: every lane is polled anyway
+  due_.poll_next();
+  read_next();
+}
+
+// Every safety_poll: PUBLISH "probe" on a ring from the command connection (on this node, so the
+// reply counts the doorbell's subscription). No subscriber, or the previous probe not back by
+// now: the doorbell reconnects, and the lanes are polled meanwhile.
+void NodeConsumer::probe_tick() {
+  probe_timer_.arm(shared_.config.safety_poll);
+  if (stopping_ || !rung_ || lane_of_ring_.empty() || !commands_.ready()) return;
+  const auto lost = [this](const std::string& why) {
+    spdlog::warn("consumer {}: doorbell on {}: {}; reconnecting it", shared_.config.consumer, name_, why);
+    doorbell_lost();
+    doorbell_->force_reconnect(why);
+  };
+  if (probe_outstanding_) {
+    lost("health probe not received within " + std::to_string(shared_.config.safety_poll.count()) + " ms");
+    return;
+  }
+  probe_outstanding_ = true;
+  commands_.command({"PUBLISH", lane_of_ring_.begin()->first, "probe"}, [this, lost](const Reply& r) {
+    if (r.type == Reply::Type::Integer && r.integer == 0 && rung_) lost("health probe had no subscriber");
+    if (r.failed()) probe_outstanding_ = false;  // not sent: no verdict
+  });
+}
+
 void NodeConsumer::stop(std::function<void()> done) {
   if (stopping_) return;
   stopping_ = true;
@@ -463,13 +570,15 @@ void NodeConsumer::stop(std::function<void()> done) {
   next_read_timer_.cancel();
   reclaim_timer_.cancel();
   group_retry_timer_.cancel();
+  safety_timer_.cancel();
+  probe_timer_.cancel();
   maybe_finish_stop();
 }
 
 void NodeConsumer::maybe_finish_stop() {
   if (!stopping_ || closing_ || reads_left_ > 0 || unsettled_ > 0 || reclaims_left_ > 0) return;
   closing_ = true;
-  auto left = std::make_shared<int>(reader_ ? 2 : 1);
+  auto left = std::make_shared<int>(1 + (reader_ ? 1 : 0) + (doorbell_ ? 1 : 0));
   auto one_closed = [this, left] {
     if (--*left == 0 && on_stopped_) on_stopped_();
   };
@@ -478,6 +587,10 @@ void NodeConsumer::maybe_finish_stop() {
   if (reader_) {
     reader_->set_on_closed(one_closed);
     reader_->close();
+  }
+  if (doorbell_) {
+    doorbell_->set_on_closed(one_closed);
+    doorbell_->close();
   }
 }
 

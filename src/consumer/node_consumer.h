@@ -9,8 +9,17 @@
 // - a single Redis: one lane (the configured stream), read with a blocking XREADGROUP on a
 //   reader connection of its own, so an entry is handed over as soon as it is appended;
 // - a cluster node (ClusterConsumer runs one per primary): the bucket streams NS:{b}:stream of
-//   the buckets the node owns, one XREADGROUP per stream (a multi-stream read is CROSSSLOT) in
-//   rounds without BLOCK; a round that read nothing waits config.idle.
+//   the buckets the node owns, one XREADGROUP per stream (a multi-stream read is CROSSSLOT)
+//   without BLOCK, only for the streams that are due (LaneSchedule): a stream is due when its
+//   doorbell NS:{b}:ring rings (a claim that appended to it publishes there, on the node's
+//   doorbell connection, src/lua/expiry/doorbell.lua), when its turn of the safety poll comes
+//   (each stream once per config.safety_poll, spread over the period), after a read that filled
+//   a batch or failed, and every stream once whenever the doorbell's subscriptions are confirmed.
+//   While the doorbell is not subscribed (lost, not yet confirmed) every stream is read in
+//   rounds, a round that read nothing waiting config.idle, as before the doorbell. A PUBLISH
+//   probe from the command connection every safety_poll proves the subscription alive (no
+//   subscriber, or the previous probe not back: the doorbell reconnects). So an idle node
+//   costs (streams / safety_poll) reads per second, and a ring is read within a round trip.
 //
 // Contracts:
 // - The group is created per stream (XGROUP CREATE ... 0 MKSTREAM; BUSYGROUP is fine). A group
@@ -44,6 +53,7 @@
 #include "config/consumer_config.h"
 #include "consumer/entry_handler.h"
 #include "consumer/group_commands.h"
+#include "consumer/lane_schedule.h"
 #include "functions/stream_entry.h"
 #include "io/event_loop.h"
 #include "io/function_caller.h"
@@ -128,7 +138,7 @@ class NodeConsumer {
   void ensure_group(size_t lane);
   void on_group_missing(size_t lane, const char* command);
   void read_next();
-  void on_read(size_t lane, const Reply& reply);
+  void on_read(size_t lane, const Reply& reply, int count);
   void round_finished();
   void handle(std::vector<ReadEntry> entries);
   void settle(size_t lane, const StreamEntry& entry, HandleOutcome outcome, const std::string& reason,
@@ -144,6 +154,12 @@ class NodeConsumer {
   void command_failed(const char* command, size_t lane, const Reply& reply);
   void maybe_finish_stop();
   RedisConnection& reader() { return reader_ ? *reader_ : commands_; }
+  // The doorbell (cluster only): subscriptions, rings, losses, the safety poll and its probe.
+  void subscribe_rings();
+  void on_ring(const Reply& msg);
+  void doorbell_lost();
+  void safety_tick();
+  void probe_tick();
 
   EventLoop& loop_;
   ConsumerShared& shared_;
@@ -169,6 +185,14 @@ class NodeConsumer {
   Timer next_read_timer_;           // the next read after an empty (cluster) or failed round
   Timer reclaim_timer_;
   Timer group_retry_timer_;         // creates groups again after a refusal that may pass (LOADING ...)
+  LaneSchedule due_;                // cluster: the lanes to read next
+  std::map<std::string, size_t> lane_of_ring_;  // ring channel -> lane
+  size_t ring_confirmations_ = 0;   // SUBSCRIBE confirmations since the doorbell's last connect
+  bool rung_ = false;               // every ring is subscribed: read on rings (else poll every lane)
+  bool probe_outstanding_ = false;  // a probe was published and has not come back yet
+  Timer safety_timer_;              // the safety poll's next lane
+  Timer probe_timer_;               // the doorbell's health probe
+  std::unique_ptr<RedisConnection> doorbell_;  // cluster: SUBSCRIBEs to the lanes' rings
 };
 
 }  // namespace expiry

@@ -58,6 +58,9 @@ class KeyLayout {
   // Its next instants: a ZSET of "<utc_ms>|<local ISO-8601>" scored by utc_ms.
   std::string recur_next_key(std::string_view id) const { return prefix_ + "recur_next:" + std::string(id); }
   std::string wake_channel() const { return prefix_ + "wake"; }
+  // The consumers' doorbell NS:{B}:ring (src/lua/expiry/doorbell.lua): a claim that appended to
+  // the bucket stream publishes there, on a cluster.
+  std::string ring_channel() const { return prefix_ + "ring"; }
   std::string health_channel(std::string_view instance) const {
     return ns_ + ":health:" + std::string(instance);
   }

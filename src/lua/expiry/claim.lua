@@ -53,6 +53,7 @@ local function claim(keys, args)
   if entry_id == MIGRATING then
     fail('migrating: a key of task ' .. id .. ' is moving to another node; nothing was written, retry')
   end
+  ring_doorbell(ctx)  -- doorbell.lua: on a cluster, wake the bucket's consumers
   return {dead and 2 or 1, entry_id, lateness, clamp_ms(due), -1}
 end
 
@@ -157,5 +158,6 @@ local function sweep(keys, args)
   local pending = redis.call('ZCARD', keys[1])
   -- The clock when the reply leaves, not when the sweep began: a relay arms its timer from it
   -- on receipt, and a batch can take milliseconds.
+  ring_doorbell(ctx, ctx ~= nil and ctx.cluster)  -- doorbell.lua: on a cluster, wake the bucket's consumers
   return reply({#lateness, next_due, now_us(), pending, overdue, lateness, migrating and 1 or 0}, nil, dead_count)
 end

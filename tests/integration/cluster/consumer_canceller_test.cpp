@@ -78,7 +78,7 @@ class ClusterCancellerTest : public ::testing::Test {
     std::vector<std::string> args = {"--redis-url", cluster_.seed_url(), "--consumer", name, "--namespace", kNs,
                                      "--min-idle-ms", "500", "--reclaim-interval-ms", "100", "--max-deliveries", "2",
                                      "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000",
-                                     "--block-ms", "200", "--idle-ms", "20"};
+                                     "--block-ms", "200", "--idle-ms", "20", "--safety-poll-ms", "500"};
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<ChildProcess>(ORDER_CANCELLER_BIN, args,
                                           std::vector<std::pair<std::string, std::string>>{},

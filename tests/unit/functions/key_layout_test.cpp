@@ -22,6 +22,7 @@ TEST(KeyLayout, KeyNamesOfDefaultBucket) {
   EXPECT_EQ(keys.trigger_key("job-1"), "expiry:{0}:t:job-1");
   EXPECT_EQ(keys.shadow_key("job-1"), "expiry:{0}:task:job-1");
   EXPECT_EQ(keys.wake_channel(), "expiry:{0}:wake");
+  EXPECT_EQ(keys.ring_channel(), "expiry:{0}:ring");
   EXPECT_EQ(keys.health_channel("host-42"), "expiry:health:host-42");
   EXPECT_EQ(keys.default_stream(), "expiry:stream");
 }
@@ -33,6 +34,7 @@ TEST(KeyLayout, KeyNamesOfCustomNamespaceAndBucket) {
   EXPECT_EQ(keys.trigger_key("a:b"), "billing.v2:{7}:t:a:b");
   EXPECT_EQ(keys.shadow_key("a:b"), "billing.v2:{7}:task:a:b");
   EXPECT_EQ(keys.wake_channel(), "billing.v2:{7}:wake");
+  EXPECT_EQ(keys.ring_channel(), "billing.v2:{7}:ring");
   EXPECT_EQ(keys.default_stream(), "billing.v2:stream");
 }
 
