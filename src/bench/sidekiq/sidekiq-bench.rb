@@ -42,7 +42,10 @@ module SidekiqBench
   WORKER = File.expand_path("worker.rb", __dir__)
   M64 = (1 << 64) - 1
 
+  # A bad argument: exit 2 with the usage line.
   class UsageError < StandardError; end
+  # A setup that failed (Redis unreachable, the Sidekiq server not running jobs): exit 2.
+  class SetupError < StandardError; end
 
   def self.progress(line)
     warn "sidekiq-bench: #{line}"
@@ -92,12 +95,15 @@ module SidekiqBench
     end
     sc = relay["scenarios"] || {}
     if (st = sc["steady"])
-      s[:steady_rate] = st["rate"]
-      s[:steady_seconds] = st["seconds"]
-      s[:backdrop] = st["backdrop_pending"]
-      s[:grace_ms] = st["grace_ms"]
+      s[:steady_rate] = st.fetch("rate", s[:steady_rate])
+      s[:steady_seconds] = st.fetch("seconds", s[:steady_seconds])
+      s[:backdrop] = st.fetch("backdrop_pending", s[:backdrop])
+      s[:grace_ms] = st.fetch("grace_ms", s[:grace_ms])
     end
-    s[:backdrop] = sc["idle"]["pending"] if sc["idle"]
+    s[:backdrop] = sc["idle"].fetch("pending", s[:backdrop]) if sc["idle"]
+    %i[steady_rate steady_seconds backdrop grace_ms].each do |k|
+      raise UsageError, "--relay-json #{opts[:relay_json]}: #{k} is #{s[k].inspect}" unless s[k].is_a?(Integer) && s[k] >= 0
+    end
     s
   end
 
@@ -321,7 +327,7 @@ module SidekiqBench
         @out["redis_version"] = SidekiqBench.parse_info(@r.call("INFO", "server"))["redis_version"]
         @r.call("FLUSHALL")
       rescue Redis::BaseError => e
-        raise UsageError, "Redis at #{@opts[:redis_url]}: #{e.message}"
+        raise SetupError, "Redis at #{@opts[:redis_url]}: #{e.message}"
       end
       t0 = SidekiqBench.mono
       run_memory if @opts[:scenarios].include?("memory")
@@ -439,8 +445,8 @@ module SidekiqBench
       wait_s = 30 + 2 * @opts[:poll_interval]
       deadline = SidekiqBench.mono + wait_s
       return if seen.wait_for_other("probe", deadline) { !server.alive? }
-      raise UsageError, "the Sidekiq server exited before it ran a job" unless server.alive?
-      raise UsageError, "the Sidekiq server ran no scheduled job within #{wait_s} s"
+      raise SetupError, "the Sidekiq server exited before it ran a job" unless server.alive?
+      raise SetupError, "the Sidekiq server ran no scheduled job within #{wait_s} s"
     end
   end
 
@@ -452,6 +458,9 @@ module SidekiqBench
     warn "sidekiq-bench: #{e.message}"
     warn "usage: ruby sidekiq-bench.rb --redis-url URL --json FILE [--quick] [--relay-json FILE] " \
          "[--only steady,memory] [--poll-interval S]"
+    2
+  rescue SetupError => e
+    warn "sidekiq-bench: #{e.message}"
     2
   rescue StandardError => e
     warn "sidekiq-bench: #{e.class}: #{e.message}"
