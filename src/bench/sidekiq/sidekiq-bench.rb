@@ -197,8 +197,6 @@ module SidekiqBench
   # A Sidekiq server process (`sidekiq -r worker.rb`), a child of this one. Each job it performs
   # is handed to the block given to new as (order_id, due_ms, ran_ms), on a reader thread.
   class Server
-    attr_reader :pid
-
     def initialize(redis_url, poll_interval, &on_row)
       results_r, results_w = IO.pipe
       stdin_r, @stdin_w = IO.pipe
@@ -416,13 +414,13 @@ module SidekiqBench
         schedule_seconds = SidekiqBench.mono - t0
         deadline = SidekiqBench.mono + [0, max_due + grace_ms - SidekiqBench.now_ms].max / 1000.0
         seen.wait_for_count(n, deadline)
+        forwarded = seen.size
         cpu1 = SidekiqBench.redis_cpu_seconds(@r)
         stats1 = SidekiqBench.command_stats(@r)
         window_seconds = SidekiqBench.mono - t0
       ensure
         server.stop
       end
-      forwarded = seen.size
       @out["scenarios"]["steady"] = {
         "rate" => rate, "seconds" => secs, "tasks" => n, "backdrop_pending" => backdrop,
         "keys_with_ttl" => @sizes[:ttl_keys], "worker_concurrency" => CONCURRENCY,
