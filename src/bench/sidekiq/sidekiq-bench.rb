@@ -8,8 +8,8 @@
 #
 # Usage: ruby sidekiq-bench.rb --redis-url URL --json FILE [--quick] [--relay-json FILE]
 #          [--only steady,memory] [--poll-interval S]
-#   --relay-json: expiry-bench's JSON of the same run; steady's rate, seconds, backdrop and grace
-#     are taken from it where it has them, as bullmq-bench.js does.
+#   --relay-json: expiry-bench's JSON of the same run; steady's rate, seconds, backdrop, grace and
+#     unrelated TTL keys are taken from it where it has them, as bullmq-bench.js does.
 #   --poll-interval: Sidekiq's average_scheduled_poll_interval, seconds (default 0.1; Sidekiq's
 #     own default is 5). Sidekiq 6.4 enforces no minimum; each poll sleeps a random 0.5-1.5 times it.
 # Redis is flushed (FLUSHALL) before and after; memory leaves its far-future jobs as steady's
@@ -99,9 +99,10 @@ module SidekiqBench
       s[:steady_seconds] = st.fetch("seconds", s[:steady_seconds])
       s[:backdrop] = st.fetch("backdrop_pending", s[:backdrop])
       s[:grace_ms] = st.fetch("grace_ms", s[:grace_ms])
+      s[:ttl_keys] = st["unrelated_ttl_keys"] if st["unrelated_ttl_keys"].is_a?(Integer)
     end
     s[:backdrop] = sc["idle"].fetch("pending", s[:backdrop]) if sc["idle"]
-    %i[steady_rate steady_seconds backdrop grace_ms].each do |k|
+    %i[steady_rate steady_seconds backdrop grace_ms ttl_keys].each do |k|
       raise UsageError, "--relay-json #{opts[:relay_json]}: #{k} is #{s[k].inspect}" unless s[k].is_a?(Integer) && s[k] >= 0
     end
     s
@@ -156,13 +157,14 @@ module SidekiqBench
     end
   end
 
-  # The per-command delta between two command_stats, without the bench's own INFO.
+  # The per-command delta between two command_stats, commands whose calls changed, the bench's
+  # own INFO included: as expiry-bench's redis_cost_delta (src/bench/redis_probe.cpp) and
+  # bullmq-bench.js's redisCostDelta.
   def self.command_stats_delta(before, after)
     after.each_with_object({}) do |(name, a), out|
-      next if name == "info"
       b = before[name] || {"calls" => 0, "usec" => 0}
       calls = a["calls"] - b["calls"]
-      out[name] = {"calls" => calls, "usec" => a["usec"] - b["usec"]} if calls.positive?
+      out[name] = {"calls" => calls, "usec" => a["usec"] - b["usec"]} unless calls.zero?
     end
   end
 
@@ -421,6 +423,7 @@ module SidekiqBench
       ensure
         server.stop
       end
+      commands = SidekiqBench.command_stats_delta(stats0, stats1)
       @out["scenarios"]["steady"] = {
         "rate" => rate, "seconds" => secs, "tasks" => n, "backdrop_pending" => backdrop,
         "keys_with_ttl" => @sizes[:ttl_keys], "worker_concurrency" => CONCURRENCY,
@@ -429,7 +432,9 @@ module SidekiqBench
         "forwarded" => forwarded, "not_seen_by_deadline" => n - forwarded, "duplicated" => seen.duplicated,
         "lateness_ms" => SidekiqBench.percentiles(seen.lateness),
         "redis_cpu_seconds" => cpu1 - cpu0, "redis_cpu_us_per_task" => (cpu1 - cpu0) * 1e6 / n,
-        "commandstats_by_command" => SidekiqBench.command_stats_delta(stats0, stats1)
+        "commandstats_by_command" => commands,
+        # The shape of the relay's and BullMQ's steady redis_cost (expiry-bench's redis_cost_delta).
+        "redis_cost" => {"cpu_seconds" => cpu1 - cpu0, "commands" => commands}
       }
     end
 
