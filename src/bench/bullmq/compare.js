@@ -3,7 +3,9 @@
 // same run as a markdown table, with a "vs BullMQ" ratio: how many times better the relay is
 // (relay / BullMQ for rates, BullMQ / relay where lower is better); below 1, BullMQ is better.
 // A figure one side did not measure in this run shows as "-" with the reason.
-// Usage: node compare.js RELAY_JSON BULLMQ_JSON. Needs no npm module.
+// With SIDEKIQ_JSON (src/bench/sidekiq/sidekiq-bench.rb's JSON of the same run), two more columns:
+// Sidekiq's figure and "vs Sidekiq", in the steady lateness, steady Redis CPU and memory rows.
+// Usage: node compare.js RELAY_JSON BULLMQ_JSON [SIDEKIQ_JSON]. Needs no npm module.
 'use strict';
 
 const fs = require('fs');
@@ -45,22 +47,27 @@ function ratio(relay, bullmq, lower, resolution = 0) {
 }
 
 function main() {
-  const [relayFile, bullFile] = process.argv.slice(2);
+  const [relayFile, bullFile, sidekiqFile] = process.argv.slice(2);
   if (!relayFile || !bullFile) {
-    console.error('usage: node compare.js RELAY_JSON BULLMQ_JSON');
+    console.error('usage: node compare.js RELAY_JSON BULLMQ_JSON [SIDEKIQ_JSON]');
     process.exit(2);
   }
   const relay = load(relayFile).scenarios || {};
   const bull = load(bullFile);
   const b = bull.scenarios || {};
+  const sk = sidekiqFile ? load(sidekiqFile) : null;
+  const ks = (sk && sk.scenarios) || {};
   const rows = [];
   const notes = [];
   const missing = new Set();
   // relayValue undefined: the relay's run did not measure it (scenario not run, or no such figure).
-  const row = (what, relayValue, bullValue, { lower = false, digits = 0, resolution = 0, relayText, bullText } = {}) => {
+  // skValue: Sidekiq's figure (its columns show "-" without it).
+  const row = (what, relayValue, bullValue, { lower = false, digits = 0, resolution = 0, relayText, bullText, skValue } = {}) => {
     if (!num(relayValue) && relayText === undefined) missing.add(what);
-    rows.push([what, relayText ?? fmt(relayValue, digits), bullText ?? fmt(bullValue, digits),
-               ratio(relayValue, bullValue, lower, resolution)]);
+    const cells = [what, relayText ?? fmt(relayValue, digits), bullText ?? fmt(bullValue, digits),
+                   ratio(relayValue, bullValue, lower, resolution)];
+    if (sk) cells.push(fmt(skValue, digits), ratio(relayValue, skValue, lower, resolution));
+    rows.push(cells);
   };
 
   const rs = at(relay, 'steady', 'runs', 'relay');
@@ -68,11 +75,16 @@ function main() {
     const s = b.steady;
     const load = `${fmt(s.rate)}/s for ${s.seconds} s, ${fmt(s.backdrop_pending)} pending, ${fmt(s.keys_with_ttl)} TTL keys`;
     for (const q of ['p50', 'p99', 'max']) {
-      row(q === 'p50' ? `(a) steady (${load}): lateness p50, ms` : `(a) steady: lateness ${q}, ms`, at(rs, 'lateness_ms', q), s.lateness_ms[q], { lower: true, resolution: 1 });
+      row(q === 'p50' ? `(a) steady (${load}): lateness p50, ms` : `(a) steady: lateness ${q}, ms`, at(rs, 'lateness_ms', q), s.lateness_ms[q],
+          { lower: true, resolution: 1, skValue: at(ks, 'steady', 'lateness_ms', q) });
     }
-    row('(a) steady: Redis CPU over the run, s', at(rs, 'redis_cpu_seconds'), s.redis_cpu_seconds, { lower: true, digits: 2 });
+    row('(a) steady: Redis CPU over the run, s', at(rs, 'redis_cpu_seconds'), s.redis_cpu_seconds,
+        { lower: true, digits: 2, skValue: at(ks, 'steady', 'redis_cpu_seconds') });
     if (s.not_seen_by_deadline > 0 || s.duplicated > 0) {
       notes.push(`steady: BullMQ ${s.not_seen_by_deadline} jobs not seen by the deadline, ${s.duplicated} duplicated.`);
+    }
+    if (ks.steady && (ks.steady.not_seen_by_deadline > 0 || ks.steady.duplicated > 0)) {
+      notes.push(`steady: Sidekiq ${ks.steady.not_seen_by_deadline} jobs not seen by the deadline, ${ks.steady.duplicated} duplicated.`);
     }
   }
   if (b.burst) {
@@ -102,7 +114,8 @@ function main() {
   }
   if (b.memory) {
     row(`(e) used_memory per pending task, bytes (hash-max-listpack-value ${b.memory.hash_max_listpack_value})`,
-        at(relay, 'bulk', 'memory', 'used_memory_per_task_ctl_run'), b.memory.used_memory_per_task, { lower: true });
+        at(relay, 'bulk', 'memory', 'used_memory_per_task_ctl_run'), b.memory.used_memory_per_task,
+        { lower: true, skValue: at(ks, 'memory', 'used_memory_per_task') });
   }
   if (b.kill) {
     const k = b.kill;
@@ -120,9 +133,13 @@ function main() {
   }
 
   const header = ['scenario', 'relay', `BullMQ ${bull.bullmq_version}`, 'vs BullMQ (× relay better)'];
+  if (sk) {
+    header.push(`Sidekiq ${sk.version}`, 'vs Sidekiq (× relay better)');
+    for (const r of rows) while (r.length < header.length) r.push('-');
+  }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
-  console.log(`\n#### BullMQ side by side (${bull.mode} size, same Redis, same run)\n`);
+  console.log(`\n#### BullMQ${sk ? ' and Sidekiq' : ''} side by side (${bull.mode} size, same Redis, same run)\n`);
   console.log(line(header));
   console.log(`|${widths.map((w, i) => (i === 0 ? ':' + '-'.repeat(w + 1) : '-'.repeat(w + 1) + ':')).join('|')}|`);
   for (const r of rows) console.log(line(r));
@@ -130,6 +147,11 @@ function main() {
               'commands and bytes; below 1× BullMQ is better. "≥": the relay\'s figure is 0 at 1 ms resolution. ' +
               `BullMQ: worker concurrency ${at(b, 'steady', 'worker_concurrency') ?? 50} in steady and idle, ` +
               'completed jobs removed at once; lateness = when the worker sees the job - its timestamp + delay.');
+  if (sk) {
+    console.log(`Sidekiq: one server process, concurrency ${sk.worker_concurrency}, average_scheduled_poll_interval ` +
+                `${sk.average_scheduled_poll_interval_s} s (Sidekiq's default 5 s); lateness = when the job runs - its "at"; ` +
+                'memory: far-future jobs in the schedule ZSET. "vs Sidekiq" reads as "vs BullMQ".');
+  }
   if (missing.size > 0) {
     notes.push(`"-" for the relay: not in expiry-bench's JSON of this run (scenario not run, or a figure it does not record): ${missing.size} row(s).`);
   }
