@@ -3,7 +3,7 @@
 # redis-server (repo's redis.conf, --appendonly no), runs every scenario, prints the tables and
 # writes the JSON; stops everything it started, by pid. Exit code: expiry-bench's (non-zero if any
 # run lost or duplicated a task).
-# Usage: scripts/bench.sh [--quick] [--cluster] [--tls] [--no-bullmq] [--json FILE] [--plot] [other expiry-bench flags, e.g. --only steady]
+# Usage: scripts/bench.sh [--quick] [--cluster] [--tls] [--no-bullmq] [--no-sidekiq] [--guard FILE] [--json FILE] [--plot] [other expiry-bench flags, e.g. --only steady]
 #   --plot: also draws docs/bench-lateness-cdf.png from the steady runs (needs gnuplot).
 #   --cluster: also starts a private 3-primary + 3-replica Redis Cluster (scripts/cluster.sh,
 #     --appendonly no like the single Redis) and runs the cluster scenario, which compares the
@@ -18,6 +18,9 @@
 #     missing), its JSON goes next to the relay's as *-bullmq.json, and a table puts both side by
 #     side. Without node >= 20 or npm, or if the install fails, it says "BullMQ peer skipped: <why>";
 #     it never changes the exit code. --no-bullmq skips it.
+#   Sidekiq side by side: then the steady and memory loads against Sidekiq 6.4 (src/bench/sidekiq/,
+#     Debian's ruby-sidekiq, not installed by scripts/deps.sh), optional the same way: "Sidekiq peer
+#     skipped: <why>" without it. --no-sidekiq skips it.
 #   Cost: with node, src/bench/cost_report.js then prints the steady Redis CPU per task by call
 #     type beside the peers', and the memory per pending task. --guard FILE (the CI's
 #     .ci/bench-baseline.json) makes the run fail when the steady Redis CPU ratio relay/BullMQ or
@@ -29,13 +32,14 @@ source scripts/lib.sh
 source scripts/cluster.sh
 
 BUILD_DIR=${BUILD_DIR:-build}
-ARGS=() JSON= PLOT=0 CLUSTER=0 ONLY=0 ONLY_LIST= TLS=0 QUICK=0 BULLMQ=1 GUARD=
+ARGS=() JSON= PLOT=0 CLUSTER=0 ONLY=0 ONLY_LIST= TLS=0 QUICK=0 BULLMQ=1 SIDEKIQ=1 GUARD=
 while [ $# -gt 0 ]; do
   case $1 in
     --cluster) CLUSTER=1; shift ;;
     --tls) TLS=1; shift ;;
     --quick) QUICK=1; ARGS+=("$1"); shift ;;
     --no-bullmq) BULLMQ=0; shift ;;
+    --no-sidekiq) SIDEKIQ=0; shift ;;
     --only) ONLY=1; ONLY_LIST=${2:-}; ARGS+=("$1" "${2:-}"); shift; [ $# -eq 0 ] || shift ;;
     --only=*) ONLY=1; ONLY_LIST=${1#--only=}; ARGS+=("$1"); shift ;;
     --json) JSON=$2; shift 2 ;;
@@ -132,6 +136,7 @@ status=0
 wait "$BENCH_PID" || status=$?
 
 [ "$BULLMQ" = 0 ] || run_bullmq_peer
+[ "$SIDEKIQ" = 0 ] || { source src/bench/sidekiq/run.sh && run_sidekiq_peer; }
 
 # The cost table, and the regression guard: a guard that cannot run fails the run.
 if [ "$JSON" -nt "$WORK/started" ] && command -v node >/dev/null 2>&1; then

