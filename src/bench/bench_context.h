@@ -19,6 +19,7 @@ namespace expiry::bench {
 struct BenchSizes {
   int steady_rate = 1000;             // tasks scheduled per second
   int steady_seconds = 30;
+  size_t steady_producers = 1;        // connections scheduling in parallel, one call at a time each
   size_t steady_backdrop = 1000000;   // far-future pending tasks in the same schedule
   size_t steady_ttl_keys = 100000;    // unrelated keys with a TTL
   long long steady_grace_ms = 10000;  // how long after the last due time a system may still forward

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "base/errors.h"
@@ -86,16 +87,36 @@ SteadyRun run_one(const BenchContext& ctx, SyncConnection& conn, RelayRole role)
   const RedisCostSnapshot cost0 = redis_cost_snapshot(conn);
   const auto t0 = std::chrono::steady_clock::now();
   const auto period = std::chrono::duration<double>(1.0 / ctx.sizes.steady_rate);
-  long long max_due = 0;
-  for (size_t i = 0; i < n; ++i) {
-    std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(period * i));
-    const std::string id = task_id(prefix, i);
-    const Reply r = conn.command(schedule_argv(ctx.keys, id, ScheduleMode::Delay, steady_delay_ms(i),
-                                               task_payload(id, ctx.payload_bytes), {}, ctx.redis.db));
-    const auto result = decode_schedule(r);
-    if (!result) throw Error("FCALL expiry_schedule: " + r.describe());
-    max_due = std::max(max_due, result->due_ms);
+  // Producer k schedules tasks k, k + P, ... at their own instants, one call at a time on its own
+  // connection: P producers keep up with rates one round trip at a time cannot.
+  const size_t producers = std::max<size_t>(1, ctx.sizes.steady_producers);
+  std::vector<long long> max_due_of(producers, 0);
+  std::vector<std::string> failure_of(producers);
+  auto produce = [&](size_t k, SyncConnection& c) {
+    try {
+      for (size_t i = k; i < n; i += producers) {
+        std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(period * i));
+        const std::string id = task_id(prefix, i);
+        const Reply r = c.command(schedule_argv(ctx.keys, id, ScheduleMode::Delay, steady_delay_ms(i),
+                                                task_payload(id, ctx.payload_bytes), {}, ctx.redis.db));
+        const auto result = decode_schedule(r);
+        if (!result) throw Error("FCALL expiry_schedule: " + r.describe());
+        max_due_of[k] = std::max(max_due_of[k], result->due_ms);
+      }
+    } catch (const std::exception& e) {
+      failure_of[k] = e.what();
+    }
+  };
+  std::vector<std::unique_ptr<SyncConnection>> extra;
+  for (size_t k = 1; k < producers; ++k) extra.push_back(std::make_unique<SyncConnection>(ctx.redis));
+  std::vector<std::thread> threads;
+  for (size_t k = 1; k < producers; ++k) threads.emplace_back(produce, k, std::ref(*extra[k - 1]));
+  produce(0, conn);
+  for (auto& t : threads) t.join();
+  for (const auto& f : failure_of) {
+    if (!f.empty()) throw Error(f);
   }
+  const long long max_due = *std::max_element(max_due_of.begin(), max_due_of.end());
   const double schedule_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   run.schedule_rate = static_cast<double>(n) / schedule_seconds;
   const long long deadline = max_due + ctx.sizes.steady_grace_ms;
@@ -143,6 +164,7 @@ void run_steady_scenario(const BenchContext& ctx, SyncConnection& conn, BenchRep
   j["backdrop_pending"] = backdrop;
   j["keys_with_ttl"] = keyspace.expires;
   j["unrelated_ttl_keys"] = ctx.sizes.steady_ttl_keys;
+  j["producers"] = ctx.sizes.steady_producers;
   j["grace_ms"] = ctx.sizes.steady_grace_ms;
   const size_t n = static_cast<size_t>(ctx.sizes.steady_rate) * static_cast<size_t>(ctx.sizes.steady_seconds);
 

@@ -76,6 +76,7 @@ NodeConsumer::NodeConsumer(EventLoop& loop, ConsumerShared& shared, RedisEndpoin
         if (!stopping_ && commands_.ready()) ensure_groups();
       }),
       due_(lanes_.size()),
+      warm_until_(lanes_.size(), Clock::now() + 3 * shared.config.min_idle + shared.config.reclaim_interval),
       safety_timer_(loop, [this] { safety_tick(); }),
       probe_timer_(loop, [this] { probe_tick(); }) {
   if (!blocking) {
@@ -274,7 +275,10 @@ void NodeConsumer::on_read(size_t lane, const Reply& reply, int count) {
     reads_.on_success();
     auto entries = entries_of_read(reply);
     if (entries.size() >= static_cast<size_t>(count)) due_.ring(lane);  // a full batch: more may wait
-    if (!entries.empty()) shared_.memory[lanes_[lane].names.stream].last_read_id = entries.back().entry_id;
+    if (!entries.empty()) {
+      shared_.memory[lanes_[lane].names.stream].last_read_id = entries.back().entry_id;
+      warm(lane);
+    }
     shared_.stats.read += entries.size();
     for (auto& e : entries) round_.push_back(ReadEntry{lane, std::move(e)});
   }
@@ -417,11 +421,22 @@ void NodeConsumer::reclaim_tick() {
   reclaim_timer_.arm(shared_.config.reclaim_interval);
   if (stopping_ || reclaims_left_ > 0 || !commands_.ready()) return;
   for (size_t i = 0; i < lanes_.size(); ++i) {
-    if (!states_[i].group_ready) continue;
-    ++reclaims_left_;
-    commands_.command(pending_command(lanes_[i].names, shared_.config.min_idle, shared_.config.batch),
-                      [this, i](const Reply& r) { on_pending(i, r); });
+    if (states_[i].group_ready && !reclaim_skips(i)) reclaim_lane(i);
   }
+}
+
+void NodeConsumer::reclaim_lane(size_t lane) {
+  ++reclaims_left_;
+  commands_.command(pending_command(lanes_[lane].names, shared_.config.min_idle, shared_.config.batch),
+                    [this, lane](const Reply& r) { on_pending(lane, r); });
+}
+
+void NodeConsumer::warm(size_t lane) {
+  warm_until_[lane] = Clock::now() + 3 * shared_.config.min_idle + shared_.config.reclaim_interval;
+}
+
+bool NodeConsumer::reclaim_skips(size_t lane) const {
+  return !reader_ && rung_ && Clock::now() > warm_until_[lane];
 }
 
 void NodeConsumer::on_pending(size_t lane, const Reply& reply) {
@@ -521,6 +536,7 @@ void NodeConsumer::on_ring(const Reply& msg) {
   auto it = lane_of_ring_.find(msg.elements[1].str);
   if (it == lane_of_ring_.end()) return;
   due_.ring(it->second);
+  warm(it->second);
   if (!stopping_) read_next();
 }
 
@@ -537,8 +553,10 @@ void NodeConsumer::doorbell_lost() {
 void NodeConsumer::safety_tick() {
   safety_timer_.arm(LaneSchedule::poll_step(shared_.config.safety_poll, lanes_.size()));
   if (stopping_ || !rung_) return;  // unsubscribed: every lane is polled anyway
-  due_.poll_next();
+  const size_t lane = due_.poll_next();
   read_next();
+  // A cold lane's reclaim comes with its safety read (the reclaim tick skips it).
+  if (reclaim_skips(lane) && states_[lane].group_ready && commands_.ready()) reclaim_lane(lane);
 }
 
 // Every safety_poll: PUBLISH "probe" on a ring from the command connection (on this node, so the

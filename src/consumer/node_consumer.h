@@ -20,6 +20,10 @@
 //   probe from the command connection every safety_poll proves the subscription alive (no
 //   subscriber, or the previous probe not back: the doorbell reconnects). So an idle node
 //   costs (streams / safety_poll) reads per second, and a ring is read within a round trip.
+//   Reclaims (XPENDING every reclaim_interval) likewise look only at warm streams while the
+//   doorbell is up: those rung or read from within 3 min_idle + reclaim_interval (every stream is
+//   warm at start); a cold stream gets its XPENDING with its safety-poll read, since nothing was
+//   appended to it that a consumer could have left pending since it was last looked at.
 //
 // Contracts:
 // - The group is created per stream (XGROUP CREATE ... 0 MKSTREAM; BUSYGROUP is fine). A group
@@ -160,6 +164,10 @@ class NodeConsumer {
   void doorbell_lost();
   void safety_tick();
   void probe_tick();
+  void warm(size_t lane);
+  // Whether the reclaim tick skips `lane`: a cluster node whose doorbell is up, the lane cold.
+  bool reclaim_skips(size_t lane) const;
+  void reclaim_lane(size_t lane);
 
   EventLoop& loop_;
   ConsumerShared& shared_;
@@ -186,6 +194,7 @@ class NodeConsumer {
   Timer reclaim_timer_;
   Timer group_retry_timer_;         // creates groups again after a refusal that may pass (LOADING ...)
   LaneSchedule due_;                // cluster: the lanes to read next
+  std::vector<Clock::time_point> warm_until_;  // by lane: reclaimed every reclaim_interval until then
   std::map<std::string, size_t> lane_of_ring_;  // ring channel -> lane
   size_t ring_confirmations_ = 0;   // SUBSCRIBE confirmations since the doorbell's last connect
   bool rung_ = false;               // every ring is subscribed: read on rings (else poll every lane)

@@ -93,6 +93,7 @@ function sizesFor(opts) {
     s.backdrop = sc.steady.backdrop_pending;
     s.graceMs = sc.steady.grace_ms;
     if (typeof sc.steady.unrelated_ttl_keys === 'number') s.ttlKeys = sc.steady.unrelated_ttl_keys;
+    if (typeof sc.steady.producers === 'number') s.steadyProducers = sc.steady.producers;
   }
   if (sc.burst) s.burstTasks = sc.burst.tasks;
   if (sc.idle) s.backdrop = sc.idle.pending;
@@ -369,15 +370,20 @@ async function runSteady(ctx) {
   const workerCpu0 = processCpuSeconds(w.child.pid);
   const t0 = performance.now();
   let maxDue = 0;
-  for (let i = 0; i < n; i++) {
-    const wait = t0 + (i * 1000) / rate - performance.now();
-    if (wait > 1) await sleep(wait - 1);
-    while (performance.now() < t0 + (i * 1000) / rate) { /* the last millisecond */ }
-    const id = `st-bullmq-${i}`;
-    const delay = steadyDelayMs(i);
-    maxDue = Math.max(maxDue, Date.now() + delay);
-    await ctx.queue.add('task', payload(id), { delay });
-  }
+  // Producer k adds jobs k, k + P, ... one at a time, as expiry-bench's producer threads do.
+  const producers = ctx.sizes.steadyProducers || 1;
+  const produce = async (k) => {
+    for (let i = k; i < n; i += producers) {
+      const wait = t0 + (i * 1000) / rate - performance.now();
+      if (wait > 1) await sleep(wait - 1);
+      while (producers === 1 && performance.now() < t0 + (i * 1000) / rate) { /* the last millisecond */ }
+      const id = `st-bullmq-${i}`;
+      const delay = steadyDelayMs(i);
+      maxDue = Math.max(maxDue, Date.now() + delay);
+      await ctx.queue.add('task', payload(id), { delay });
+    }
+  };
+  await Promise.all(Array.from({ length: producers }, (_, k) => produce(k)));
   const scheduleSeconds = (performance.now() - t0) / 1000;
   await waitFor(() => seen.size >= n, Math.max(0, maxDue + graceMs - Date.now()));
   const cost = redisCostDelta(cost0, await redisCost(ctx.r));
@@ -387,7 +393,7 @@ async function runSteady(ctx) {
   await w.stop();
   const lateness = percentiles([...seen.values()]);
   ctx.out.scenarios.steady = {
-    rate, seconds: secs, tasks: n, backdrop_pending: backdrop, keys_with_ttl: ctx.sizes.ttlKeys,
+    rate, seconds: secs, tasks: n, producers, backdrop_pending: backdrop, keys_with_ttl: ctx.sizes.ttlKeys,
     worker_concurrency: STEADY_CONCURRENCY, schedule_rate: n / scheduleSeconds, window_seconds: windowSeconds,
     forwarded: seen.size, not_seen_by_deadline: n - seen.size, duplicated, lateness_ms: lateness,
     redis_cpu_seconds: cost.cpu_seconds, redis_cpu_us_per_task: (cost.cpu_seconds * 1e6) / n, redis_cost: cost,
