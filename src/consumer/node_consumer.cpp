@@ -77,8 +77,11 @@ NodeConsumer::NodeConsumer(EventLoop& loop, ConsumerShared& shared, RedisEndpoin
       }),
       due_(lanes_.size()),
       warm_until_(lanes_.size(), Clock::now() + 3 * shared.config.min_idle + shared.config.reclaim_interval),
+      cold_turn_(lanes_.size()),
       safety_timer_(loop, [this] { safety_tick(); }),
       probe_timer_(loop, [this] { probe_tick(); }) {
+  // Half the lanes start on a turn without XPENDING: the cold reclaims are spread from the start.
+  for (size_t i = 0; i < cold_turn_.size(); ++i) cold_turn_[i] = i % 2 == 0;
   if (!blocking) {
     auto o = connection_options(shared.config, endpoint, "doorbell " + name_,
                                 "expiry-consumer-doorbell-" + shared.config.consumer);
@@ -555,8 +558,10 @@ void NodeConsumer::safety_tick() {
   if (stopping_ || !rung_) return;  // unsubscribed: every lane is polled anyway
   const size_t lane = due_.poll_next();
   read_next();
-  // A cold lane's reclaim comes with its safety read (the reclaim tick skips it).
-  if (reclaim_skips(lane) && states_[lane].group_ready && commands_.ready()) reclaim_lane(lane);
+  // A cold lane's reclaim comes with every other safety read (the reclaim tick skips it).
+  if (lane >= cold_turn_.size() || !reclaim_skips(lane)) return;
+  cold_turn_[lane] = !cold_turn_[lane];
+  if (!cold_turn_[lane] && states_[lane].group_ready && commands_.ready()) reclaim_lane(lane);
 }
 
 // Every safety_poll: PUBLISH "probe" on a ring from the command connection (on this node, so the
