@@ -86,12 +86,13 @@ TEST_F(ScheduleMany, MixedNewAndReplacingTasksAreEachWhatExpiryScheduleWrites) {
   const std::string created = hash("old")["created_ms"];
   EXPECT_GE(std::stoll(created), before);
   EXPECT_LE(std::stoll(created), after);
+  // The due times are the scores above only: the shadow hashes do not repeat them.
   EXPECT_EQ(hash("old"), (std::map<std::string, std::string>{
-                             {"payload", "after"}, {"due_ms", "4102444800500"}, {"created_ms", created}}));
+                             {"payload", "after"}, {"created_ms", created}}));
   EXPECT_EQ(hash("new-delay"), (std::map<std::string, std::string>{
-                                   {"payload", "p2"}, {"due_ms", std::to_string(due)}, {"created_ms", created}}));
+                                   {"payload", "p2"}, {"created_ms", created}}));
   EXPECT_EQ(hash("new-past"), (std::map<std::string, std::string>{
-                                  {"payload", std::string(300, 'x')}, {"due_ms", "1000"}, {"created_ms", created}}));
+                                  {"payload", std::string(300, 'x')}, {"created_ms", created}}));
 
   // Trigger TTLs: due - now + 100 ms of grace; an already due task gets the grace only.
   const long long ttl_old = integer(redis_, {"PTTL", kKeys.trigger_key("old")});
