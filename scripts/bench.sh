@@ -55,7 +55,7 @@ if [ ! -x "$BUILD_DIR/src/bench/expiry-bench" ] || [ ! -x "$BUILD_DIR/src/relay/
    [ ! -x "$BUILD_DIR/src/ctl/expiry-ctl" ]; then
   BUILD_DIR=$BUILD_DIR scripts/build.sh >&2
 else
-  cmake --build "$BUILD_DIR" -j "$(nproc)" --target expiry-bench expiry-relay expiry-ctl >&2
+  cmake --build "$BUILD_DIR" -j "$(nproc)" --target expiry-bench expiry-relay expiry-ctl order-canceller >&2
 fi
 BIN=$(cd "$BUILD_DIR/src" && pwd)
 

@@ -57,6 +57,7 @@ struct BenchContext {
   std::vector<std::string> tls_flags;
   std::string relay_bin;   // path of expiry-relay
   std::string ctl_bin;     // path of expiry-ctl
+  std::string canceller_bin;  // path of order-canceller (the cluster scenario's idle consumer)
   std::string work_dir;    // logs and generated files
   KeyLayout keys{"bench"};
   std::string stream = "bench:stream";

@@ -176,6 +176,7 @@ BenchContext bench_context_from(BenchOptions& o) {
   ctx.redis_url = o.redis_url;
   ctx.relay_bin = o.bin_dir + "/relay/expiry-relay";
   ctx.ctl_bin = o.bin_dir + "/ctl/expiry-ctl";
+  ctx.canceller_bin = o.bin_dir + "/orders/order-canceller";
   ctx.relay_extra_flags = o.relay_flags;
   if (o.rounds > 0) ctx.sizes.drain_rounds = o.rounds;
   if (o.backdrop >= 0) ctx.sizes.steady_backdrop = static_cast<size_t>(o.backdrop);

@@ -17,6 +17,7 @@
 #include "bench/run_tally.h"
 #include "bench/scenarios.h"
 #include "bench/task_target.h"
+#include "harness/child_process.h"
 
 namespace expiry::bench {
 
@@ -175,6 +176,68 @@ std::string ratio_text(double v, double base) { return base > 0 ? fixed(v / base
 
 }  // namespace
 
+// (c) An idle consumer on the cluster: order-canceller, its doorbell subscribed on every primary
+// and its streams cold (no entry since 3 min_idle + the reclaim interval), nothing appended:
+// what it sends each primary per second. --min-idle-ms 1000 shortens the cooling to 4 s.
+struct IdleConsumerRun {
+  double seconds = 0;
+  std::vector<std::map<std::string, long long>> calls;  // per primary, over the window
+};
+
+IdleConsumerRun run_idle_consumer(const BenchContext& ctx, TaskTarget& target) {
+  using namespace std::chrono_literals;
+  target.reset_streams();
+  ChildProcess canceller(ctx.canceller_bin,
+                         {"--redis-url", ctx.cluster_url, "--namespace", ctx.keys.ns(), "--buckets",
+                          std::to_string(target.buckets()), "--group", ctx.group, "--consumer", "bench-idle",
+                          "--min-idle-ms", "1000"},
+                         {}, ctx.work_dir + "/cluster-idle-consumer.log");
+  const auto alive = [&] {
+    if (!canceller.running()) throw Error("order-canceller exited; see " + ctx.work_dir + "/cluster-idle-consumer.log");
+  };
+  const std::string rings = ctx.keys.ns() + ":{*}:ring";
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (target.channels_subscribed(rings) < target.buckets()) {
+    alive();
+    if (std::chrono::steady_clock::now() > deadline) throw Error("order-canceller's doorbell never subscribed every ring");
+    std::this_thread::sleep_for(50ms);
+  }
+  // Cold: fewer XPENDING in a second than a third of the streams (warm, each gets one a second).
+  const auto xpending = [&] {
+    long long n = 0;
+    for (auto& calls : target.calls_per_primary()) n += calls["xpending"];
+    return n;
+  };
+  deadline = std::chrono::steady_clock::now() + 60s;
+  for (long long before = xpending();;) {
+    std::this_thread::sleep_for(1s);
+    alive();
+    const long long now = xpending();
+    if (now - before < target.buckets() / 3) break;
+    if (std::chrono::steady_clock::now() > deadline) throw Error("the idle consumer's streams never went cold");
+    before = now;
+  }
+  IdleConsumerRun run;
+  const auto c0 = target.calls_per_primary();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(ctx.quick ? 5s : 20s);  // the measurement window
+  auto c1 = target.calls_per_primary();
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  alive();
+  for (size_t p = 0; p < c1.size() && p < c0.size(); ++p) {
+    std::map<std::string, long long> delta;
+    for (const auto& [name, n] : c1[p]) {
+      const auto it = c0[p].find(name);
+      const long long d = n - (it == c0[p].end() ? 0 : it->second);
+      // Left out: the bench's own INFO and PUBSUB, and the replicas' REPLCONF ACKs.
+      if (d > 0 && name != "info" && name != "pubsub|channels" && name != "replconf") delta[name] = d;
+    }
+    run.calls.push_back(delta);
+  }
+  canceller.terminate();
+  return run;
+}
+
 void run_cluster_scenario(const BenchContext& ctx, BenchReport& report) {
   if (ctx.cluster_url.empty()) throw ConfigError("the cluster scenario needs --cluster-url");
   std::vector<ModeRun> modes;
@@ -277,6 +340,35 @@ void run_cluster_scenario(const BenchContext& ctx, BenchReport& report) {
       {"claims_per_s_ratio", base.drain.forward_rate > 0 ? c.drain.forward_rate / base.drain.forward_rate : -1}};
   report.add_table(steady);
   report.add_table(drain);
+
+  auto cluster = TaskTarget::cluster(ctx, ctx.cluster_url, ctx.cluster_buckets);
+  const IdleConsumerRun idle = run_idle_consumer(ctx, *cluster);
+  Table idle_table{"cluster (c) an idle consumer (order-canceller, " + std::to_string(ctx.cluster_buckets) +
+                       " bucket streams, nothing appended): what it sends each primary per second over " +
+                       fixed(idle.seconds, 0) + " s",
+                   {"primary", "reads/s (XREADGROUP + XPENDING)", "XREADGROUP/s", "XPENDING/s", "all commands/s",
+                    "target reads/s"},
+                   {},
+                   {"INFO commandstats deltas of each primary, the bench's own INFO and PUBSUB calls and the replicas' REPLCONF left out. The "
+                    "consumer reads a bucket stream when a claim rings its doorbell, else once per --safety-poll-ms "
+                    "(30 s); it looks for pending entries (XPENDING) on streams rung lately, else every other safety "
+                    "turn. Before the doorbell: about 21 XREADGROUPs per primary every 50 ms (420/s)."}};
+  nlohmann::json idle_json = nlohmann::json::array();
+  for (size_t p = 0; p < idle.calls.size(); ++p) {
+    const auto get = [&](const char* name) {
+      const auto it = idle.calls[p].find(name);
+      return it == idle.calls[p].end() ? 0.0 : static_cast<double>(it->second) / idle.seconds;
+    };
+    double all = 0;
+    for (const auto& [name, n] : idle.calls[p]) all += static_cast<double>(n) / idle.seconds;
+    const double reads = get("xreadgroup") + get("xpending");
+    idle_table.rows.push_back({std::to_string(p + 1), fixed(reads, 2), fixed(get("xreadgroup"), 2),
+                               fixed(get("xpending"), 2), fixed(all, 2), reads <= 2.0 ? "<= 2: met" : "<= 2: NOT met"});
+    idle_json.push_back({{"reads_per_s", reads}, {"xreadgroup_per_s", get("xreadgroup")},
+                         {"xpending_per_s", get("xpending")}, {"commands_per_s", all}, {"calls", idle.calls[p]}});
+  }
+  j["idle_consumer"] = {{"seconds", idle.seconds}, {"primaries", idle_json}};
+  report.add_table(idle_table);
 }
 
 }  // namespace expiry::bench

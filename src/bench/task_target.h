@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,10 @@ class TaskTarget {
   long long drain_due();
   // INFO cpu of every primary (and, on a cluster, replica).
   RedisCpu cpu();
+  // Calls per command (INFO commandstats) of each primary, in the order of primaries().
+  std::vector<std::map<std::string, long long>> calls_per_primary();
+  // Pub/sub channels subscribed on the primaries that match `pattern` (PUBSUB CHANNELS, node-local).
+  long long channels_subscribed(const std::string& pattern);
   // Waits until the relay's command connection and subscriber are up on every primary (for a
   // cluster relay: its node Relays "<instance>@host:port"). Throws Error on timeout or exit.
   void wait_ready(RelayProcess& relay, std::chrono::milliseconds timeout = std::chrono::milliseconds(15000));
