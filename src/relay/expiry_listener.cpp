@@ -26,10 +26,7 @@ ExpiryListener::ExpiryListener(EventLoop& loop, const RelayConfig& config, const
                                                  RedisConnection::Watchdog::Passive}) {
   for (int b = 0; b < bucket_count_; ++b) wake_channels_.push_back(KeyLayout(keys_.ns(), b).wake_channel());
   connection_.set_on_ready([this] { subscribe_all(); });
-  connection_.set_on_down([this](const std::string&) {
-    subscribed_ = false;
-    probe_outstanding_ = false;
-  });
+  connection_.set_on_down([this](const std::string& why) { connection_down(why); });
 }
 
 void ExpiryListener::start() {
@@ -47,11 +44,35 @@ void ExpiryListener::subscribe_all() {
   confirmations_ = 0;
   subscribed_ = false;
   probe_outstanding_ = false;
+  sent_.clear();
+  sent_.push_back(kExpiredPattern);
   connection_.subscribe({"PSUBSCRIBE", kExpiredPattern}, [this](const Reply& m) { on_keyevent(m); });
   for (const auto& wake : wake_channels_) {
+    sent_.push_back(wake);
     connection_.subscribe({"SUBSCRIBE", wake}, [this](const Reply& m) { on_channel(m); });
   }
+  sent_.push_back(health_channel_);
   connection_.subscribe({"SUBSCRIBE", health_channel_}, [this](const Reply& m) { on_channel(m); });
+}
+
+// hiredis answers a refused (P)SUBSCRIBE by dropping the connection with Redis's error as the
+// reason, so the refusal arrives here. Confirmations come in the order sent: the first
+// unconfirmed channel is the refused one. The connection retries with its backoff, since an
+// operator may grant the rule later.
+void ExpiryListener::connection_down(const std::string& why) {
+  const bool refused = !subscribed_ && why.rfind("NOPERM", 0) == 0 &&
+                       confirmations_ < static_cast<int>(sent_.size());
+  subscribed_ = false;
+  probe_outstanding_ = false;
+  if (!refused) return;
+  if (auto dropped = refused_log_.allow(Clock::now())) {
+    const std::string& channel = sent_[static_cast<size_t>(confirmations_)];
+    spdlog::error("Redis refused the subscription to {}: {}. The relay's user needs the ACL rule &{} "
+                  "(docs/security.md); without it no {} arrive. Retrying with the reconnect backoff ({} more "
+                  "refusals since the last line)",
+                  channel, why, channel, confirmations_ == 0 ? "expired events" : "wake-ups or health probes",
+                  *dropped);
+  }
 }
 
 void ExpiryListener::confirmed() {

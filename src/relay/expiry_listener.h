@@ -49,6 +49,7 @@ class ExpiryListener {
   void on_keyevent(const Reply& msg);
   void on_channel(const Reply& msg);
   void confirmed();
+  void connection_down(const std::string& why);
   void probe_tick();
 
   const RelayConfig& config_;
@@ -58,12 +59,14 @@ class ExpiryListener {
   const int bucket_count_;
   const std::string health_channel_;
   std::vector<std::string> wake_channels_;  // by bucket
+  std::vector<std::string> sent_;  // what subscribe_all asked for, in order: replies come in this order
   int confirmations_ = 0;
   bool subscribed_ = false;
   bool probe_outstanding_ = false;  // a probe was published and has not come back yet
   Clock::time_point probe_sent_at_;
   LogLimiter invalid_id_log_{std::chrono::seconds(10)};  // expired trigger keys with invalid ids
   LogLimiter other_db_log_{std::chrono::seconds(10)};    // our trigger keys expiring in another db
+  LogLimiter refused_log_{std::chrono::seconds(30)};     // subscriptions the ACL refuses, once per attempt
   std::function<void(int, std::string_view)> on_trigger_;
   std::function<void(int, long long)> on_wake_;
   std::function<void(int)> on_recur_;

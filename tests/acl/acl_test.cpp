@@ -659,7 +659,7 @@ TEST_F(RelayAclTest, ReportsADeniedHealthProbe) {
       << "the health probe is disabled without a word:\n" << tail(relay->output());
 }
 
-TEST_F(RelayAclTest, DISABLED_NamesTheRefusedSubscription) {
+TEST_F(RelayAclTest, NamesTheRefusedSubscription) {
   create_user(kRelay, {"&__keyevent@*__:expired"});
   auto relay = start_relay("r1", connection(kRelay.name, Creds::Url, ""));
   EXPECT_TRUE(wait_until([&] { return has_line_with(relay->output(), {"NOPERM", "__keyevent@*__:expired"}); }, 10s))
