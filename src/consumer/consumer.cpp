@@ -30,8 +30,8 @@ void Consumer::stop(std::function<void()> done) {
   spdlog::info("stopping: finishing what was read");
   const auto stopped = [this] {
     const ConsumerStats& s = shared_.stats;
-    spdlog::info("stopped: read={} acked={} retried={} reclaimed={} dead_lettered={} group_recreated={}", s.read,
-                 s.acked, s.retried, s.reclaimed, s.dead_lettered, s.group_recreated);
+    spdlog::info("stopped: read={} acked={} retried={} refused={} reclaimed={} dead_lettered={} group_recreated={}",
+                 s.read, s.acked, s.retried, s.refused, s.reclaimed, s.dead_lettered, s.group_recreated);
     on_stopped_();
   };
   if (node_) node_->stop(stopped);

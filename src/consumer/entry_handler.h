@@ -17,6 +17,10 @@ enum class HandleOutcome {
   Retry,   // not handled this time: scheduled again after the retry backoff (expiry_retry),
            // dead-lettered after the last attempt
   Reject,  // can never be handled (a malformed task): dead-lettered at once with the reason
+  Refused, // not handled because Redis refused the handler's own call or could not serve it
+           // (blames_the_server: a missing ACL rule, a failover, a lost connection). The task is
+           // not at fault: the entry stays pending, this delivery is not counted, and it is
+           // reclaimed and handled again after min_idle, never dead-lettered for it
 };
 
 // Called by a handler exactly once per entry, from the loop: done(outcome, reason), or for a
@@ -59,6 +63,7 @@ struct ConsumerStats {
   uint64_t dead_lettered = 0;
   uint64_t errors = 0;
   uint64_t group_recreated = 0;  // the group vanished after this consumer had it, and was created at $
+  uint64_t refused = 0;          // entries left pending because Redis refused the handler's call
 };
 
 // Runs `call_handler` with a done function that passes the first outcome to `settle` and

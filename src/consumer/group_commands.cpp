@@ -81,6 +81,12 @@ std::vector<std::string> claim_command(const GroupStream& s, std::chrono::millis
   return argv;
 }
 
+std::vector<std::string> uncount_delivery_command(const GroupStream& s, const std::string& entry_id,
+                                                  uint64_t deliveries) {
+  return {"XCLAIM",     s.stream, s.group, s.consumer, "0", entry_id, "RETRYCOUNT",
+          std::to_string(deliveries > 0 ? deliveries - 1 : 0), "JUSTID"};
+}
+
 std::vector<StreamEntry> claimed_entries(const Reply& reply, const ReclaimPlan& plan) {
   auto entries = parse_stream_entries(reply);
   for (auto& e : entries) {

@@ -56,6 +56,12 @@ ReclaimPlan plan_reclaim(const Reply& pending, int max_deliveries);
 // XCLAIM <stream> <group> <consumer> <min_idle> <ids...>.
 std::vector<std::string> claim_command(const GroupStream& s, std::chrono::milliseconds min_idle,
                                        const std::vector<std::string>& ids);
+// XCLAIM <stream> <group> <consumer> 0 <id> RETRYCOUNT <deliveries - 1> JUSTID: keeps an entry
+// pending with this consumer, its idle time restarted and this delivery taken back from its
+// count (JUSTID does not count one), so the reclaim path hands it out again after min_idle
+// without ever reaching max_deliveries through refusals alone.
+std::vector<std::string> uncount_delivery_command(const GroupStream& s, const std::string& entry_id,
+                                                  uint64_t deliveries);
 // The entries an XCLAIM returned, with their delivery counts from the plan.
 std::vector<StreamEntry> claimed_entries(const Reply& reply, const ReclaimPlan& plan);
 

@@ -339,6 +339,10 @@ void NodeConsumer::settle(size_t lane, const StreamEntry& entry, HandleOutcome o
     retry_later(lane, entry, reason, delay);
     return;
   }
+  if (outcome == HandleOutcome::Refused) {
+    keep_pending_uncounted(lane, entry, reason);
+    return;
+  }
   if (outcome == HandleOutcome::Reject) {
     // Stays pending if this fails: reclaimed, rejected again, dead-lettered by the reclaim path.
     spdlog::warn("entry {} of {} rejected ({}): moving it to {}", entry.entry_id, names.stream, reason,
@@ -356,6 +360,24 @@ void NodeConsumer::settle(size_t lane, const StreamEntry& entry, HandleOutcome o
     } else {
       ++shared_.stats.acked;
     }
+    entry_settled();
+  });
+}
+
+// Redis refused the handler's own call: nothing is wrong with the task, so neither an attempt
+// (expiry_retry) nor a delivery (the reclaim path's dead-lettering) is spent on it.
+void NodeConsumer::keep_pending_uncounted(size_t lane, const StreamEntry& entry, const std::string& reason) {
+  ++shared_.stats.refused;
+  const GroupStream& names = lanes_[lane].names;
+  if (auto dropped = refused_log_.allow(Clock::now())) {
+    spdlog::error("entry {} of {} not handled: Redis refused the handler's call ({}). It stays pending and is "
+                  "handled again after {} ms, without counting as a delivery; fix the server or the user's ACL rules "
+                  "(docs/security.md){}",
+                  entry.entry_id, names.stream, reason, shared_.config.min_idle.count(),
+                  *dropped > 0 ? " (" + std::to_string(*dropped) + " more such entries since the last line)" : "");
+  }
+  commands_.command(uncount_delivery_command(names, entry.entry_id, entry.deliveries), [this, lane](const Reply& r) {
+    if (r.failed()) command_failed("XCLAIM", lane, r);  // the delivery stays counted: at worst as before
     entry_settled();
   });
 }
@@ -402,7 +424,11 @@ void NodeConsumer::on_dead_lettered(size_t lane, const std::string& entry_id, co
     spdlog::warn("entry {} moved to {}", entry_id, lanes_[lane].names.dead_stream);
   } else if (r.failed()) {
     ++shared_.stats.errors;
-    spdlog::error("dead-lettering {} failed: {}", entry_id, r.describe());
+    // Retried at every reclaim round while it fails (a missing ACL rule): one line a second.
+    if (auto dropped = dead_letter_log_.allow(Clock::now())) {
+      spdlog::error("dead-lettering {} failed: {}{}", entry_id, r.describe(),
+                    *dropped > 0 ? " (" + std::to_string(*dropped) + " more failures since the last line)" : "");
+    }
   }
 }
 

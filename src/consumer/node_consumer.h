@@ -149,6 +149,7 @@ class NodeConsumer {
   void handle(std::vector<ReadEntry> entries);
   void settle(size_t lane, const StreamEntry& entry, HandleOutcome outcome, const std::string& reason,
               EntryDone::RetryDelay delay);
+  void keep_pending_uncounted(size_t lane, const StreamEntry& entry, const std::string& reason);
   void retry_later(size_t lane, const StreamEntry& entry, const std::string& reason, EntryDone::RetryDelay delay);
   void on_dead_lettered(size_t lane, const std::string& entry_id, const Reply& r);
   void entry_settled();
@@ -192,6 +193,8 @@ class NodeConsumer {
   bool closing_ = false;
   std::function<void()> on_stopped_;
   LogLimiter error_log_{std::chrono::seconds(1)};
+  LogLimiter refused_log_{std::chrono::seconds(10)};
+  LogLimiter dead_letter_log_{std::chrono::seconds(1)};  // failed dead-letterings, retried every reclaim round  // handler calls Redis refused (one line per entry otherwise)
   Timer next_read_timer_;           // the next read after an empty (cluster) or failed round
   Timer reclaim_timer_;
   Timer group_retry_timer_;         // creates groups again after a refusal that may pass (LOADING ...)

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "functions/stream_entry.h"
+#include "redis/redis_error.h"
 #include "service/service_metrics.h"
 
 namespace expiry {
@@ -52,7 +53,10 @@ void OrderCanceller::handle_on(FunctionCaller& orders, const StreamEntry& entry,
                 [this, key, done, task_id, due_ms, traceparent](const Reply& r) {
                   if (r.failed()) {
                     ++stats_.failed;
-                    done(HandleOutcome::Retry, "order_cancel " + key + ": " + r.describe());
+                    // A refusal (a missing ACL rule, a failover) is no fault of the timeout: it
+                    // must not use up the task's attempts and send it to the dead-letter stream.
+                    done(blames_the_server(r) ? HandleOutcome::Refused : HandleOutcome::Retry,
+                         "order_cancel " + key + ": " + r.describe());
                     return;
                   }
                   ++stats_.processed;
@@ -95,6 +99,10 @@ void register_canceller_metrics(Metrics& metrics, const CancellerStats& stats, c
       counter_family("order_canceller_entries_read_total", "Stream entries read with XREADGROUP.", n(c.read)),
       counter_family("order_canceller_entries_acked_total", "Stream entries acknowledged.", n(c.acked)),
       counter_family("order_canceller_entries_retried_total", "Entries the handler failed (retried with backoff or dead-lettered).", n(c.retried)),
+      counter_family("order_canceller_entries_refused_total",
+                     "Entries left pending because Redis refused the handler's call (a missing ACL rule, a failover); "
+                     "handled again after --min-idle-ms, not counted as a delivery.",
+                     n(c.refused)),
       counter_family("order_canceller_entries_reclaimed_total", "Entries claimed from idle or crashed consumers.",
                      n(c.reclaimed)),
       counter_family("order_canceller_entries_dead_lettered_total", "Poison entries moved to the dead-letter stream.",

@@ -79,6 +79,13 @@ bool is_transient(RedisErrorKind kind) {
   }
 }
 
+bool blames_the_server(const Reply& reply) {
+  const RedisErrorKind kind = classify(reply);
+  if (is_transient(kind) || is_auth_refusal(kind) || kind == RedisErrorKind::FunctionMissing) return true;
+  return kind == RedisErrorKind::Other && (starts_with(reply.str, "ERR The user executing the script can't") ||
+                                           starts_with(reply.str, "ERR expiry: the Redis user may not run"));
+}
+
 const char* to_string(RedisErrorKind kind) {
   switch (kind) {
     case RedisErrorKind::None: return "none";

@@ -47,6 +47,13 @@ bool is_auth_refusal(RedisErrorKind kind);
 // a failover in progress, a lost connection): retry with backoff.
 bool is_transient(RedisErrorKind kind);
 
+// The reply says the server kept the call from running, not that anything is wrong with what
+// was asked: a transient state (above), a missing ACL rule (NOPERM, or a function's "The user
+// executing the script can't ..." / the expiry library's "the Redis user may not run ..."),
+// refused credentials, or a function library that is not loaded. The same call can succeed
+// later unchanged, once the server or its configuration is fixed.
+bool blames_the_server(const Reply& reply);
+
 const char* to_string(RedisErrorKind kind);
 
 // What to tell the user about a handshake refusal ("" if nothing useful): which setting to fix.

@@ -215,6 +215,40 @@ TEST(RedisErrorPolicy, NoKindIsBothAnAuthRefusalAndTransient) {
   for (K kind : kAllKinds) EXPECT_FALSE(is_auth_refusal(kind) && is_transient(kind)) << to_string(kind);
 }
 
+TEST(RedisErrorPolicy, BlamesTheServerForRefusalsNotForTheCallsContent) {
+  for (const char* text : {
+           "NOPERM this user has no permissions to access one of the keys used as arguments",
+           "NOPERM this user has no permissions to run the 'fcall' command",
+           "ERR The user executing the script can't run this command or subcommand script: order_cancel, on "
+           "@user_function:12.",
+           "ERR The user executing the script can't access at least one of the keys script: x, on @user_function:3.",
+           "ERR expiry: the Redis user may not run XADD orders:x (see docs/security.md); nothing was written",
+           "ERR Function not found",
+           "LOADING Redis is loading the dataset in memory",
+           "READONLY You can't write against a read only replica.",
+           "OOM command not allowed when used memory > 'maxmemory'.",
+           "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+           "CLUSTERDOWN The cluster is down",
+           "NOAUTH Authentication required.",
+       }) {
+    EXPECT_TRUE(blames_the_server(error_reply(text))) << text;
+  }
+  EXPECT_TRUE(blames_the_server(Reply::io_error("Connection reset by peer")));
+  for (const char* text : {
+           "WRONGTYPE Operation against a key holding the wrong kind of value",
+           "ERR wrong number of arguments for 'hset' command",
+           "ERR user_script:1: Script attempted to access nonexistent global variable 'x' script: order_cancel",
+           "ERR expiry: task order:1 is not pending",
+           "ERR orders: bad reason 'The user executing the script can't'",  // the text, but not at the start
+       }) {
+    EXPECT_FALSE(blames_the_server(error_reply(text))) << text;
+  }
+  Reply ok;
+  ok.type = Reply::Type::Status;
+  ok.str = "OK";
+  EXPECT_FALSE(blames_the_server(ok));
+}
+
 TEST(RedisErrorPolicy, EveryKindHasItsOwnName) {
   std::vector<std::string> names;
   for (K kind : kAllKinds) {
