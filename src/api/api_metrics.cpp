@@ -78,7 +78,11 @@ std::string ApiMetrics::render() const {
       << "# HELP expiry_api_redis_pipelined_calls_total Task writes sent pipelined on the workers' async Redis "
          "connections (the others wait for their own blocking round trip).\n"
       << "# TYPE expiry_api_redis_pipelined_calls_total counter\n"
-      << "expiry_api_redis_pipelined_calls_total " << pipelined_calls_.load() << "\n";
+      << "expiry_api_redis_pipelined_calls_total " << pipelined_calls_.load() << "\n"
+      << "# HELP expiry_api_redis_async_connections_ready Worker threads whose async Redis connection is ready: "
+         "their task writes are pipelined (the others block on their own round trip until it is).\n"
+      << "# TYPE expiry_api_redis_async_connections_ready gauge\n"
+      << "expiry_api_redis_async_connections_ready " << async_ready_.load() << "\n";
   return out.str();
 }
 

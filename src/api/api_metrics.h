@@ -25,6 +25,9 @@ class ApiMetrics {
   void connection_refused() { ++connections_refused_; }
   // A task call sent on a worker's async Redis connection (pipelined), not the blocking Producer.
   void pipelined_call() { ++pipelined_calls_; }
+  // A worker's async Redis connection became ready, or was lost after being ready.
+  void async_connection_ready() { ++async_ready_; }
+  void async_connection_lost() { --async_ready_; }
 
   std::string render() const;
 
@@ -40,6 +43,7 @@ class ApiMetrics {
   std::atomic<long long> open_connections_{0};
   std::atomic<long long> connections_refused_{0};
   std::atomic<long long> pipelined_calls_{0};
+  std::atomic<long long> async_ready_{0};
 };
 
 }  // namespace expiry

@@ -99,7 +99,9 @@ HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::str
     o.client_name = "expiry-api-" + std::to_string(index_);
     redis_ = std::make_unique<RedisConnection>(loop_, o);
     functions_ = std::make_unique<FunctionCaller>(*redis_);
+    redis_->set_on_ready([this] { metrics_.async_connection_ready(); });
     redis_->set_on_down([this](const std::string& why) {
+      metrics_.async_connection_lost();  // on_down follows only a ready connection
       spdlog::warn("worker {}: async Redis connection lost ({}); task writes block until it is back",
                    index_, escape_text(why));
       service_.forget_producer();  // Redis may have restarted: agree the layout again first

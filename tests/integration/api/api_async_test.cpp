@@ -92,6 +92,11 @@ class ApiAsyncTest : public ::testing::Test {
   void SetUp() override {
     redis_ = std::make_unique<TestConnection>(server_.host(), server_.port());
     api_ = std::make_unique<ApiProcess>(server_);
+    // Both workers' async connections up: until then a worker sends task writes on its blocking
+    // Producer, which the tests below would count as not pipelined.
+    ASSERT_TRUE(wait_until([&] { return metric(api_->port(), "expiry_api_redis_async_connections_ready") == 2; },
+                           std::chrono::seconds(30)))
+        << api_->child().output();
   }
   long long scheduled() {
     return redis_->command({"ZCARD", KeyLayout("expiry").schedule_key()}).integer;
@@ -181,6 +186,9 @@ TEST_F(ApiAsyncTest, RedisKilledUnderLoadAnswers503ThenRecovers) {
   EXPECT_TRUE(
       wait_until([&] { return unavailable.load() >= 20; }, std::chrono::seconds(20), std::chrono::milliseconds(5)))
       << "no 503 while Redis is down";
+  EXPECT_TRUE(wait_until([&] { return metric(api_->port(), "expiry_api_redis_async_connections_ready") == 0; },
+                         std::chrono::seconds(20)))
+      << "the async connections still count as ready with Redis down";
   EXPECT_EQ(api_->call({"GET", "/healthz"}).status, 200);
   server_.start();
   const int ok_at_restart = ok.load();
@@ -189,6 +197,9 @@ TEST_F(ApiAsyncTest, RedisKilledUnderLoadAnswers503ThenRecovers) {
       << "writes did not recover after the restart";
   stop = true;
   for (auto& t : threads) t.join();
+  EXPECT_TRUE(wait_until([&] { return metric(api_->port(), "expiry_api_redis_async_connections_ready") == 2; },
+                         std::chrono::seconds(30)))
+      << "the async connections did not come back";
   EXPECT_TRUE(other.empty()) << other.size() << " answers neither 201 nor a 503 problem, first: " << other.front();
   // After the restart the async connection is back: writes are pipelined again.
   redis_ = std::make_unique<TestConnection>(server_.host(), server_.port());
@@ -250,6 +261,7 @@ TEST(ApiAsyncOffTest, MaxInflightZeroWritesThroughTheProducer) {
   KeepAliveClient client(api.port());
   EXPECT_EQ(client.put("blocking", task_body(3600000)).status, 201);
   EXPECT_EQ(metric(api.port(), "expiry_api_redis_pipelined_calls_total"), 0);
+  EXPECT_EQ(metric(api.port(), "expiry_api_redis_async_connections_ready"), 0);
 }
 
 }  // namespace
