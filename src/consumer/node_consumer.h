@@ -193,8 +193,8 @@ class NodeConsumer {
   bool closing_ = false;
   std::function<void()> on_stopped_;
   LogLimiter error_log_{std::chrono::seconds(1)};
-  LogLimiter refused_log_{std::chrono::seconds(10)};
-  LogLimiter dead_letter_log_{std::chrono::seconds(1)};  // failed dead-letterings, retried every reclaim round  // handler calls Redis refused (one line per entry otherwise)
+  LogLimiter refused_log_{std::chrono::seconds(10)};     // handler calls Redis refused (else a line per entry)
+  LogLimiter dead_letter_log_{std::chrono::seconds(1)};  // failed dead-letterings, retried every reclaim round
   Timer next_read_timer_;           // the next read after an empty (cluster) or failed round
   Timer reclaim_timer_;
   Timer group_retry_timer_;         // creates groups again after a refusal that may pass (LOADING ...)

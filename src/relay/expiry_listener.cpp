@@ -67,7 +67,8 @@ void ExpiryListener::connection_down(const std::string& why) {
   if (!refused) return;
   if (auto dropped = refused_log_.allow(Clock::now())) {
     const std::string& channel = sent_[static_cast<size_t>(confirmations_)];
-    const std::string held_back = *dropped > 0 ? " (" + std::to_string(*dropped) + " more refusals since the last line)" : "";
+    const std::string held_back =
+        *dropped > 0 ? " (" + std::to_string(*dropped) + " more refusals since the last line)" : "";
     spdlog::error("Redis refused the subscription to {}: {}. The relay's user needs the ACL rule &{} "
                   "(docs/security.md); without it no {} arrive. Retrying with the reconnect backoff{}",
                   channel, why, channel, confirmations_ == 0 ? "expired events" : "wake-ups or health probes",
