@@ -156,6 +156,34 @@ class FollowingConsumer {
   std::thread thread_;  // last
 };
 
+// True once no further stream entry can appear: the master's schedule is empty (a claim needs
+// the task's member) and the consumers' group has read and acknowledged the whole stream.
+bool stream_settled(const SentinelGroup& group) {
+  const auto field = [](const Reply& flat, const std::string& name) -> const Reply* {
+    for (size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
+      if (flat.elements[i].str == name) return &flat.elements[i + 1];
+    }
+    return nullptr;
+  };
+  try {
+    auto master = connect_to_master(group);
+    if (master->command({"ZCARD", "expiry:{0}:schedule"}).integer != 0) return false;
+    const Reply stream = master->command({"XINFO", "STREAM", "expiry:stream"});
+    const Reply* last = field(stream, "last-generated-id");
+    if (last == nullptr) return false;
+    for (const Reply& g : master->command({"XINFO", "GROUPS", "expiry:stream"}).elements) {
+      const Reply* name = field(g, "name");
+      const Reply* pending = field(g, "pending");
+      const Reply* delivered = field(g, "last-delivered-id");
+      if (name == nullptr || name->str != "workers" || pending == nullptr || delivered == nullptr) continue;
+      return pending->integer == 0 && delivered->str == last->str;
+    }
+  } catch (const std::exception&) {
+    // the master is moving: not settled yet
+  }
+  return false;
+}
+
 // expiry-ctl schedule with its defaults through the sentinels, one call after the other, until
 // stopped; records each task's exit code.
 class SteadyProducer {
@@ -225,7 +253,9 @@ TEST(SentinelFailover, SuccessiveFailoversAndACrashLoseNothingAcknowledgedAndDou
   // Every acknowledged task comes due within 1.5 s of its schedule: wait until the consumer saw
   // each, or long enough that a missing one is lost.
   wait_until([&] { return consumer.seen_count(acknowledged) == acknowledged.size(); }, std::chrono::seconds(90));
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // a duplicate would come within this
+  // A duplicate is a second entry for a task: none can follow once the stream has settled.
+  EXPECT_TRUE(wait_until([&] { return stream_settled(group); }, std::chrono::seconds(60)))
+      << "tasks still scheduled, or entries not yet read, 60 s after the load";
   consumer.stop();
   const auto seen = consumer.seen();
   std::vector<std::string> lost, doubled;
