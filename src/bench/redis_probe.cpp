@@ -60,13 +60,17 @@ long long csv_value(const std::string& csv, const std::string& key) {
 
 }  // namespace
 
-std::map<std::string, long long> command_calls(SyncConnection& conn) {
+std::map<std::string, long long> command_calls_in(const std::string& info_text) {
   std::map<std::string, long long> out;
-  for (const auto& [name, value] : info_fields(conn, "commandstats")) {
+  for (const auto& [name, value] : parse_info(info_text)) {
     if (name.rfind("cmdstat_", 0) != 0) continue;
     out[name.substr(8)] = csv_value(value, "calls");
   }
   return out;
+}
+
+std::map<std::string, long long> command_calls(SyncConnection& conn) {
+  return command_calls_in(conn.checked({"INFO", "commandstats"}).str);
 }
 
 std::map<std::string, long long> command_usec(SyncConnection& conn) {

@@ -24,6 +24,8 @@ std::map<std::string, std::string> parse_info(const std::string& text);
 long long info_integer(SyncConnection& conn, const std::string& section, const std::string& field);
 // calls per command, from INFO commandstats ("cmdstat_fcall" -> "fcall").
 std::map<std::string, long long> command_calls(SyncConnection& conn);
+// The same, from the text of an INFO commandstats reply (e.g. one cluster node's).
+std::map<std::string, long long> command_calls_in(const std::string& info_text);
 // microseconds Redis spent per command, from INFO commandstats (usec; FCALL's include its inner calls).
 std::map<std::string, long long> command_usec(SyncConnection& conn);
 // INFO commandstats calls and usec per command, and INFO cpu, at one moment; `delta` gives what a

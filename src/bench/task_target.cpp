@@ -236,23 +236,14 @@ RedisCpu TaskTarget::cpu() {
 
 std::vector<std::map<std::string, long long>> TaskTarget::calls_per_primary() {
   std::vector<std::map<std::string, long long>> out;
-  auto calls_of = [](const std::string& info) {
-    std::map<std::string, long long> calls;
-    for (const auto& [name, value] : parse_info(info)) {
-      if (name.rfind("cmdstat_", 0) != 0) continue;
-      const auto at = value.find("calls=");
-      if (at != std::string::npos) calls[name.substr(8)] = std::atoll(value.c_str() + at + 6);
-    }
-    return calls;
-  };
   if (!cluster_) {
-    out.push_back(calls_of(single_->checked({"INFO", "commandstats"}).str));
+    out.push_back(command_calls_in(single_->checked({"INFO", "commandstats"}).str));
     return out;
   }
   for (const NodeAddress& primary : cluster_->primaries()) {
     const Reply r = cluster_->command_on(primary, {"INFO", "commandstats"});
     if (r.failed()) throw Error("INFO commandstats on " + primary.to_string() + ": " + r.str);
-    out.push_back(calls_of(r.str));
+    out.push_back(command_calls_in(r.str));
   }
   return out;
 }
