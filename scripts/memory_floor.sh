@@ -9,7 +9,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
+case "${1:-}" in
+  -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
 N=${1:-100000}
+if ! [[ "$N" =~ ^[1-9][0-9]{0,7}$ ]]; then
+  echo "memory_floor.sh: N must be a whole number of tasks from 1 to 99999999, not '$N'" >&2
+  exit 2
+fi
 WORK=$(mktemp -d /tmp/expiry-memory.XXXXXX)
 trap 'stop_started; rm -rf "$WORK"' EXIT
 start_redis "$WORK" --appendonly no --save ''
