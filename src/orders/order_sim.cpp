@@ -8,6 +8,7 @@
 #include <functional>
 #include <csignal>
 #include <iostream>
+#include <memory>
 #include <queue>
 #include <random>
 #include <sstream>
@@ -25,6 +26,7 @@
 #include "producer/producer_target.h"
 #include "producer/task_placement.h"
 #include "redis/hash_slot.h"
+#include "redis/redis_error.h"
 #include "redis/redis_time.h"
 
 namespace expiry {
@@ -136,16 +138,18 @@ class OrderSim {
   OrderSim(const OrderSimConfig& config, const StopRequest* stop)
       : config_(config),
         stop_(stop),
-        producer_(ProducerTarget{config.redis, config.ns, config.buckets, config.stream}, order_confirmation()),
-        redis_(producer_.client()),
+        producer_(connect()),
+        redis_(&producer_->client()),
         rng_(config.seed) {
-    buckets_ = producer_.buckets();
-    scheme_ = OrderKeyScheme{producer_.cluster(), buckets_};
+    buckets_ = producer_->buckets();
+    scheme_ = OrderKeyScheme{producer_->cluster(), buckets_};
   }
 
   OrderSimSummary run() {
-    redis_.load_library_everywhere(SyncConnection::expiry_library());
-    redis_.load_library_everywhere(orders_library());
+    riding_outages("loading the function libraries", [&](int) {
+      redis_->load_library_everywhere(SyncConnection::expiry_library());
+      redis_->load_library_everywhere(orders_library());
+    });
     create_orders();
     note_stop();
     make_remaining_payments();
@@ -158,10 +162,61 @@ class OrderSim {
 
  private:
   long long redis_now() {
-    const Reply t = redis_.command({"TIME"}, 0);
+    const Reply t = riding_outages("TIME", [&](int) { return redis_->command({"TIME"}, 0); });
     const auto ms = time_reply_ms(t);
     if (!ms) throw ReplyError("TIME: unexpected reply " + t.describe());
     return *ms;
+  }
+
+  std::unique_ptr<Producer> connect() const {
+    return std::make_unique<Producer>(
+        ProducerTarget{config_.redis, config_.ns, config_.buckets, config_.stream}, order_confirmation());
+  }
+
+  // Runs `op(attempt)`; when the connection to Redis is lost (IoError: a restart of Redis, a
+  // network blip), connects again and runs it once more, for at most kOutageWindow. Every `op`
+  // here is safe to repeat: creating an order that exists changes nothing, scheduling a timeout
+  // again (far from due) replaces it, paying tells a repeat apart by its attempt number, and the
+  // rest only reads.
+  template <class Op>
+  auto riding_outages(const std::string& what, Op op) -> decltype(op(0)) {
+    constexpr std::chrono::seconds kOutageWindow{60};
+    const auto give_up = Clock::now() + kOutageWindow;
+    for (int attempt = 0;; ++attempt) {
+      try {
+        return op(attempt);
+      } catch (const IoError& e) {
+        if (Clock::now() >= give_up) throw;
+        std::cerr << "order-sim: " << what << ": " << e.what() << "; connecting to Redis again\n";
+        reconnect_until(give_up);
+      }
+    }
+  }
+
+  // Replaces the producer with a new connection once Redis answers PING (not LOADING), retrying
+  // every 200 ms until `give_up`; the old, broken one stays (and throws IoError) until then.
+  void reconnect_until(Clock::time_point give_up) {
+    while (Clock::now() < give_up) {
+      std::this_thread::sleep_for(milliseconds(200));  // pacing reconnect attempts
+      try {
+        auto fresh = connect();
+        if (classify(fresh->client().command({"PING"}, 0)) != RedisErrorKind::None) continue;
+        producer_ = std::move(fresh);
+        redis_ = &producer_->client();
+        return;
+      } catch (const IoError&) {
+        // still down: try again
+      }
+    }
+  }
+
+  // A batch whose replies include a lost connection throws IoError, as a single command does.
+  std::vector<Reply> checked_batch(const std::vector<ClusterClient::Routed>& commands) {
+    std::vector<Reply> replies = redis_->batch(commands);
+    for (const Reply& r : replies) {
+      if (r.is_io_error()) throw IoError(r.str);
+    }
+    return replies;
   }
 
   // Stop requests: the first ends the creation of orders and starts the drain, bounded by
@@ -199,12 +254,17 @@ class OrderSim {
     while (!payments_.empty() && payments_.top().at <= now) {
       Order& o = orders_[payments_.top().order];
       payments_.pop();
-      const Reply status = fcall_orders(redis_, {"FCALL", "order_pay", "1", o.key});
-      if (status.str == "pending") {
+      // Paying also cancels the timeout; if it fired meanwhile, the canceller sees "paid". Only
+      // order-sim pays, so "paid" on a second attempt is the first one's payment.
+      const bool paid = riding_outages("paying " + o.id, [&](int attempt) {
+        const Reply status = fcall_orders(*redis_, {"FCALL", "order_pay", "1", o.key});
+        const bool now_paid = status.str == "pending" || (attempt > 0 && status.str == "paid");
+        if (now_paid) producer_->cancel(order_task_id(o.id));
+        return now_paid;
+      });
+      if (paid) {
         o.paid = true;
         ++summary_.paid;
-        // Paying also cancels the timeout; if it fired meanwhile, the canceller sees "paid".
-        producer_.cancel(order_task_id(o.id));
       } else {
         ++summary_.paid_too_late;
       }
@@ -216,7 +276,7 @@ class OrderSim {
   // runs again (creating the order and scheduling its timeout are both safe to repeat), at most
   // kConfirmAttempts writes. Still short: throws, as a lost master connection does.
   void confirm_on_replicas(const std::function<void()>& write) {
-    const ReplicaAcks acks = producer_.confirm_writes(write, [](const ReplicaAcks&) {
+    const ReplicaAcks acks = producer_->confirm_writes(write, [](const ReplicaAcks&) {
       std::cerr << "order-sim: the replicas did not acknowledge an order's writes: the master may be failing "
                    "over; writing again to the master the sentinels name\n";
     });
@@ -239,12 +299,12 @@ class OrderSim {
     if (!config_.webhook.empty()) timeout.options.webhook = config_.webhook;
     // On a cluster the timeout goes to its bucket's stream (no stream of its own: one in another
     // slot would be refused), where order-canceller reads every bucket.
-    if (!producer_.cluster()) timeout.stream = config_.stream;
+    if (!producer_->cluster()) timeout.stream = config_.stream;
     const auto write = [&] {
-      fcall_orders(redis_, {"FCALL", "order_create", "1", o.key, std::to_string(config_.timeout.count())});
-      o.due_ms = producer_.schedule(timeout).due_ms;
+      fcall_orders(*redis_, {"FCALL", "order_create", "1", o.key, std::to_string(config_.timeout.count())});
+      o.due_ms = producer_->schedule(timeout).due_ms;
     };
-    write();
+    riding_outages("creating " + o.id, [&](int) { write(); });
     confirm_on_replicas(write);
     o.will_pay = unit_(rng_) < config_.paid_share;
     if (o.will_pay) {
@@ -302,7 +362,7 @@ class OrderSim {
     std::vector<ClusterClient::Routed> reads;
     for (const Order* o : awaited) reads.push_back({key_hash_slot(o->key), {"HGET", o->key, "status"}});
     size_t pending = 0;
-    for (const Reply& r : redis_.batch(reads)) {
+    for (const Reply& r : riding_outages("reading orders", [&](int) { return checked_batch(reads); })) {
       if (r.str == "pending") ++pending;
     }
     return pending;
@@ -330,7 +390,7 @@ class OrderSim {
     for (const auto& o : orders_) {
       reads.push_back({key_hash_slot(o.key), {"HMGET", o.key, "status", "cancelled_ms", "due_ms"}});
     }
-    const std::vector<Reply> replies = redis_.batch(reads);
+    const std::vector<Reply> replies = riding_outages("reading orders", [&](int) { return checked_batch(reads); });
     for (size_t i = 0; i < orders_.size(); ++i) {
       const Order& o = orders_[i];
       const Reply& r = replies[i];
@@ -356,13 +416,14 @@ class OrderSim {
       cards.push_back({TaskPlacement::slot_of_bucket(b), {"ZCARD", KeyLayout(config_.ns, b).schedule_key()}});
     }
     summary_.tasks_left = 0;
-    for (const Reply& r : redis_.batch(cards)) summary_.tasks_left += static_cast<uint64_t>(std::max(0LL, r.integer));
+    for (const Reply& r : riding_outages("reading schedules", [&](int) { return checked_batch(cards); }))
+      summary_.tasks_left += static_cast<uint64_t>(std::max(0LL, r.integer));
   }
 
   const OrderSimConfig& config_;
   const StopRequest* stop_;  // may be null
-  Producer producer_;
-  RoutedClient& redis_;      // producer_'s client, for the orders_v1 calls and reads
+  std::unique_ptr<Producer> producer_;  // replaced by riding_outages after a lost connection
+  RoutedClient* redis_;                 // producer_'s client, for the orders_v1 calls and reads
   int buckets_ = 1;         // the namespace's bucket count
   OrderKeyScheme scheme_;   // where order keys live
   std::mt19937 rng_;

@@ -38,7 +38,7 @@ struct OrderSimConfig {
   double paid_share = 0.5;                      // share of orders paid before the timeout
   std::chrono::milliseconds grace{3000};        // after the last due time, how long to wait for cancels
   std::chrono::milliseconds drain{5000};        // after a stop request, longest wait for orders in flight
-  std::string run_id;                           // prefix of order ids (default: sim-<pid>)
+  std::string run_id;                           // prefix of order ids (default: sim-<pid>-<unix time>)
   std::string webhook;                          // non-empty: each timeout carries webhook=NAME (expiry-webhook
                                                 // delivers it to that endpoint instead of order-canceller)
   uint32_t seed = 1;

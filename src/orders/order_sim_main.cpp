@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <fstream>
 #include <iostream>
 
@@ -56,7 +57,7 @@ std::vector<OptionSpec> order_sim_option_specs() {
        "after SIGTERM/SIGINT, longest wait for the payments and cancels of orders in flight", "5000", 0, 3600000},
       {"stream", OptionKind::String, "stream the timeout tasks are forwarded to (order-canceller reads it)",
        kOrderTimeoutStream},
-      {"run_id", OptionKind::String, "prefix of order ids (default sim-<pid>)", ""},
+      {"run_id", OptionKind::String, "prefix of order ids (default sim-<pid>-<unix time>)", ""},
       {"seed", OptionKind::Integer, "random seed", "1", 0, 4294967295LL},
       {"webhook", OptionKind::String,
        "schedule each timeout with webhook=NAME, for expiry-webhook to deliver (default: none, for order-canceller)",
@@ -96,7 +97,11 @@ OrderSimConfig order_sim_config_from(const Settings& settings) {
     throw ConfigError(settings.source("stream") + ": " + *err);
   }
   config.paid_share = paid_share_from(settings);
-  config.run_id = settings.text("run_id").empty() ? "sim-" + std::to_string(getpid()) : settings.text("run_id");
+  // The pid alone repeats in containers (always 1), where a second run on the same Redis would
+  // meet the first run's orders: the start time makes the default unique.
+  config.run_id = settings.text("run_id").empty()
+                      ? "sim-" + std::to_string(getpid()) + "-" + std::to_string(std::time(nullptr))
+                      : settings.text("run_id");
   config.seed = static_cast<uint32_t>(settings.integer("seed"));
   config.webhook = settings.text("webhook");
   if (!config.webhook.empty()) {
