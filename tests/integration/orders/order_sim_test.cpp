@@ -1,7 +1,8 @@
 // The demo's order flow against a real redis-server, relay and order-canceller: order-sim
 // drains on SIGTERM/SIGINT (no new orders, a bounded wait for those in flight, a summary marked
-// "cut short", exit 0), and the order timeouts travel in their own stream, so the canceller
-// never touches a task another producer scheduled into the relay's default stream.
+// "cut short", exit 0), rides out a restart of Redis, and the order timeouts travel in their own
+// stream, so the canceller never touches a task another producer scheduled into the relay's
+// default stream.
 #include <csignal>
 #include <regex>
 
@@ -68,7 +69,14 @@ class OrderSimTest : public ::testing::Test {
     return "<no group " + group + ">";
   }
 
-  RedisServer server_;
+  // With an AOF, so that a restart of the server keeps the orders and the schedule.
+  static RedisServer::Options persistent() {
+    RedisServer::Options opts;
+    opts.extra_config_lines = {"appendonly yes", "appendfsync always"};
+    return opts;
+  }
+
+  RedisServer server_{persistent()};
   TestConnection redis_{server_.host(), server_.port()};
   std::unique_ptr<ChildProcess> relay_;
   std::unique_ptr<ChildProcess> canceller_;
@@ -141,6 +149,29 @@ TEST_F(OrderSimTest, ASecondSignalEndsTheDrainAtOnce) {
   ASSERT_TRUE(rc.has_value()) << "a second SIGTERM did not end the drain:\n" << sim->output();
   EXPECT_EQ(*rc, 0) << sim->output();
   EXPECT_TRUE(contains(sim->output(), "\nresult: OK (cut short)\n")) << sim->output();
+}
+
+TEST_F(OrderSimTest, ARestartOfRedisMidRunLosesAndDuplicatesNothing) {
+  // 1 s timeouts: orders fall due while Redis is down, and after it is back.
+  auto sim = start_sim({"--duration-ms", "6000", "--timeout-ms", "1000", "--grace-ms", "3000"});
+  ASSERT_TRUE(wait_until([&] { return order_exists(60); }, 15s)) << sim->output();
+  server_.stop();  // SHUTDOWN: the AOF keeps everything written so far
+  server_.start();
+  const auto rc = sim->wait_exit(60s);
+  ASSERT_TRUE(rc.has_value()) << "order-sim still running 60 s after the restart:\n" << sim->output();
+  const std::string out = sim->output();
+  EXPECT_EQ(*rc, 0) << out;
+  EXPECT_TRUE(contains(out, "connecting to Redis again")) << "precondition: the restart reached order-sim\n" << out;
+  EXPECT_TRUE(contains(out, "\nresult: OK\n")) << out;
+  const long long created = summary_number(out, "orders created:");
+  EXPECT_GE(created, 61) << out;
+  EXPECT_EQ(summary_number(out, "wrongly cancelled (paid orders cancelled):"), 0) << out;
+  EXPECT_EQ(summary_number(out, "missed (unpaid, still pending after timeout + grace):"), 0) << out;
+  EXPECT_EQ(summary_number(out, "paid before timeout:") + summary_number(out, "cancelled by timeout:"), created)
+      << out;
+  // Exactly one timeout entry per cancelled order reached the stream: none twice.
+  TestConnection after{server_.host(), server_.port()};  // redis_'s connection ended with the restart
+  EXPECT_EQ(integer(after, {"XLEN", kOrderTimeoutStream}), summary_number(out, "cancelled by timeout:")) << out;
 }
 
 TEST_F(OrderSimTest, TheCancellerLeavesTasksInTheDefaultStreamAlone) {
