@@ -129,7 +129,7 @@ USER expiry
 # serves no HTTP.
 # Shell form, so the port is read from the container's environment at check time; port 0
 # (server off) passes. tests/deploy/check_dockerfile_build.sh runs this command.
-HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
+HEALTHCHECK --interval=5s --timeout=3s --start-period=15s --retries=3 \
   CMD port="${EXPIRY_RELAY_METRICS_PORT:-9100}"; [ "$port" = 0 ] || curl -fsS -o /dev/null "http://127.0.0.1:$port/healthz" || exit 1
 
 # Exec form: the program is PID 1 and receives SIGTERM from `docker stop` directly; all
