@@ -108,7 +108,7 @@ for r in "${RELAYS[@]}"; do
   check "$r waits for cluster-create to complete" \
     test "$(q "services.$r.depends_on.cluster-create.condition")" = service_completed_successfully
   instances+=("$(q "services.$r.environment.EXPIRY_RELAY_INSTANCE")")
-  host_ports+=("$(q "services.$r.ports" | sed -nE "s/.*'published': ([0-9]+).*'target': 9100.*/\1/p; s/^([0-9]+):9100$/\1/p" | head -n 1)")
+  host_ports+=("$(q "services.$r.ports" | sed -nE "s/.*'published': ([0-9]+).*'target': 9100.*/\1/p; s/^([0-9.]+:)?([0-9]+):9100(\/tcp)?$/\2/p" | head -n 1)")
 done
 check "the relays have distinct instance names (${instances[*]})" \
   test "$(printf '%s\n' "${instances[@]}" | sed '/^$/d' | sort -u | grep -c .)" -eq ${#RELAYS[@]}

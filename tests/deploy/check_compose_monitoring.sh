@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2317  # check functions are called indirectly, through check()
 # Deploy test: docker-compose.yml's optional monitoring profile. The default profile still starts
-# only redis, relay, canceller-1/2, order-sim, api, webhook and order-webhook; prometheus and
+# only redis, relay-1/2, canceller-1/2, order-sim, api, webhook and order-webhook; prometheus and
 # grafana exist only under the
 # profile "monitoring", run the official images pinned by tag, and mount deploy/ read-only:
 # prometheus.yml and the alerts.yml it loads at /etc/prometheus, Grafana's provisioning
@@ -21,7 +21,7 @@ COMPOSE_FILE=$(realpath "${1:-$ROOT/docker-compose.yml}")
 COMPOSE=${COMPOSE:-docker-compose}
 cd "$ROOT" || exit 1
 
-DEFAULT_SERVICES="api canceller-1 canceller-2 order-sim order-webhook redis relay webhook"
+DEFAULT_SERVICES="api canceller-1 canceller-2 order-sim order-webhook redis relay-1 relay-2 webhook"
 MONITORING_SERVICES="grafana prometheus"
 
 # shellcheck source=tests/deploy/checks.sh
