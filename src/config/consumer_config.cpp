@@ -57,13 +57,17 @@ ConsumerConfig consumer_config_from(const Settings& s) {
   c.safety_poll = std::chrono::milliseconds(s.integer("safety_poll_ms"));
   c.min_idle = std::chrono::milliseconds(s.integer("min_idle_ms"));
   c.reclaim_interval = std::chrono::milliseconds(s.integer("reclaim_interval_ms"));
-  c.max_deliveries = static_cast<int>(s.integer("max_deliveries"));
-  c.retry.initial = std::chrono::milliseconds(s.integer("retry_base_ms"));
-  c.retry.max = std::chrono::milliseconds(s.integer("retry_max_ms"));
   c.retry.jitter = 0.0;
-  if (c.retry.max < c.retry.initial) {
-    throw ConfigError(s.source("retry_max_ms") + ": retry_max_ms (" + std::to_string(c.retry.max.count()) +
-                      ") must be at least retry_base_ms (" + std::to_string(c.retry.initial.count()) + ")");
+  // A program that sets the retry policy itself (expiry-webhook: its --config JSON) leaves these
+  // options out of its specs, so its --help shows only what works.
+  if (s.has("max_deliveries")) {
+    c.max_deliveries = static_cast<int>(s.integer("max_deliveries"));
+    c.retry.initial = std::chrono::milliseconds(s.integer("retry_base_ms"));
+    c.retry.max = std::chrono::milliseconds(s.integer("retry_max_ms"));
+    if (c.retry.max < c.retry.initial) {
+      throw ConfigError(s.source("retry_max_ms") + ": retry_max_ms (" + std::to_string(c.retry.max.count()) +
+                        ") must be at least retry_base_ms (" + std::to_string(c.retry.initial.count()) + ")");
+    }
   }
   apply_watchdog_settings(s, c.connect_timeout, c.watchdog_interval, c.watchdog_timeout);
   if (c.watchdog_timeout <= c.block + c.watchdog_interval) {

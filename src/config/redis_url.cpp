@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/errors.h"
+#include "base/percent_encoding.h"
 
 namespace expiry {
 namespace {
@@ -16,29 +17,11 @@ constexpr std::string_view kTlsScheme = "rediss://";
   throw ConfigError("invalid Redis URL: " + why + " (expected redis://[user:password@]host:port[/db])");
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out.push_back(s[i]);
-      continue;
-    }
-    if (i + 2 >= s.size()) fail("truncated percent escape in credentials");
-    int hi = hex_value(s[i + 1]);
-    int lo = hex_value(s[i + 2]);
-    if (hi < 0 || lo < 0) fail("bad percent escape in credentials");
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return out;
+// The user or password of a URL, %XX escapes decoded.
+std::string decode_credentials(std::string_view s) {
+  auto decoded = percent_decode(s);
+  if (!decoded) fail("bad or truncated percent escape in credentials");
+  return *decoded;
 }
 
 // Parses a decimal number in [lo, hi]; `what` names it in the error.
@@ -116,10 +99,10 @@ RedisEndpoint parse_redis_url(std::string_view url) {
   if (has_creds) {
     auto colon = creds.find(':');
     if (colon == std::string_view::npos) {
-      ep.password = percent_decode(creds);  // redis://password@host, as redis-cli -u accepts
+      ep.password = decode_credentials(creds);  // redis://password@host, as redis-cli -u accepts
     } else {
-      ep.user = percent_decode(creds.substr(0, colon));
-      ep.password = percent_decode(creds.substr(colon + 1));
+      ep.user = decode_credentials(creds.substr(0, colon));
+      ep.password = decode_credentials(creds.substr(colon + 1));
     }
   }
 

@@ -48,6 +48,8 @@ class Settings {
   int64_t integer(const std::string& name) const;
   bool boolean(const std::string& name) const;
   const std::string& source(const std::string& name) const;
+  // Whether `name` is one of the options resolved (a program may leave some of a set out).
+  bool has(const std::string& name) const { return entries_.count(name) > 0; }
   // "name=value (source)" lines, secrets redacted. `shown` replaces the value of an option by
   // what the program made of it: a URL with only its password redacted, a default that was
   // resolved (an empty stream becomes NAMESPACE:stream); such lines say "resolved".

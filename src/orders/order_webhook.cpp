@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/integers.h"
+#include "base/percent_encoding.h"
 #include "orders/order_keys.h"
 #include "webhook/signature.h"
 
@@ -68,7 +69,9 @@ WebhookAnswer handle_order_webhook(const std::vector<std::string>& keys, const W
     // order-canceller records them.
     const std::string& id = *request.id;
     const size_t dot = id.rfind('.');
-    const std::string task_id = dot == std::string::npos ? id : id.substr(0, dot);
+    // expiry-webhook percent-encodes the task id in webhook-id (webhook/signature.h).
+    const std::string encoded_task_id = dot == std::string::npos ? id : id.substr(0, dot);
+    const std::string task_id = percent_decode(encoded_task_id).value_or(encoded_task_id);
     const std::string due_ms = dot == std::string::npos ? "" : id.substr(dot + 1);
     const std::string key = order_key(order_id, OrderKeyScheme{});
     const Reply r = cancel({"FCALL", "order_cancel", "1", key, "payment timeout", due_ms, task_id});

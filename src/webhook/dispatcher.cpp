@@ -6,6 +6,8 @@
 #include <chrono>
 
 #include "base/integers.h"
+#include "base/text_escape.h"
+#include "functions/task_options.h"
 #include "webhook/signature.h"
 
 namespace expiry {
@@ -88,8 +90,16 @@ void WebhookDispatcher::send(const std::shared_ptr<Job>& job) {
                      "webhook-timestamp: " + std::to_string(timestamp),
                      "webhook-signature: " + webhook_signature(ep.secrets, id, timestamp, body),
                      "expect:"};  // no 100-continue round trip
+  // traceparent is not signed: only a well-formed W3C value is passed on (no CR LF can ride it).
   const std::string& traceparent = job->entry.field(kTraceparentField);
-  if (!traceparent.empty()) request.headers.push_back("traceparent: " + traceparent);
+  if (!traceparent.empty()) {
+    if (!traceparent_error(traceparent)) {
+      request.headers.push_back("traceparent: " + traceparent);
+    } else {
+      spdlog::warn("webhook {} task {} (entry {}): traceparent left out: not a W3C traceparent", ep.name,
+                   escape_text(job->entry.field(entry_field::kId)), job->entry.entry_id);
+    }
+  }
   client_.post(std::move(request), [this, job](const AttemptResult& r) { on_answer(job, r); });
 }
 

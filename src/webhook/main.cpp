@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -51,6 +52,19 @@ std::optional<std::string> take_config_flag(int& argc, char** argv) {
   return path;
 }
 
+// The consumer's options without its retry policy, which the webhook JSON sets: --help lists
+// only options that work (and a flag for one of them is refused as unknown).
+std::vector<OptionSpec> webhook_option_specs() {
+  std::vector<OptionSpec> specs = consumer_option_specs();
+  specs.erase(std::remove_if(specs.begin(), specs.end(),
+                             [](const OptionSpec& o) {
+                               return o.name == "max_deliveries" || o.name == "retry_base_ms" ||
+                                      o.name == "retry_max_ms";
+                             }),
+              specs.end());
+  return specs;
+}
+
 int run_webhook(ServiceProcess& process, const ConsumerConfig& config, const WebhookConfig& hooks) {
   Metrics metrics;
   auto& latency = metrics.histogram("expiry_webhook_delivery_latency_seconds",
@@ -91,12 +105,6 @@ int main(int argc, char** argv) {
     if (!config_path) throw ConfigError("--config FILE (the webhook JSON) is required");
     hooks = load_webhook_config(*config_path);
     // The retry policy is the webhook JSON's (max_attempts, retry_base_ms, retry_max_ms).
-    for (const char* name : {"max_deliveries", "retry_base_ms", "retry_max_ms"}) {
-      if (settings.source(name) != "default") {
-        throw ConfigError(std::string(name) + " (" + settings.source(name) +
-                          ") does not apply: set max_attempts, retry_base_ms and retry_max_ms in the --config JSON");
-      }
-    }
     config = consumer_config_from(settings);
     config.max_deliveries = hooks.max_attempts;
     config.retry.initial = hooks.retry_base;
@@ -110,7 +118,7 @@ int main(int argc, char** argv) {
             {"consumer", config.consumer},
             {"endpoints", std::to_string(hooks.endpoints.size())}};
   };
-  if (auto code = configure_service(kWebhookService, consumer_option_specs(), argc, argv, configure, {})) return *code;
+  if (auto code = configure_service(kWebhookService, webhook_option_specs(), argc, argv, configure, {})) return *code;
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
     std::cerr << "expiry-webhook: curl_global_init failed\n";
     return 1;

@@ -5,6 +5,7 @@
 #include <openssl/hmac.h>
 
 #include "base/base64.h"
+#include "base/percent_encoding.h"
 
 namespace expiry {
 
@@ -29,7 +30,8 @@ std::string webhook_signature(const std::vector<std::string>& keys, const std::s
 
 std::string webhook_id_of(const StreamEntry& entry) {
   const std::string& occurrence = entry.field("occurrence_ms");
-  return entry.field(entry_field::kId) + "." + (occurrence.empty() ? entry.field(entry_field::kDueMs) : occurrence);
+  return percent_encode_visible_ascii(entry.field(entry_field::kId)) + "." +
+         percent_encode_visible_ascii(occurrence.empty() ? entry.field(entry_field::kDueMs) : occurrence);
 }
 
 }  // namespace expiry

@@ -19,7 +19,10 @@ std::string webhook_signature(const std::vector<std::string>& keys, const std::s
                               const std::string& body);
 
 // The webhook-id of an entry: "<task id>.<occurrence_ms>" (occurrence_ms: the entry's
-// occurrence_ms field, else its due_ms), the same on every attempt of one occurrence.
+// occurrence_ms field, else its due_ms), the same on every attempt of one occurrence, each part
+// percent_encode_visible_ascii'd: visible ASCII only, so no entry can inject a header line, and a
+// receiver whose HTTP stack decodes header bytes as Latin-1 (Python's http.server, Node's http)
+// still hashes the bytes that were signed. An ASCII id without '%' is sent as it is.
 std::string webhook_id_of(const StreamEntry& entry);
 
 }  // namespace expiry

@@ -70,6 +70,9 @@ case("malformed timestamp", False, timestamp="soon")
 case("no signature", False, signature=None)
 case("another version", False, signature="v2," + good[3:])
 case("truncated signature", False, signature=good[:-4])
+# A task id that is not ASCII, as expiry-webhook sends it: percent-encoded (docs/webhooks.md).
+encoded_id = "commande:caf%C3%A9.1700000000000"
+case("a non-ASCII task id, percent-encoded", True, msg_id=encoded_id, signature=sign(secret, encoded_id, now, body))
 
 
 def check(language, results):

@@ -107,6 +107,7 @@ class Handler(BaseHTTPRequestHandler):
             "signature": self.headers.get("webhook-signature", ""),
             "content_type": self.headers.get("content-type", ""),
             "traceparent": self.headers.get("traceparent", ""),
+            "header_names": sorted(name.lower() for name in self.headers.keys()),
             "body": body.decode("utf-8", "replace"),
             "status": status,
             "count": count,

@@ -142,6 +142,37 @@ TEST_F(WebhookDelivery, ASignedPostIsAcknowledged) {
   EXPECT_EQ(webhook->terminate(), 0);
 }
 
+// A task id that is not ASCII verifies at a Python http.server receiver (which decodes header
+// bytes as Latin-1): webhook-id carries it percent-encoded. Stream fields with CR LF (an entry
+// written by anything with XADD rights) inject no header: the id is encoded, and a traceparent
+// that is not W3C is left out.
+TEST_F(WebhookDelivery, ANonAsciiIdVerifiesAndNoStreamFieldInjectsAHeader) {
+  auto webhook = start_webhook(config().dump());
+  schedule("commande:caf\xC3\xA9-\xE2\x98\x95", "ok", R"({"order_id":"7"})");
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 1; }, 30s)) << logs(*webhook);
+  const auto first = received("/ok")[0];
+  EXPECT_TRUE(first["verified"].get<bool>()) << first.dump();
+  const Entries entries = xrange_all(redis_, kStream);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(first["id"], "commande:caf%C3%A9-%E2%98%95." + entries[0].at("due_ms"));
+
+  const Reply added = redis_.command({"XADD", kStream, "*", "id", "evil\r\nX-Injected: 1", "payload", "{}",
+                                      "due_ms", "1700000000000", "webhook", "ok", "traceparent",
+                                      std::string("00-") + std::string(32, 'a') + "-" + std::string(16, 'b') +
+                                          "-01\r\nX-Evil: 2"});
+  ASSERT_FALSE(added.failed()) << added.describe();
+  ASSERT_TRUE(wait_until([&] { return received("/ok").size() == 2; }, 30s)) << logs(*webhook);
+  const auto second = received("/ok")[1];
+  EXPECT_TRUE(second["verified"].get<bool>()) << second.dump();
+  EXPECT_EQ(second["id"], "evil%0D%0AX-Injected:%201.1700000000000");
+  EXPECT_EQ(second["traceparent"], "") << "a traceparent that is not W3C is left out";
+  for (const auto& name : second["header_names"]) {
+    EXPECT_NE(name, "x-injected") << second.dump();
+    EXPECT_NE(name, "x-evil") << second.dump();
+  }
+  EXPECT_EQ(webhook->terminate(), 0);
+}
+
 // EXPIRY_WEBHOOK_CONFIG names the webhook JSON (as --help says), and a recurring schedule's
 // occurrences are delivered each with its own webhook-id, <schedule id>.<occurrence_ms>.
 TEST_F(WebhookDelivery, TheConfigCanBeNamedByEnvAndRecurringOccurrencesEachHaveTheirWebhookId) {
@@ -200,6 +231,25 @@ TEST_F(WebhookDelivery, AFullEndpointQueueRetriesLater) {
   EXPECT_EQ(ids.size(), 3u);
   EXPECT_GE(metric(R"(expiry_webhook_retries_total{endpoint="slow"})"), 1);
   EXPECT_EQ(xlen(redis_, kDead), 0);
+}
+
+// --help lists only options that work: not the consumer's retry options, which the webhook
+// JSON sets; such a flag is refused (exit 2) before anything starts.
+TEST_F(WebhookDelivery, HelpListsOnlyOptionsThatWork) {
+  ChildProcess help(EXPIRY_WEBHOOK_BIN, {"--help"});
+  const auto code = help.wait_exit(30s);
+  ASSERT_TRUE(code.has_value()) << help.output();
+  EXPECT_EQ(*code, 0) << help.output();
+  EXPECT_NE(help.output().find("--redis-url"), std::string::npos) << help.output();
+  for (const char* flag : {"--max-deliveries", "--retry-base-ms", "--retry-max-ms"}) {
+    EXPECT_EQ(help.output().find(flag), std::string::npos) << flag << " in:\n" << help.output();
+  }
+  const std::string path = server_.dir() + "/help.json";
+  std::ofstream(path) << config().dump();
+  ChildProcess refused(EXPIRY_WEBHOOK_BIN, {"--config", path, "--max-deliveries", "3", "--check-config"});
+  const auto refused_code = refused.wait_exit(30s);
+  ASSERT_TRUE(refused_code.has_value()) << refused.output();
+  EXPECT_EQ(*refused_code, 2) << refused.output();
 }
 
 TEST_F(WebhookDelivery, ExpiryCtlSchedulesForAnEndpoint) {

@@ -33,5 +33,12 @@ TEST(WebhookSignature, TheIdIsTheTaskAndItsOccurrence) {
   EXPECT_EQ(webhook_id_of(e), "order:7.1699999999000") << "a retry keeps the first due time";
 }
 
+TEST(WebhookSignature, TheIdIsVisibleAsciiWhateverTheTaskId) {
+  StreamEntry e;
+  e.entry_id = "1-1";
+  e.fields = {{"id", "caf\xC3\xA9 100%\r\nX: 1"}, {"due_ms", "17\n"}};
+  EXPECT_EQ(webhook_id_of(e), "caf%C3%A9%20100%25%0D%0AX:%201.17%0A");
+}
+
 }  // namespace
 }  // namespace expiry
