@@ -60,6 +60,14 @@ int run_api_server(const ApiConfig& config) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   const long long fd_limit = raise_fd_limit();
+  // Every worker's connections must fit below the descriptor limit, or accept() fails for all.
+  HttpLimits limits = config.limits;
+  limits.max_connections = clamp_worker_connections(config.limits.max_connections, config.threads, fd_limit);
+  if (limits.max_connections < config.limits.max_connections) {
+    spdlog::warn("--threads {} x --max-connections {} does not fit the descriptor limit {}: each worker holds at "
+                 "most {} connections (raise the limit, e.g. `ulimit -n`, for more)",
+                 config.threads, config.limits.max_connections, fd_limit, limits.max_connections);
+  }
 
   int listen_fd = -1;
   try {
@@ -82,7 +90,7 @@ int run_api_server(const ApiConfig& config) {
   try {
     for (int i = 0; i < config.threads; ++i) {
       workers.push_back(std::make_unique<HttpWorker>(i, listen_fd, config.target, config.dead_stream, config.tokens,
-                                                     metrics, config.limits, config.tls));
+                                                     metrics, limits, config.tls));
     }
     for (auto& w : workers) w->connect_redis();
   } catch (const AuthError& e) {

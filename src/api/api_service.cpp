@@ -13,6 +13,7 @@
 #include "api/request_body.h"
 #include "api/task_json.h"
 #include "base/errors.h"
+#include "base/percent_encoding.h"
 #include "base/text_escape.h"
 #include "functions/function_library.h"
 #include "functions/key_layout.h"
@@ -21,6 +22,7 @@
 #include "producer/producer.h"
 #include "producer/task_calls.h"
 #include "producer/task_placement.h"
+#include "redis/redis_error.h"
 #include "redis/redis_values.h"
 
 namespace expiry {
@@ -222,6 +224,18 @@ auto ApiService::answer_guarded(Fn&& fn) -> decltype(fn()) {
     producer_.reset();  // the next request connects again
     return problem_response(503, "Redis cannot be reached");
   } catch (const ReplyError& e) {
+    // A state of the server that passes (loading its data set, a failover, a busy script):
+    // 503 with Retry-After, naming no key, and one log line per 10 s however many requests.
+    const RedisErrorKind kind = classify_error_in_message(e.what());
+    if (is_transient(kind)) {
+      if (const auto held_back = not_ready_log_.allow(Clock::now())) {
+        spdlog::warn("Redis is not ready ({}): answering 503 ({} more held back)", to_string(kind), *held_back);
+      }
+      ApiResponse r = problem_response(503, std::string("Redis is not ready (") + to_string(kind) +
+                                                "); try again shortly");
+      r.headers.push_back({"Retry-After", "1"});
+      return r;
+    }
     spdlog::error("Redis refused a call: {}", escape_text(e.what()));
     return problem_response(500, "Redis refused the call: " + escape_text(e.what()));
   }
@@ -238,8 +252,10 @@ std::variant<ApiResponse, DeferredCall> ApiService::dispatch(const ApiRequest& r
     const auto token = request.authorization ? bearer_token(*request.authorization) : std::nullopt;
     const auto granted = token ? tokens_.find(*token) : std::nullopt;
     if (!granted) {
-      ApiResponse r = problem_response(
-          401, request.authorization ? "the bearer token is not known" : "an Authorization: Bearer token is required");
+      const char* why = !request.authorization ? "an Authorization: Bearer token is required"
+                        : !token ? "the Authorization header is not of the Bearer scheme (Authorization: Bearer TOKEN)"
+                                 : "the bearer token is not known";
+      ApiResponse r = problem_response(401, why);
       r.headers.push_back({"WWW-Authenticate", "Bearer realm=\"expiry-api\""});
       return r;
     }

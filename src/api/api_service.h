@@ -19,6 +19,7 @@
 #include "api/problem.h"
 #include "api/routes.h"
 #include "api/tokens.h"
+#include "log/log_limiter.h"
 #include "producer/producer_target.h"
 #include "redis/reply.h"
 
@@ -105,6 +106,7 @@ class ApiService {
   ApiMetrics& metrics_;
   ApiOptions options_;
   std::unique_ptr<Producer> producer_;
+  LogLimiter not_ready_log_{std::chrono::seconds(10)};  // Redis loading, failing over ...: one line per 10 s
 };
 
 // A problem+json answer.

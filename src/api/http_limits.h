@@ -1,6 +1,7 @@
 // The HTTP limits of one worker (http_worker.h), read from the settings (api_config.h). Pure.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 
@@ -17,5 +18,18 @@ struct HttpLimits {
   // beyond it is answered 503 at once. 0: no async connection, every request blocks.
   size_t max_inflight = 1024;
 };
+
+// Descriptors the process needs besides its HTTP connections: a share per worker (its listening
+// socket, Redis connections, stop pipe, event loop) and some for the process itself.
+constexpr long long kFdsPerWorker = 16;
+constexpr long long kFdsReserved = 64;
+
+// The connections each of `threads` workers may hold so that all of them fit below `fd_limit`
+// (the soft RLIMIT_NOFILE; -1: unlimited): `wanted`, or less, but at least 1.
+inline long long clamp_worker_connections(long long wanted, int threads, long long fd_limit) {
+  if (fd_limit < 0 || threads < 1) return wanted;
+  const long long budget = (fd_limit - kFdsReserved - kFdsPerWorker * threads) / threads;
+  return std::max(1LL, std::min(wanted, budget));
+}
 
 }  // namespace expiry

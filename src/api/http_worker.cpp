@@ -7,6 +7,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <fcntl.h>
 #include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
@@ -14,8 +15,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include "api/console_views.h"
 #include "base/errors.h"
@@ -49,6 +52,15 @@ struct HttpWorker::InFlight {
 };
 
 namespace {
+
+// accept() failing for lack of descriptors or memory: the worker stops accepting for 50 ms,
+// doubling to 1 s while it keeps failing (the pending connections wait in the backlog).
+constexpr std::chrono::milliseconds kFirstAcceptPause{50};
+constexpr std::chrono::milliseconds kLongestAcceptPause{1000};
+
+// evconnlistener's error callback gets the evhttp (its listener's argument), not the worker.
+std::mutex g_workers_mutex;
+std::unordered_map<const evhttp*, HttpWorker*> g_workers_by_http;  // guarded by g_workers_mutex
 
 const char* method_name(int command) {
   switch (command) {
@@ -131,6 +143,13 @@ HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::str
     close(fd);
     throw Error("evhttp_accept_socket_with_handle failed");
   }
+  accept_retry_ = event_new(base_, -1, 0, &HttpWorker::on_accept_retry, this);
+  if (accept_retry_ == nullptr) throw Error("cannot set up the accept retry timer");
+  {
+    std::lock_guard<std::mutex> lock(g_workers_mutex);
+    g_workers_by_http[http_] = this;
+  }
+  evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(bound_), &HttpWorker::on_accept_error);
   if (pipe2(stop_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
   stop_event_ = event_new(base_, stop_pipe_[0], EV_READ, &HttpWorker::on_stop, this);
   drain_timer_ = event_new(base_, -1, EV_PERSIST, &HttpWorker::on_drain_tick, this);
@@ -151,6 +170,11 @@ HttpWorker::~HttpWorker() {
   if (stop_event_ != nullptr) event_free(stop_event_);
   if (drain_timer_ != nullptr) event_free(drain_timer_);
   if (deadline_timer_ != nullptr) event_free(deadline_timer_);
+  if (accept_retry_ != nullptr) event_free(accept_retry_);
+  {
+    std::lock_guard<std::mutex> lock(g_workers_mutex);
+    g_workers_by_http.erase(http_);
+  }
   if (http_ != nullptr) evhttp_free(http_);  // closes the connections left, and its listening descriptor
   for (int fd : stop_pipe_) {
     if (fd >= 0) close(fd);
@@ -180,9 +204,44 @@ void HttpWorker::on_stop(int, short, void* self) {
   }
 }
 
+void HttpWorker::on_accept_error(evconnlistener* listener, void* http) {
+  const int err = errno;  // accept()'s, as libevent leaves it
+  HttpWorker* w = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_workers_mutex);
+    const auto it = g_workers_by_http.find(static_cast<const evhttp*>(http));
+    if (it != g_workers_by_http.end()) w = it->second;
+  }
+  try {
+    if (w == nullptr || w->stopping_) return;
+    const bool out_of_resources = err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+    if (out_of_resources) {
+      w->accept_pause_ = std::min(kLongestAcceptPause, w->accept_pause_.count() == 0 ? kFirstAcceptPause
+                                                                                      : w->accept_pause_ * 2);
+      evconnlistener_disable(listener);
+      const timeval pause{0, static_cast<suseconds_t>(w->accept_pause_.count() * 1000)};
+      event_add(w->accept_retry_, &pause);
+    }
+    if (const auto held_back = w->accept_log_.allow(Clock::now())) {
+      spdlog::warn("worker {}: accept() failed: {}{} ({} more failures held back)", w->index_, std::strerror(err),
+                   out_of_resources ? "; accepting paused (up to 1 s at a time) until descriptors are free" : "",
+                   *held_back);
+    }
+  } catch (...) {
+    // failed, ignored: a log line cannot be written; the listener stays as it is
+  }
+}
+
+void HttpWorker::on_accept_retry(int, short, void* self) {
+  auto* w = static_cast<HttpWorker*>(self);
+  if (w->stopping_ || w->bound_ == nullptr) return;
+  evconnlistener_enable(evhttp_bound_socket_get_listener(w->bound_));
+}
+
 void HttpWorker::begin_stop() {
   if (stopping_) return;
   stopping_ = true;
+  if (accept_retry_ != nullptr) event_del(accept_retry_);
   evhttp_del_accept_socket(http_, bound_);  // closes this worker's listening descriptor
   bound_ = nullptr;
   stop_deadline_ = std::chrono::steady_clock::now() + limits_.stop_grace;
@@ -223,6 +282,7 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
   auto* w = static_cast<HttpWorker*>(self);
   bufferevent* bev = nullptr;
   bool listed = false;
+  w->accept_pause_ = std::chrono::milliseconds{0};  // accept() works again
   try {
     auto c = std::make_unique<Connection>();
     c->worker = w;

@@ -32,6 +32,7 @@
 #include "io/event_loop.h"
 #include "io/function_caller.h"
 #include "io/redis_connection.h"
+#include "log/log_limiter.h"
 
 struct bufferevent;
 struct evbuffer;
@@ -42,6 +43,7 @@ struct evhttp;
 struct evhttp_bound_socket;
 struct evhttp_connection;
 struct evhttp_request;
+struct evconnlistener;
 
 namespace expiry {
 
@@ -74,6 +76,10 @@ class HttpWorker {
   static void on_stop(int fd, short what, void* self);
   static void on_drain_tick(int fd, short what, void* self);
   static void on_deadline_tick(int fd, short what, void* self);
+  // accept() failed (evconnlistener's error callback; its argument is our evhttp): out of
+  // descriptors or memory pauses accepting with backoff instead of retrying at once, forever.
+  static void on_accept_error(evconnlistener* listener, void* http);
+  static void on_accept_retry(int fd, short what, void* self);
 
   // A server-side bufferevent without a descriptor yet: TLS (accepting) with tls_, else plain.
   bufferevent* new_bufferevent(event_base* base);
@@ -105,6 +111,9 @@ class HttpWorker {
   event* stop_event_ = nullptr;
   event* drain_timer_ = nullptr;
   event* deadline_timer_ = nullptr;  // every second: drops requests past request_deadline_seconds
+  event* accept_retry_ = nullptr;    // re-enables accepting after a pause (on_accept_error)
+  std::chrono::milliseconds accept_pause_{0};      // the last pause; 0 after an accept works
+  LogLimiter accept_log_{std::chrono::seconds(10)};  // at most one accept warning per 10 s
   long long open_ = 0;
   std::unordered_map<bufferevent*, Connection*> connections_;  // every connection of on_connection, until closed
   bool stopping_ = false;

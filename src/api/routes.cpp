@@ -3,17 +3,11 @@
 
 #include <vector>
 
+#include "base/percent_encoding.h"
 #include "functions/key_layout.h"
 
 namespace expiry {
 namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 std::vector<std::string_view> segments_of(std::string_view path) {
   std::vector<std::string_view> out;
@@ -38,38 +32,25 @@ struct MethodRoute {
 RouteMatch pick(std::string_view method, const std::string& label, std::initializer_list<MethodRoute> routes) {
   RouteMatch m;
   m.label = label;
+  // HEAD is GET without the body (RFC 9110 9.3.2): the same route and scope; evhttp sends no body.
+  const bool head = method == "HEAD";
   for (const MethodRoute& r : routes) {
-    if (method == r.method) {
+    if (method == r.method || (head && std::string_view(r.method) == "GET")) {
       m.route = r.route;
       m.scope = r.scope;
       return m;
     }
   }
   m.status = 405;
-  for (const MethodRoute& r : routes) m.allow += (m.allow.empty() ? "" : ", ") + std::string(r.method);
+  for (const MethodRoute& r : routes) {
+    m.allow += (m.allow.empty() ? "" : ", ") + std::string(r.method);
+    if (std::string_view(r.method) == "GET") m.allow += ", HEAD";
+  }
   m.detail = "method " + std::string(method) + " is not allowed on " + label + " (allowed: " + m.allow + ")";
   return m;
 }
 
 }  // namespace
-
-std::optional<std::string> percent_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out.push_back(text[i]);
-      continue;
-    }
-    if (i + 2 >= text.size()) return std::nullopt;
-    const int hi = hex_value(text[i + 1]);
-    const int lo = hex_value(text[i + 2]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return out;
-}
 
 RouteMatch match_route(std::string_view method, std::string_view path) {
   const auto seg = segments_of(path);

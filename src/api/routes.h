@@ -50,7 +50,4 @@ struct RouteMatch {
 // Matches `method` ("GET", ...) and `path` (the request path as sent, without its query).
 RouteMatch match_route(std::string_view method, std::string_view path);
 
-// Decodes %XX escapes ('+' stays '+'); nullopt for a malformed escape.
-std::optional<std::string> percent_decode(std::string_view text);
-
 }  // namespace expiry

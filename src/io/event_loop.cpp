@@ -2,10 +2,13 @@
 #include "io/event_loop.h"
 
 #include <event2/event.h>
+#include <spdlog/spdlog.h>
 
+#include <mutex>
 #include <stdexcept>
 
 #include "io/callback_barrier.h"
+#include "log/log_limiter.h"
 
 namespace expiry {
 
@@ -20,7 +23,32 @@ struct EventLoop::SignalHandler {
 namespace {
 // Timers with microsecond precision (timerfd with epoll): the relay arms one for a task's due
 // time, and the default millisecond rounding would add up to a millisecond of lateness.
+// libevent's own messages (a failing accept(), a bad descriptor) go to stderr by default, one
+// per occurrence, outside --log-format: here they go through spdlog instead, at most one line
+// per 10 s, the next one saying how many were held back. Set once per process, by the first loop.
+void log_libevent_message(int severity, const char* message) {
+  static std::mutex mutex;  // libevent may call this from any loop's thread
+  static LogLimiter limiter{std::chrono::seconds(10)};
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto allowed = limiter.allow(Clock::now());
+  if (!allowed) return;
+  const auto level = severity >= EVENT_LOG_ERR    ? spdlog::level::err
+                     : severity >= EVENT_LOG_WARN ? spdlog::level::warn
+                                                  : spdlog::level::debug;
+  try {
+    if (*allowed > 0) {
+      spdlog::log(level, "libevent: {} ({} more libevent messages held back)", message, *allowed);
+    } else {
+      spdlog::log(level, "libevent: {}", message);
+    }
+  } catch (...) {
+    // failed, ignored: nothing may throw into libevent
+  }
+}
+
 event_base* new_precise_base() {
+  static std::once_flag log_routed;
+  std::call_once(log_routed, [] { event_set_log_callback(&log_libevent_message); });
   event_config* cfg = event_config_new();
   event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
   event_base* base = event_base_new_with_config(cfg);

@@ -60,6 +60,17 @@ bool is_auth_refusal(RedisErrorKind kind) {
   return kind == RedisErrorKind::NoAuth || kind == RedisErrorKind::WrongPass || kind == RedisErrorKind::NoPermission;
 }
 
+RedisErrorKind classify_error_in_message(std::string_view message) {
+  RedisErrorKind kind = classify_error_text(message);
+  if (kind != RedisErrorKind::Other) return kind;
+  constexpr std::string_view kMarker = "error: ";
+  for (size_t at = message.find(kMarker); at != std::string_view::npos; at = message.find(kMarker, at + 1)) {
+    kind = classify_error_text(message.substr(at + kMarker.size()));
+    if (kind != RedisErrorKind::Other) return kind;
+  }
+  return RedisErrorKind::None;
+}
+
 bool is_transient(RedisErrorKind kind) {
   switch (kind) {
     case RedisErrorKind::Io:

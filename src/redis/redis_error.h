@@ -40,6 +40,12 @@ RedisErrorKind classify(const Reply& reply);
 // The kind of an error text as Redis sends it (without the leading '-').
 RedisErrorKind classify_error_text(std::string_view text);
 
+// The kind of the Redis error a message carries: the message itself as an error text, or the
+// text after an "error: " (how Reply::describe embeds an error reply, e.g. "GET k: unexpected
+// reply error: LOADING ..."); None when it carries none. For callers that only have an
+// exception's message.
+RedisErrorKind classify_error_in_message(std::string_view message);
+
 // The server refused our credentials, or refused to run without them: retrying with the same
 // settings cannot succeed.
 bool is_auth_refusal(RedisErrorKind kind);

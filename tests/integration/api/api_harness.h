@@ -98,7 +98,11 @@ inline HttpAnswer call_api(int port, const ApiCall& call, const std::string& htt
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
   }
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, call.method.c_str());
+  if (call.method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);  // no body follows the headers, whatever they say
+  } else {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, call.method.c_str());
+  }
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &curl_body);

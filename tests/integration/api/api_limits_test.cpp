@@ -36,6 +36,45 @@ class ApiLimitsTest : public ::testing::Test {
   RedisServer server_;
 };
 
+// At a low descriptor limit (64 here, `prlimit` before exec) the default --threads 2 x
+// --max-connections 4096 is clamped at start, with a message; a crowd of idle connections from
+// anyone neither makes the API spin on accept() (CPU over 3 s stays well under what a spinning
+// core burns) nor floods its log, and once they leave the API answers again.
+TEST_F(ApiLimitsTest, AtTheDescriptorLimitItNeitherSpinsNorFloodsItsLog) {
+  ASSERT_TRUE(raise_fd_limit_to(1024)) << "precondition: the test's own sockets";
+  ScratchDir scratch("expiry_api_fd");
+  const std::string tokens = scratch.write("tokens", tokens_file_text());
+  const int port = free_port();
+  ChildProcess api("/usr/bin/prlimit",
+                   {"--nofile=64:64", "--", EXPIRY_API_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
+                    "--tokens-file", tokens, "--redis-url", server_.url(), "--threads", "2"},
+                   std::vector<std::pair<std::string, std::string>>{}, server_.dir() + "/api-fd.log");
+  ASSERT_TRUE(wait_until([&] { return !api.running() || call_api(port, {"GET", "/healthz"}).status == 200; }, 20s))
+      << api.output();
+  ASSERT_TRUE(api.running()) << api.output();
+  EXPECT_NE(api.output().find("does not fit the descriptor limit 64"), std::string::npos) << api.output();
+
+  std::vector<int> idle;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = connect_loopback(port);  // the backlog takes them even when the API cannot
+    if (fd >= 0) idle.push_back(fd);
+  }
+  ASSERT_GE(idle.size(), 100u);
+  const size_t log_before = api.output().size();
+  const double cpu_before = process_cpu_seconds(api.pid());
+  const auto started = Clock::now();
+  std::this_thread::sleep_for(3s);  // the span over which CPU is measured, not a wait for an outcome
+  const double cpu = process_cpu_seconds(api.pid()) - cpu_before;
+  const double wall = std::chrono::duration<double>(Clock::now() - started).count();
+  EXPECT_LT(cpu, 0.5 * wall) << "expiry-api spent " << cpu << " s of CPU in " << wall << " s with "
+                             << idle.size() << " idle connections";
+  EXPECT_LT(api.output().size() - log_before, 16u * 1024) << api.output().substr(log_before, 2000);
+  for (int fd : idle) ::close(fd);
+  EXPECT_TRUE(wait_until([&] { return call_api(port, {"GET", "/healthz"}).status == 200; }, 30s))
+      << "the API did not answer again once the idle connections left:\n" << api.output();
+  EXPECT_EQ(api.terminate(), 0) << api.output();
+}
+
 TEST_F(ApiLimitsTest, SlowlorisDoesNotDelayOtherClients) {
   ApiProcess api(server_, {"--threads", "1"});  // one event loop: the slow client shares it
   const int slow = connect_loopback(api.port());

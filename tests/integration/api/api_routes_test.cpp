@@ -277,7 +277,23 @@ TEST_F(ApiRoutesTest, UnauthenticatedIs401WithWwwAuthenticate) {
   }
   ApiCall basic{"GET", "/v1/stats"};
   basic.extra_headers = {"Authorization: Basic " + kReadToken};
-  expect_problem(api_->call(basic), 401, "Basic scheme");
+  const HttpAnswer refused = api_->call(basic);
+  expect_problem(refused, 401, "Basic scheme");
+  EXPECT_NE(refused.body.find("not of the Bearer scheme"), std::string::npos)
+      << "a Basic header is not an unknown bearer token: " << refused.body;
+  EXPECT_NE(call("GET", "/v1/stats", "not-a-known-token-at-all").body.find("the bearer token is not known"),
+            std::string::npos);
+}
+
+// HEAD wherever there is a GET: the headers of a GET, no body.
+TEST_F(ApiRoutesTest, HeadAnswersLikeGetWithoutABody) {
+  for (const char* path : {"/healthz", "/readyz"}) {
+    const HttpAnswer r = call("HEAD", path, "");
+    EXPECT_EQ(r.status, 200) << path << ": " << r.body << r.error;
+    EXPECT_TRUE(r.body.empty()) << path << ": " << r.body;
+  }
+  EXPECT_EQ(call("HEAD", "/v1/stats", "").status, 401) << "the scope of the GET applies";
+  EXPECT_EQ(call("HEAD", "/v1/stats", kReadToken).status, 200);
 }
 
 TEST_F(ApiRoutesTest, ErrorsAreProblems) {
@@ -285,7 +301,7 @@ TEST_F(ApiRoutesTest, ErrorsAreProblems) {
   expect_problem(call("GET", "/v1/tasks/absent", kReadToken), 404, "absent task");
   HttpAnswer r = call("PATCH", "/v1/tasks/x", kWriteToken);
   expect_problem(r, 405, "PATCH");
-  EXPECT_EQ(r.header("allow"), "GET, PUT, DELETE");
+  EXPECT_EQ(r.header("allow"), "GET, HEAD, PUT, DELETE");
   expect_problem(call("GET", "/v1/pause", kAdminToken), 405, "GET /v1/pause");
   expect_problem(put("x", "{\"delay_ms\": "), 400, "bad JSON");
   expect_problem(put("x", R"({"delay_ms": 1, "colour": "red"})"), 400, "unknown field");

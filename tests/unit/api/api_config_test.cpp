@@ -1,6 +1,7 @@
 // expiry-api's settings (src/api/api_config.h): the listen address, the limits, the connection
 // options shared with the other programs, and the tokens file they name.
 #include "api/api_config.h"
+#include "api/http_limits.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -125,6 +126,23 @@ TEST(ApiConfig, TlsListenFilesGoTogether) {
   }
   EXPECT_TRUE(listen_cert);
   EXPECT_TRUE(client_cert);
+}
+
+}  // namespace
+}  // namespace expiry
+
+namespace expiry {
+namespace {
+
+// Every worker's connections fit below the descriptor limit, with room for the rest.
+TEST(HttpLimits, WorkerConnectionsFitTheDescriptorLimit) {
+  EXPECT_EQ(clamp_worker_connections(4096, 2, -1), 4096) << "no limit";
+  EXPECT_EQ(clamp_worker_connections(4096, 2, 1048576), 4096);
+  // 4,096 descriptors, 2 workers: (4096 - 64 - 2 * 16) / 2 = 2000 each.
+  EXPECT_EQ(clamp_worker_connections(4096, 2, 4096), 2000);
+  EXPECT_LE(2 * clamp_worker_connections(4096, 2, 4096) + kFdsReserved + 2 * kFdsPerWorker, 4096);
+  EXPECT_EQ(clamp_worker_connections(10, 2, 4096), 10) << "a smaller wish stands";
+  EXPECT_EQ(clamp_worker_connections(4096, 8, 100), 1) << "at least one";
 }
 
 }  // namespace

@@ -59,13 +59,25 @@ TEST(ApiRoutes, UnknownPathIs404) {
 TEST(ApiRoutes, WrongMethodIs405WithAllow) {
   RouteMatch m = match_route("POST", "/v1/tasks/t1");
   EXPECT_EQ(m.status, 405);
-  EXPECT_EQ(m.allow, "GET, PUT, DELETE");
+  EXPECT_EQ(m.allow, "GET, HEAD, PUT, DELETE");
   EXPECT_EQ(m.label, "/v1/tasks/{id}");
   m = match_route("GET", "/v1/pause");
   EXPECT_EQ(m.status, 405);
   EXPECT_EQ(m.allow, "POST");
   EXPECT_EQ(match_route("DELETE", "/v1/tasks").status, 405);
-  EXPECT_EQ(match_route("HEAD", "/healthz").status, 405);
+  EXPECT_EQ(match_route("HEAD", "/v1/pause").status, 405) << "HEAD only where there is a GET";
+}
+
+// HEAD wherever there is a GET: the same route and scope (evhttp sends no body).
+TEST(ApiRoutes, HeadIsGetWithoutTheBody) {
+  for (const char* path : {"/healthz", "/readyz", "/metrics", "/", "/v1/tasks/t1", "/v1/stats"}) {
+    const RouteMatch get = match_route("GET", path);
+    const RouteMatch head = match_route("HEAD", path);
+    ASSERT_TRUE(get.route) << path;
+    ASSERT_TRUE(head.route) << path;
+    EXPECT_EQ(*head.route, *get.route) << path;
+    EXPECT_EQ(head.scope, get.scope) << path;
+  }
 }
 
 TEST(ApiRoutes, IdsArePercentDecodedAndChecked) {
@@ -82,14 +94,6 @@ TEST(ApiRoutes, IdsArePercentDecodedAndChecked) {
   EXPECT_EQ(match_route("GET", "/v1/tasks/" + std::string(257, 'x')).status, 400);
   EXPECT_TRUE(match_route("GET", "/v1/tasks/" + std::string(256, 'x')).route);
   EXPECT_EQ(match_route("GET", "/v1/tasks/").status, 400);  // empty id
-}
-
-TEST(ApiRoutes, PercentDecode) {
-  EXPECT_EQ(percent_decode("a%20b+c"), "a b+c");
-  EXPECT_EQ(percent_decode("%41%6a"), "Aj");
-  EXPECT_FALSE(percent_decode("%"));
-  EXPECT_FALSE(percent_decode("%4"));
-  EXPECT_FALSE(percent_decode("%4g"));
 }
 
 TEST(ApiRoutes, ConsoleFilesNeedNoTokenAndNameTheirFile) {

@@ -261,3 +261,20 @@ TEST(RedisErrorPolicy, EveryKindHasItsOwnName) {
 
 }  // namespace
 }  // namespace expiry
+
+namespace expiry {
+namespace {
+
+TEST(RedisErrorInMessage, FindsTheErrorAMessageCarries) {
+  EXPECT_EQ(classify_error_in_message("LOADING Redis is loading the dataset in memory"), RedisErrorKind::Loading);
+  EXPECT_EQ(classify_error_in_message("GET expiry:buckets: unexpected reply error: LOADING Redis is loading"),
+            RedisErrorKind::Loading);
+  EXPECT_EQ(classify_error_in_message("FCALL expiry_schedule: unexpected reply error: READONLY You can't write"),
+            RedisErrorKind::ReadOnly);
+  EXPECT_EQ(classify_error_in_message("task id 'LOADING x' is not pending"), RedisErrorKind::None)
+      << "only where an error reply is embedded";
+  EXPECT_EQ(classify_error_in_message("unexpected reply 42"), RedisErrorKind::None);
+}
+
+}  // namespace
+}  // namespace expiry
