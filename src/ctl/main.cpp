@@ -89,6 +89,7 @@ struct RecurCommand {
   bool json = false;
   long long max_late_ms = 0;
   std::string cron, every, start, end, from;
+  bool allow_sub_second = false;
 };
 
 // Every subcommand and the values CLI11 writes into; it must not move once the options are added.
@@ -403,8 +404,10 @@ void add_rule_flags(CLI::App& command, RecurCommand& r, std::string& tz) {
   auto* cron = command.add_option("--cron", r.cron,
                                   "cron expression: 5 fields (minute hour day-of-month month day-of-week) or 6 with\n"
                                   "seconds first, or @hourly @daily @weekly @monthly @yearly; in --tz");
-  auto* every = command.add_option("--every", r.every, "interval: 30s, 15m, 2h ... anchored at --start");
+  auto* every = command.add_option("--every", r.every, "interval with a unit: 30s, 15m, 2h ... anchored at --start");
   cron->excludes(every);
+  command.add_flag("--allow-sub-second", r.allow_sub_second,
+                   "accept an --every below 1s (each schedule then adds more than one entry a second)");
   command.add_option("--tz", tz, "IANA time zone of the rule (Europe/Berlin ...)")->capture_default_str();
   command.add_option("--start", r.start,
                      "no occurrence before this time: epoch ms, ISO-8601 with Z or an offset, or local time in --tz");
@@ -471,6 +474,7 @@ void fill_rule_flags(CLI::App& command, RecurCommand& r, RecurRuleFlags& flags) 
   if (command.count("--every") > 0) flags.every = r.every;
   if (command.count("--start") > 0) flags.start = r.start;
   if (command.count("--end") > 0) flags.end = r.end;
+  flags.allow_sub_second = r.allow_sub_second;
 }
 
 int run_recur_command(const CtlTarget& target, RecurCommand& r) {

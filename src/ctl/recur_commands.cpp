@@ -49,6 +49,7 @@ struct ParsedRule {
 // else at `anchor_ms` (which becomes its start). Throws ConfigError.
 ParsedRule parse_rule_flags(const RecurRuleFlags& flags, long long anchor_ms) {
   if (flags.cron.has_value() == flags.every.has_value()) throw ConfigError("give exactly one of --cron and --every");
+  if (auto err = time_zone_name_error(flags.tz)) throw ConfigError("--tz: " + *err);
   TimeZone zone = TimeZone::find(flags.tz);
   std::optional<long long> start, end;
   if (flags.start) start = parse_time_arg(*flags.start, zone);
@@ -58,6 +59,7 @@ ParsedRule parse_rule_flags(const RecurRuleFlags& flags, long long anchor_ms) {
   if (flags.cron) {
     text = *flags.cron;
   } else {
+    if (auto err = interval_flag_error(*flags.every, flags.allow_sub_second)) throw ConfigError("--every: " + *err);
     text = "@every " + *flags.every;
     if (!start) start = anchor_ms;
   }
@@ -245,9 +247,11 @@ int run_recur_list(const CtlTarget& target, bool json) {
         if (json) {
           all.push_back(definition_json(id, def, next));
         } else {
+          // A paused schedule has no next occurrence until it is resumed.
+          const bool paused = field(def, "paused") == "1";
           std::cout << escape_text(id) << " rule='" << escape_text(field(def, "rule")) << "' tz=" << field(def, "tz")
-                    << " next=" << (next.empty() ? std::string("-") : next.front().local_iso)
-                    << (field(def, "paused") == "1" ? " paused" : "") << " fired=" << field(def, "fired") << "\n";
+                    << " next=" << (paused || next.empty() ? std::string("-") : next.front().local_iso)
+                    << (paused ? " paused" : "") << " fired=" << field(def, "fired") << "\n";
         }
       }
       cursor = page->cursor;

@@ -17,6 +17,7 @@ struct RecurRuleFlags {
   std::string tz = "UTC";
   std::optional<std::string> start;  // time argument (recur/time_text.h parse_time_arg), in tz
   std::optional<std::string> end;
+  bool allow_sub_second = false;     // --every below 1 s is refused without it
 };
 
 struct RecurSetOptions {

@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "base/duration_text.h"
 #include "base/errors.h"
 #include "recur/time_text.h"
 
@@ -44,6 +45,20 @@ RecurRule parse_recur_rule(std::string_view text, PeriodParser parse_period, std
     throw ConfigError("every: '" + std::string(period) + "' is not a period such as 30s, 15m or 2h");
   }
   return IntervalSchedule{std::chrono::milliseconds{*ms}, anchor_ms};
+}
+
+std::optional<std::string> interval_flag_error(std::string_view period, bool allow_sub_second) {
+  const std::string_view text = trim(period);
+  if (text.empty() || !std::isalpha(static_cast<unsigned char>(text.back()))) {
+    return "'" + std::string(text) + "' needs a unit, such as 30s, 15m or 2h (a bare number would mean milliseconds)";
+  }
+  const std::optional<long long> ms = parse_duration_ms(text);
+  if (!ms || *ms <= 0) return "'" + std::string(text) + "' is not a period such as 30s, 15m or 2h";
+  if (*ms < 1000 && !allow_sub_second) {
+    return "'" + std::string(text) + "' is below 1s: each schedule would add more than one entry a second "
+           "(pass --allow-sub-second to mean it)";
+  }
+  return std::nullopt;
 }
 
 std::string canonical_text(const RecurRule& rule) {

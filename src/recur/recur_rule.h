@@ -32,6 +32,12 @@ using PeriodParser = std::optional<long long> (*)(std::string_view text);
 // such as 30s, 15m or 2h".
 RecurRule parse_recur_rule(std::string_view text, PeriodParser parse_period, std::int64_t anchor_ms);
 
+// What is wrong with `period` as a user's interval (expiry-ctl recur --every), or nullopt: it
+// must carry a unit (a bare number would silently mean milliseconds), and be at least 1 s unless
+// `allow_sub_second` (one schedule at 1 ms adds 1,000 entries a second). Stored rules are not
+// checked again: parse_recur_rule reads any period.
+std::optional<std::string> interval_flag_error(std::string_view period, bool allow_sub_second);
+
 // The rule as canonical text: an interval as "@every " and its period in the largest of the
 // units h, m, s, ms that divides it ("@every 90m", "@every 1500ms"); a cron schedule as
 // CronSchedule::text. parse_recur_rule reads it back to the same rule.

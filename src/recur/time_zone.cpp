@@ -23,6 +23,16 @@ std::int64_t clamp_epoch_s(SysSeconds t) {
 
 }  // namespace
 
+std::optional<std::string> time_zone_name_error(std::string_view name) {
+  const auto starts_with = [&](std::string_view prefix) { return name.substr(0, prefix.size()) == prefix; };
+  if (name == "localtime" || name == "posixrules" || name == "Factory" || starts_with("posix/") ||
+      starts_with("right/")) {
+    return "'" + std::string(name) + "' is not an IANA time zone name the same on every machine; name the place, " +
+           "such as Europe/Berlin, America/New_York or UTC";
+  }
+  return std::nullopt;
+}
+
 TimeZone TimeZone::utc() { return find("UTC"); }
 
 TimeZone TimeZone::find(std::string_view name) {

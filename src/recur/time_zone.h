@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,12 @@ struct LocalMapping {
 // Limit: date/tz's reader of the system's TZif files (3.0.1 in Debian 12) uses their transitions
 // only, not the rule in their footer, and Debian's files list transitions up to 2037: after a
 // zone's last listed transition its last offset holds (Europe/Berlin stays at +01:00 in 2040).
+// What is wrong with `name` as a rule's time zone, or nullopt: names that do not name one place
+// the same on every machine are refused: "localtime" (each machine's /etc/localtime),
+// "posixrules", "Factory", and the "posix/" and "right/" trees of the system's zoneinfo (the
+// latter counts leap seconds). Pure; TimeZone::find then checks the database holds the name.
+std::optional<std::string> time_zone_name_error(std::string_view name);
+
 class TimeZone {
  public:
   // "UTC" (the default zone of the recurring rules).

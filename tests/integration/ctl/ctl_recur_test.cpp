@@ -85,6 +85,8 @@ TEST_F(CtlRecurTest, PauseRemovesTheOccurrenceResumeArmsTheNextAndDeleteRemovesE
   EXPECT_EQ(armed("p"), -1);
   EXPECT_EQ(show_json("p")["paused"], true);
   EXPECT_NE(ctl({"recur", "pause", "p"}).output.find("already paused: p"), std::string::npos);
+  const CtlRun listed = ctl({"recur", "list"});
+  EXPECT_NE(listed.output.find(" next=- paused "), std::string::npos) << "no next while paused: " << listed.output;
   const CtlRun resume = ctl({"recur", "resume", "p"});
   EXPECT_EQ(resume.exit_code, 0) << resume.output;
   EXPECT_NE(resume.output.find("resumed p next="), std::string::npos) << resume.output;
@@ -117,6 +119,9 @@ TEST_F(CtlRecurTest, BadRulesZonesTimesAndAOneOffTaskIdExitTwoWithNothingWritten
            {"recur", "set", "x", "--cron", "61 * * * *"},
            {"recur", "set", "x", "--cron", "* * * *"},
            {"recur", "set", "x", "--every", "soon"},
+           {"recur", "set", "x", "--every", "1"},     // a bare number: no unit
+           {"recur", "set", "x", "--every", "1ms"},   // below 1 s without --allow-sub-second
+           {"recur", "set", "x", "--cron", "@daily", "--tz", "localtime"},  // each machine's own zone
            {"recur", "set", "x", "--cron", "@daily", "--tz", "Mars/Base"},
            {"recur", "set", "x", "--cron", "@daily", "--misfire", "sometimes"},
            {"recur", "set", "x", "--cron", "@daily", "--end", "2020-01-01T00:00:00Z"},
@@ -128,6 +133,10 @@ TEST_F(CtlRecurTest, BadRulesZonesTimesAndAOneOffTaskIdExitTwoWithNothingWritten
     EXPECT_EQ(run.exit_code, 2) << args[3] << ": " << run.output;
   }
   EXPECT_EQ(keys(), 0);
+  const CtlRun fast = ctl({"recur", "set", "fast", "--every", "500ms", "--allow-sub-second"});
+  EXPECT_EQ(fast.exit_code, 0) << fast.output;
+  EXPECT_EQ(redis_.command({"EXISTS", "expiry:{0}:recur:fast"}).integer, 1);
+  ASSERT_EQ(ctl({"recur", "delete", "fast"}).exit_code, 0);
   ASSERT_EQ(ctl({"schedule", "one-off", "--delay-ms", "600000"}).exit_code, 0);
   const CtlRun clash = ctl({"recur", "set", "one-off", "--cron", "@daily"});
   EXPECT_EQ(clash.exit_code, 2);

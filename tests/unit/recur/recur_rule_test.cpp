@@ -5,6 +5,7 @@
 
 #include "base/errors.h"
 #include "recur/recur_rule.h"
+#include "recur/time_zone.h"
 
 namespace expiry {
 namespace {
@@ -225,6 +226,31 @@ TEST(RuleDescribe, NamesKindTextAndAnchor) {
   EXPECT_EQ(describe(parse_recur_rule("*/15 * * * *", test_period, 0)), "cron '*/15 * * * *'");
   EXPECT_EQ(describe(parse_recur_rule("@every 15m", test_period, 1774742400000)),
             "interval '@every 15m' from 2026-03-29T00:00:00.000Z");
+}
+
+TEST(IntervalFlag, NeedsAUnitAndAtLeastOneSecond) {
+  EXPECT_FALSE(interval_flag_error("30s", false));
+  EXPECT_FALSE(interval_flag_error("1s", false));
+  EXPECT_FALSE(interval_flag_error("1500ms", false));
+  EXPECT_FALSE(interval_flag_error("2h", false));
+  ASSERT_TRUE(interval_flag_error("1", false));
+  EXPECT_NE(interval_flag_error("1", false)->find("needs a unit"), std::string::npos);
+  EXPECT_TRUE(interval_flag_error("1", true)) << "a unit is needed even when sub-second periods are allowed";
+  ASSERT_TRUE(interval_flag_error("1ms", false));
+  EXPECT_NE(interval_flag_error("1ms", false)->find("--allow-sub-second"), std::string::npos);
+  EXPECT_FALSE(interval_flag_error("1ms", true));
+  EXPECT_TRUE(interval_flag_error("0s", true));
+  EXPECT_TRUE(interval_flag_error("soon", false));
+  EXPECT_TRUE(interval_flag_error("", false));
+}
+
+TEST(TimeZoneName, RefusesNamesThatDifferBetweenMachines) {
+  EXPECT_FALSE(time_zone_name_error("Europe/Berlin"));
+  EXPECT_FALSE(time_zone_name_error("UTC"));
+  EXPECT_FALSE(time_zone_name_error("America/Argentina/Buenos_Aires"));
+  for (const char* name : {"localtime", "posixrules", "Factory", "posix/Europe/Berlin", "right/UTC"}) {
+    EXPECT_TRUE(time_zone_name_error(name)) << name;
+  }
 }
 
 }  // namespace
