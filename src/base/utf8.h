@@ -15,7 +15,7 @@ char32_t utf8_code_point(std::string_view s, size_t i, size_t len);
 
 // True for a code point that can break or disguise a line of text: C0 and C1 controls, DEL, the
 // line and paragraph separators U+2028/U+2029, the byte order mark U+FEFF and the bidirectional
-// controls (U+200E/F, U+202A-U+202E, U+2066-U+2069). Ids may not contain them, and the text
+// controls (U+061C, U+200E/F, U+202A-U+202E, U+2066-U+2069). Ids may not contain them, and the text
 // renderings (text_escape.h) escape them.
 bool is_disguising_code_point(char32_t cp);
 

@@ -23,7 +23,7 @@ std::optional<std::string> namespace_error(std::string_view ns);
 std::optional<std::string> task_id_error(std::string_view id);
 
 // Code points no id may hold: C0 and C1 controls, DEL, the line and paragraph separators
-// U+2028/U+2029, the byte order mark U+FEFF, and the bidirectional controls U+200E/U+200F,
+// U+2028/U+2029, the byte order mark U+FEFF, and the bidirectional controls U+061C, U+200E/U+200F,
 // U+202A-U+202E, U+2066-U+2069 (each can break or disguise a log line).
 bool is_forbidden_in_id(char32_t cp);
 

@@ -3,11 +3,11 @@
 
 -- Code points an id must not contain besides C0 controls and DEL: C1 controls (U+0080-U+009F,
 -- e.g. NEL), the line and paragraph separators U+2028/U+2029, the byte order mark U+FEFF and
--- the bidirectional controls (U+200E/F, U+202A-U+202E, U+2066-U+2069): each can break or
+-- the bidirectional controls (U+061C, U+200E/F, U+202A-U+202E, U+2066-U+2069): each can break or
 -- disguise a log line. The same rule as task_id_error in src/functions/key_layout.cpp.
 local function forbidden_code_point(cp)
-  return (cp >= 0x80 and cp <= 0x9F) or cp == 0x2028 or cp == 0x2029 or cp == 0xFEFF or cp == 0x200E or
-         cp == 0x200F or (cp >= 0x202A and cp <= 0x202E) or (cp >= 0x2066 and cp <= 0x2069)
+  return (cp >= 0x80 and cp <= 0x9F) or cp == 0x2028 or cp == 0x2029 or cp == 0xFEFF or cp == 0x061C or
+         cp == 0x200E or cp == 0x200F or (cp >= 0x202A and cp <= 0x202E) or (cp >= 0x2066 and cp <= 0x2069)
 end
 
 -- nil if s is valid UTF-8 (no overlong forms, surrogates or code points above U+10FFFF)

@@ -354,7 +354,7 @@ TEST(TaskIdError, Utf8HelperOfThisTestMatchesKnownEncodings) {
 }
 
 TEST(TaskIdError, RejectsInvisibleAndLineBreakingCodePoints) {
-  std::vector<char32_t> forbidden = {0x85, 0x2028, 0x2029, 0xFEFF, 0x200E, 0x200F};
+  std::vector<char32_t> forbidden = {0x85, 0x2028, 0x2029, 0xFEFF, 0x061C, 0x200E, 0x200F};  // U+061C: ALM
   for (char32_t cp = 0x80; cp <= 0x9F; ++cp) forbidden.push_back(cp);    // C1 controls, NEL among them
   for (char32_t cp = 0x202A; cp <= 0x202E; ++cp) forbidden.push_back(cp);  // LRE RLE PDF LRO RLO
   for (char32_t cp = 0x2066; cp <= 0x2069; ++cp) forbidden.push_back(cp);  // LRI RLI FSI PDI
@@ -373,6 +373,8 @@ TEST(TaskIdError, AcceptsTheNeighboursOfForbiddenCodePoints) {
            char32_t{0x7E},    // ~, last printable ASCII
            char32_t{0xA0},    // no-break space, first after the C1 controls
            char32_t{0xA1},    // inverted exclamation mark
+           char32_t{0x061B},  // Arabic semicolon, just below U+061C
+           char32_t{0x061D},  // just above U+061C
            char32_t{0x200D},  // zero width joiner (emoji sequences need it)
            char32_t{0x2010},  // hyphen
            char32_t{0x2027},  // hyphenation point, just below U+2028
