@@ -208,9 +208,13 @@ json read_overview(Producer& producer, const std::string& dead_stream) {
         for (const RangeEntry& e : entries) {
           const auto due = e.field(entry_field::kDueMs);
           const auto fired = e.field(entry_field::kFiredMs);
+          const auto created = e.field(entry_field::kCreatedMs);
           const auto due_ms = due ? to_integer(*due) : std::nullopt;
           const auto fired_ms = fired ? to_integer(*fired) : std::nullopt;
-          if (due_ms && fired_ms) lateness.push_back(std::max(0LL, *fired_ms - *due_ms));
+          if (!due_ms || !fired_ms) continue;
+          const long long due_at = due_ms.value_or(0);
+          const std::optional<long long> created_ms = created ? to_integer(*created) : std::nullopt;
+          if (lateness_applies(created_ms, due_at)) lateness.push_back(std::max(0LL, fired_ms.value_or(0) - due_at));
         }
       }
       // XINFO GROUPS of a stream not yet written is an error: no groups there. NOPERM: unknown.

@@ -47,7 +47,8 @@ std::optional<std::string> find(const Fields& fields, const std::string& name) {
   return std::nullopt;
 }
 
-// fired_ms - due_ms when both are integers and the difference fits.
+// fired_ms - due_ms when both are integers, the difference fits, and lateness applies (not for
+// a task scheduled at or after its due time: lateness_applies).
 std::optional<long long> late_ms(const Fields& fields) {
   const auto due = find(fields, entry_field::kDueMs);
   const auto fired = find(fields, entry_field::kFiredMs);
@@ -56,6 +57,9 @@ std::optional<long long> late_ms(const Fields& fields) {
   const auto f = to_integer(*fired);
   long long late = 0;
   if (!d || !f || __builtin_sub_overflow(*f, *d, &late)) return std::nullopt;
+  const auto created = find(fields, entry_field::kCreatedMs);
+  const std::optional<long long> created_ms = created ? to_integer(*created) : std::nullopt;
+  if (!lateness_applies(created_ms, *d)) return std::nullopt;
   return late;
 }
 

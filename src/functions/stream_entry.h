@@ -76,6 +76,14 @@ struct ForwardedTask {
 // are ignored.
 std::optional<ForwardedTask> decode_forwarded_task(const StreamEntry& entry);
 
+// Whether a forwarded task's lateness (fired_ms - due_ms) means anything: not for a task
+// scheduled at or after its due time (an at_ms in the past, due at once), where it only says how
+// far in the past that time was. The library's late dead letters and the relay's lateness
+// histogram apply the same rule: created_ms < due_ms, or created_ms unknown.
+inline bool lateness_applies(std::optional<long long> created_ms, long long due_ms) {
+  return !created_ms || *created_ms < due_ms;
+}
+
 // The attempt number of an entry: its kAttempt field when that is an integer >= 1, else 1
 // (entries written before attempts were counted, or a malformed field).
 long long attempt_of(const StreamEntry& entry);

@@ -115,6 +115,11 @@ TEST(EntryText, LateMsOnlyWhenComputable) {
             "1-0 due_ms=-9223372036854775808 fired_ms=1")
       << "an overflowing difference is left out";
   EXPECT_EQ(format_stream_entry("1-0", {{"due_ms", "10"}, {"fired_ms", "4"}}), "1-0 due_ms=10 fired_ms=4 late_ms=-6");
+  // Scheduled with a due time in the past: its "lateness" is only how far back that time was.
+  EXPECT_EQ(format_stream_entry("1-0", {{"due_ms", "1000"}, {"fired_ms", "1800000000000"}, {"created_ms", "1799999999990"}}),
+            "1-0 due_ms=1000 fired_ms=1800000000000 created_ms=1799999999990");
+  EXPECT_EQ(format_stream_entry("1-0", {{"due_ms", "1000"}, {"fired_ms", "1007"}, {"created_ms", "900"}}),
+            "1-0 due_ms=1000 fired_ms=1007 late_ms=7 created_ms=900");
 }
 
 // ---------------------------------------------------------------- JSON
