@@ -112,7 +112,7 @@ class ConsoleTest(unittest.TestCase):
 
     def test_sign_in(self):
         self.sign_in(ADMIN_TOKEN)
-        self.assertEqual(self.find("token-scope").text, "token scope: admin")
+        wait_for(lambda: self.find("token-scope").text == "token scope: admin", "the admin scope to show")
         self.find("pending-count")
         self.assertIsNone(self.visible("login-token"))
         token = self.driver.execute_script("return sessionStorage.getItem('expiry-console-token')")
@@ -142,8 +142,14 @@ class ConsoleTest(unittest.TestCase):
                         "two rows for prefix search:alpha:")
         ids = sorted(r.find_element(By.CSS_SELECTOR, '[data-testid="task-link"]').text for r in rows)
         self.assertEqual(ids, ["search:alpha:1", "search:alpha:2"])
-        rows[0].find_element(By.CSS_SELECTOR, '[data-testid="task-link"]').click()
-        self.assertIn(self.find("task-state").text, ("pending",))
+        first = rows[0].find_element(By.CSS_SELECTOR, '[data-testid="task-link"]')
+        first_id = first.text
+        first.click()
+        # The page of that very task, not any page that shows a state.
+        wait_for(lambda: self.visible("task-state") and
+                 self.driver.find_element(By.ID, "task-title").text == "Task " + first_id,
+                 "the page of task " + first_id)
+        self.assertEqual(self.find("task-state").text, "pending")
         self.assertIn('"order": 42', self.find("payload").text)  # pretty JSON
 
     def test_cancel_removes_the_task_from_redis(self):
@@ -306,10 +312,13 @@ class ConsoleTest(unittest.TestCase):
         box = self.find("task-search")
         box.send_keys("xss:")
         box.send_keys(Keys.ENTER)
-        link = wait_for(lambda: self.visible("task-link"), "the hostile task to be listed")
-        self.assertEqual(link.text, "xss:" + hostile)
+        # The searched task's own link: a link of the listing shown before the search (the first
+        # listing, of every task) may still be visible for a moment.
+        link = wait_for(lambda: next((e for e in self.all_visible("task-link") if e.text == "xss:" + hostile), None),
+                        "the hostile task to be listed")
         link.click()
-        self.assertEqual(self.find("payload").text, hostile)
+        wait_for(lambda: self.visible("payload") and self.visible("payload").text == hostile,
+                 "the hostile task's payload to show as text")
         self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#main img"), [])
         self.assertIsNone(self.driver.execute_script("return window.pwned"))
 
