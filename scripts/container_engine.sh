@@ -4,6 +4,7 @@
 # ensure_engine: installs Debian's docker.io, docker-compose and mmdebstrap when missing (root
 #   only), and starts dockerd when no daemon answers (there is no systemd here). A daemon this
 #   function started is stopped again by stop_engine; one that was already running is left alone.
+#   CONTAINERS_CPU_SHARES=N (CI sets 2) starts it with every container at that CPU weight.
 # ensure_base_images: tags, from Debian's packages, each image the Dockerfile and the compose files
 #   name that the engine does not have yet: debian:13-slim (trixie, minbase, without documentation,
 #   man pages or translations, as Debian's official slim image), tagged debian:13 too, and
@@ -37,8 +38,20 @@ ensure_engine() {
     echo "containers: no Docker daemon answers, and only root can start one here" >&2
     return 1
   fi
+  local dockerd_args=()
+  if [ -n "${CONTAINERS_CPU_SHARES:-}" ]; then
+    # Every container (a build's RUN steps too) under one cgroup of this CPU weight (cgroup v1
+    # cpu.shares; a process group's weight is 1024): they get the CPU the host leaves idle.
+    if mkdir -p /sys/fs/cgroup/cpu/expiry-containers 2>/dev/null &&
+       echo "$CONTAINERS_CPU_SHARES" >/sys/fs/cgroup/cpu/expiry-containers/cpu.shares 2>/dev/null; then
+      dockerd_args+=(--cgroup-parent /expiry-containers)
+      echo "containers: at CPU weight $CONTAINERS_CPU_SHARES (cgroup /expiry-containers)"
+    else
+      echo "containers: no cgroup v1 cpu controller to lower their CPU weight; they run at the default" >&2
+    fi
+  fi
   echo "containers: starting dockerd (log $DOCKERD_LOG) ..."
-  setsid dockerd >"$DOCKERD_LOG" 2>&1 </dev/null &
+  setsid dockerd "${dockerd_args[@]}" >"$DOCKERD_LOG" 2>&1 </dev/null &
   DOCKERD_PID=$!
   local deadline=$((SECONDS + 60))
   until "$DOCKER" info >/dev/null 2>&1; do
