@@ -64,6 +64,15 @@ ensure_engine() {
   done
 }
 
+# set_containers_cpu_shares N: the CPU weight of every container of a daemon that ensure_engine
+# started with CONTAINERS_CPU_SHARES (no-op otherwise): CI raises it back to the default, 1024,
+# once the image is built, so that the deployment's own timing is measured at a normal weight.
+set_containers_cpu_shares() {
+  local file=/sys/fs/cgroup/cpu/expiry-containers/cpu.shares
+  [ -w "$file" ] || return 0
+  echo "$1" >"$file" && echo "containers: at CPU weight $1"
+}
+
 # stop_engine: stops the dockerd that ensure_engine started (SIGTERM; it stops its containers).
 stop_engine() {
   [ -n "$DOCKERD_PID" ] || return 0
