@@ -16,6 +16,7 @@
 #include "functions/recur_calls.h"
 #include "functions/stream_entry.h"
 #include "io/sync/routed_client.h"
+#include "io/sync/stream_scan.h"
 #include "producer/producer.h"
 #include "producer/task_placement.h"
 #include "redis/redis_error.h"
@@ -129,18 +130,23 @@ json read_overview(Producer& producer, const std::string& dead_stream) {
     commands.push_back({slot, {"PTTL", layout.paused_key_of_bucket(b)}});
   }
   const size_t streams_at = commands.size();
+  std::vector<StreamRange> recent;
   for (size_t s = 0; s < streams.size(); ++s) {
     const int slot = slot_of_stream(layout, s);
     commands.push_back({slot, {"XINFO", "GROUPS", streams[s]}});
-    commands.push_back({slot, {"XREVRANGE", streams[s], "+", std::to_string(now - kActivityWindowMs), "COUNT",
-                               std::to_string(per_stream)}});
+    recent.push_back({slot, streams[s], true, std::to_string(now - kActivityWindowMs), "+", per_stream});
   }
   const size_t dead_at = commands.size();
+  std::vector<StreamRange> newest_dead;
   for (const DeadStream& d : dead) {
     commands.push_back({d.slot, {"XLEN", d.key}});
-    commands.push_back({d.slot, {"XREVRANGE", d.key, "+", "-", "COUNT", std::to_string(per_dead)}});
+    newest_dead.push_back({d.slot, d.key, true, "-", "+", per_dead});
   }
   const std::vector<Reply> replies = redis.batch(commands);
+  const auto sampled_ranges = scan_streams(
+      redis, recent,
+      {kActivityScanBytes, kScanPageBytes, {entry_field::kDueMs, entry_field::kFiredMs, entry_field::kCreatedMs}});
+  const auto dead_ranges = scan_streams(redis, newest_dead, {kDeadReasonScanBytes, kScanPageBytes, {entry_field::kReason}});
 
   // The schedules: pending, overdue, head and pause of each bucket (as expiry-ctl stats reads them).
   json per_bucket = json::array();
@@ -178,8 +184,8 @@ json read_overview(Producer& producer, const std::string& dead_stream) {
                           {"paused_until_ms", paused_until}});
   }
 
-  // Activity: the entries forwarded in the last window (capped per stream; a capped stream's rate
-  // is taken over the time its sample covers), and their lateness (fired_ms - due_ms).
+  // Activity: the entries forwarded in the last window (capped per stream and in bytes; a capped
+  // stream's rate is taken over the time its sample covers), and their lateness (fired_ms - due_ms).
   json activity = nullptr;
   std::map<std::string, GroupSummary> groups;
   bool groups_known = true;
@@ -191,21 +197,23 @@ json read_overview(Producer& producer, const std::string& dead_stream) {
     bool known = true;
     std::vector<long long> lateness;
     for (size_t s = 0; s < streams.size(); ++s) {
-      const Reply& info = replies[streams_at + 2 * s];
-      const Reply& range = replies[streams_at + 2 * s + 1];
-      if (info.is_io_error() || range.is_io_error()) throw IoError(info.is_io_error() ? info.str : range.str);
-      if (range.failed()) {
+      const Reply& info = replies[streams_at + s];
+      const ScannedRange& range = sampled_ranges[s];
+      if (info.is_io_error()) throw IoError(info.str);
+      if (range.error) {
         known = false;
       } else {
-        const auto entries = entries_of(range);
+        const auto& entries = range.entries;
         sampled += static_cast<long long>(entries.size());
         long long covered_ms = kActivityWindowMs;
-        if (static_cast<long long>(entries.size()) >= per_stream && !entries.empty()) {
+        if (!range.complete) {
           capped = true;
-          covered_ms = std::max<long long>(1, now - entry_id_ms(entries.back().id).value_or(now - kActivityWindowMs));
+          if (!entries.empty()) {
+            covered_ms = std::max<long long>(1, now - entry_id_ms(entries.back().id).value_or(now - kActivityWindowMs));
+          }
         }
         per_second += static_cast<double>(entries.size()) * 1000.0 / static_cast<double>(covered_ms);
-        for (const RangeEntry& e : entries) {
+        for (const ScannedEntry& e : entries) {
           const auto due = e.field(entry_field::kDueMs);
           const auto fired = e.field(entry_field::kFiredMs);
           const auto created = e.field(entry_field::kCreatedMs);
@@ -285,12 +293,11 @@ json read_overview(Producer& producer, const std::string& dead_stream) {
   long long dead_total = 0, dead_scanned = 0;
   std::map<std::string, long long> reasons;
   for (size_t d = 0; d < dead.size(); ++d) {
-    const Reply& len = replies[dead_at + 2 * d];
+    const Reply& len = replies[dead_at + d];
     check(len, "XLEN " + dead[d].key);
     dead_total += len.integer;
-    const Reply& range = replies[dead_at + 2 * d + 1];
-    check(range, "XREVRANGE " + dead[d].key);
-    for (const RangeEntry& e : entries_of(range)) {
+    if (dead_ranges[d].error) check(*dead_ranges[d].error, "XREVRANGE " + dead[d].key);
+    for (const ScannedEntry& e : dead_ranges[d].entries) {
       ++dead_scanned;
       ++reasons[e.field(entry_field::kReason).value_or("")];
     }
@@ -448,18 +455,33 @@ json read_task_state(Producer& producer, const std::string& dead_stream, const s
   for (size_t i = 0; i < dead.size(); ++i) {
     if (dead[i].bucket == bucket) d = i;
   }
-  const std::string scan = std::to_string(kStateScanEntries);
-  const std::vector<Reply> replies = redis.batch({{stream_slot, {"XREVRANGE", stream, "+", "-", "COUNT", scan}},
-                                                  {stream_slot, {"XINFO", "GROUPS", stream}},
-                                                  {dead[d].slot, {"XREVRANGE", dead[d].key, "+", "-", "COUNT", scan}}});
-  check(replies[0], "XREVRANGE " + stream);
-  check(replies[2], "XREVRANGE " + dead[d].key);
-  const auto forwarded = entries_of(replies[0]);
-  const auto dead_letters = entries_of(replies[2]);
+  const Reply groups_reply = redis.command({"XINFO", "GROUPS", stream}, stream_slot);
+  if (groups_reply.is_io_error()) throw IoError(groups_reply.str);
+  // The newest entries' ids and task ids only; then the one found, whole.
+  const auto scanned = scan_streams(redis,
+                                    {{stream_slot, stream, true, "-", "+", kStateScanEntries},
+                                     {dead[d].slot, dead[d].key, true, "-", "+", kStateScanEntries}},
+                                    {2 * kStateScanBytes, kScanPageBytes, {entry_field::kId}});
+  if (scanned[0].error) check(*scanned[0].error, "XREVRANGE " + stream);
+  if (scanned[1].error) check(*scanned[1].error, "XREVRANGE " + dead[d].key);
   out["stream"] = stream;
   out["dead_stream"] = dead[d].key;
-  out["scanned"] = {{"stream", forwarded.size()}, {"dead", dead_letters.size()}};
+  out["scanned"] = {{"stream", scanned[0].entries.size()}, {"dead", scanned[1].entries.size()}};
 
+  const auto whole_entry = [&](int slot, const std::string& key, const std::vector<ScannedEntry>& entries) {
+    const auto at = std::find_if(entries.begin(), entries.end(), [&](const ScannedEntry& e) {
+      return e.field(entry_field::kId) == std::optional<std::string>(id);
+    });
+    std::vector<RangeEntry> found;
+    if (at != entries.end()) {
+      const Reply r = redis.command({"XRANGE", key, at->id, at->id}, slot);
+      check(r, "XRANGE " + key);
+      found = entries_of(r);  // empty if trimmed or deleted meanwhile
+    }
+    return found;
+  };
+  const auto forwarded = whole_entry(stream_slot, stream, scanned[0].entries);
+  const auto dead_letters = whole_entry(dead[d].slot, dead[d].key, scanned[1].entries);
   const auto mine = [&](const RangeEntry& e) { return e.field(entry_field::kId) == std::optional<std::string>(id); };
   const auto fired = std::find_if(forwarded.begin(), forwarded.end(), mine);
   if (fired != forwarded.end()) {
@@ -473,7 +495,7 @@ json read_task_state(Producer& producer, const std::string& dead_stream, const s
               {"groups", nullptr}};
     // Each group: read and acknowledged, read and still pending (XPENDING holds it), or not read
     // yet (the entry is past the group's last-delivered-id).
-    if (const Reply* info = optional_reply(replies[1])) {
+    if (const Reply* info = optional_reply(groups_reply)) {
       std::vector<std::pair<std::string, std::string>> groups;  // name, last-delivered-id
       for (const Reply& row : info->elements) {
         const Reply* name = info_value(row, "name");

@@ -10,6 +10,7 @@
 #include "ctl/entry_format.h"
 #include "functions/function_library.h"
 #include "functions/key_layout.h"
+#include "inspector/dead_letter_list.h"
 #include "io/sync/routed_client.h"
 #include "producer/producer.h"
 #include "producer/task_placement.h"
@@ -52,39 +53,25 @@ nlohmann::json nullable(const std::optional<std::string>& v) { return v ? nlohma
 
 nlohmann::json list_dead_letters(Producer& producer, const std::string& dead_stream, long long limit) {
   const auto streams = dead_streams(producer.placement(), dead_stream);
-  std::vector<ClusterClient::Routed> commands;
-  for (const DeadStream& s : streams) {
-    commands.push_back({s.slot, {"XRANGE", s.key, "-", "+", "COUNT", std::to_string(limit + 1)}});
-  }
-  const std::vector<Reply> replies = producer.client().batch(commands);
-  std::vector<DeadEntry> all;
-  for (size_t s = 0; s < streams.size(); ++s) {
-    auto found = entries_of(replies[s], s, "XRANGE " + streams[s].key);
-    std::move(found.begin(), found.end(), std::back_inserter(all));
-  }
-  std::stable_sort(all.begin(), all.end(), [](const DeadEntry& a, const DeadEntry& b) {
-    return entry_id_before(a.ref.entry_id, b.ref.entry_id);
-  });
-  const bool more = all.size() > static_cast<size_t>(limit);
-  if (more) all.resize(static_cast<size_t>(limit));
+  const DeadLetterList listed = list_dead_letter_summaries(producer.client(), streams, limit);
   nlohmann::json entries = nlohmann::json::array();
-  for (const DeadEntry& e : all) {
+  for (const DeadLetterSummary& e : listed.entries) {
     const auto when = entry_id_ms(e.ref.entry_id);
     nlohmann::json j = {{"entry", format_dead_ref(streams, e.ref)},
                         {"stream", streams[e.ref.stream].key},
                         {"entry_id", e.ref.entry_id},
                         {"when_ms", when ? nlohmann::json(*when) : nlohmann::json()},
-                        {"task_id", nullable(e.field("id"))},
-                        {"reason", nullable(e.field("reason"))},
+                        {"task_id", nullable(e.task_id)},
+                        {"reason", nullable(e.reason)},
                         {"deliveries", nullptr},
-                        {"original_stream", nullable(e.field("original_stream"))},
-                        {"original_id", nullable(e.field("original_id"))}};
-    if (const auto d = e.field("deliveries")) {
-      if (auto n = to_integer(*d)) j["deliveries"] = *n;
+                        {"original_stream", nullable(e.original_stream)},
+                        {"original_id", nullable(e.original_id)}};
+    if (e.deliveries) {
+      if (auto n = to_integer(*e.deliveries)) j["deliveries"] = *n;
     }
     entries.push_back(std::move(j));
   }
-  return {{"entries", entries}, {"count", all.size()}, {"more", more}};
+  return {{"entries", entries}, {"count", listed.entries.size()}, {"more", listed.more}};
 }
 
 nlohmann::json replay_dead_letters(Producer& producer, const std::string& dead_stream,

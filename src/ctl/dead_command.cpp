@@ -1,5 +1,5 @@
 // dead list / show / purge / replay: the dead-letter streams the consumers' expiry_dead_letter
-// writes. Every read is a bounded XRANGE; purge deletes in bounded batches; replay is one
+// writes. Every read is a bounded XRANGE (the listing's bounded in bytes too); purge deletes in bounded batches; replay is one
 // FCALL expiry_replay_dead per entry, so each is safe while consumers and relays run.
 #include <algorithm>
 #include <iostream>
@@ -16,6 +16,7 @@
 #include "ctl/task_listing.h"
 #include "functions/function_library.h"
 #include "functions/key_layout.h"
+#include "inspector/dead_letter_list.h"
 #include "io/sync/sync_connection.h"
 #include "producer/task.h"
 #include "redis/redis_error.h"
@@ -123,31 +124,17 @@ int run_dead_list(const CtlTarget& target, const DeadListOptions& options) {
   }
   CtlSession session(target);
   const auto streams = dead_streams(session.layout, options.dead_stream);
-  std::vector<ClusterClient::Routed> commands;
-  for (const DeadStream& s : streams) {
-    // One more than asked: tells whether more follow.
-    commands.push_back({s.slot, {"XRANGE", s.key, "-", "+", "COUNT", std::to_string(options.count + 1)}});
-  }
-  const std::vector<Reply> replies = session.redis.batch(commands);
-  std::vector<DeadEntry> all;
-  for (size_t s = 0; s < streams.size(); ++s) {
-    auto found = entries_of(replies[s], s, "XRANGE " + streams[s].key);
-    std::move(found.begin(), found.end(), std::back_inserter(all));
-  }
-  // Oldest first across the streams; only the first `count`.
-  std::stable_sort(all.begin(), all.end(),
-                   [](const DeadEntry& a, const DeadEntry& b) { return entry_id_before(a.ref.entry_id, b.ref.entry_id); });
-  const bool more = all.size() > static_cast<size_t>(options.count);
-  if (more) all.resize(static_cast<size_t>(options.count));
+  const DeadLetterList listed = list_dead_letter_summaries(session.redis, streams, options.count);
+  const bool more = listed.more;
 
   nlohmann::json entries = nlohmann::json::array();
-  for (const DeadEntry& e : all) {
+  for (const DeadLetterSummary& e : listed.entries) {
     const std::string ref = format_dead_ref(streams, e.ref);
     const auto when = entry_id_ms(e.ref.entry_id);
     const auto iso = when ? iso8601_utc(*when) : std::nullopt;
-    const auto task = field_of(e, "id");
-    const auto reason = field_of(e, "reason");
-    const auto deliveries = field_of(e, "deliveries");
+    const auto& task = e.task_id;
+    const auto& reason = e.reason;
+    const auto& deliveries = e.deliveries;
     if (!options.json) {
       std::cout << format_entry_token(ref) << " " << text_or(iso, "-") << " task=" << format_entry_token(text_or(task, ""))
                 << " reason=" << format_entry_token(text_or(reason, "")) << " deliveries="
@@ -167,12 +154,12 @@ int run_dead_list(const CtlTarget& target, const DeadListOptions& options) {
     if (deliveries) {
       if (auto n = to_integer(*deliveries)) j["deliveries"] = *n;
     }
-    if (auto v = field_of(e, "original_stream")) j["original_stream"] = *v;
-    if (auto v = field_of(e, "original_id")) j["original_id"] = *v;
+    if (e.original_stream) j["original_stream"] = *e.original_stream;
+    if (e.original_id) j["original_id"] = *e.original_id;
     entries.push_back(std::move(j));
   }
   if (options.json) {
-    std::cout << json_dump({{"entries", entries}, {"count", all.size()}, {"more", more}}) << "\n";
+    std::cout << json_dump({{"entries", entries}, {"count", listed.entries.size()}, {"more", more}}) << "\n";
   } else if (more) {
     std::cout.flush();
     std::cerr << "expiry-ctl: more dead letters follow (raise --count, or purge / replay these)\n";

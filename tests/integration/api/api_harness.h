@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -139,6 +140,13 @@ inline long long open_connections(int port) {
   return std::stoll(r.body.substr(at + name.size()));
 }
 
+// The expiry-api that ApiProcess runs: this build's, or EXPIRY_TEST_API_BIN's (to measure an
+// older build with the same test).
+inline std::string api_program() {
+  const char* other = std::getenv("EXPIRY_TEST_API_BIN");
+  return other != nullptr && *other != '\0' ? other : EXPIRY_API_BIN;
+}
+
 // Where an ApiProcess connects and logs, and how it is called.
 struct ApiTarget {
   std::string redis_url;      // a server's, a cluster seed's, or redis+sentinel://...
@@ -161,7 +169,7 @@ class ApiProcess {
       args.insert(args.end(), {"--threads", "2"});
     }
     args.insert(args.end(), extra_args.begin(), extra_args.end());
-    child_ = std::make_unique<ChildProcess>(EXPIRY_API_BIN, args, std::vector<std::pair<std::string, std::string>>{},
+    child_ = std::make_unique<ChildProcess>(api_program(), args, std::vector<std::pair<std::string, std::string>>{},
                                             target.log_dir + "/api-" + std::to_string(port_) + ".log");
     const bool up = wait_until(
         [&] {
