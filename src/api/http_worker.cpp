@@ -23,6 +23,7 @@
 #include "api/console_views.h"
 #include "base/errors.h"
 #include "base/text_escape.h"
+#include "service/http_request_framer.h"
 
 namespace expiry {
 
@@ -33,9 +34,17 @@ namespace expiry {
 // extra reference keeps the bufferevent valid in between. A callback on its input buffer tells
 // whether bytes of a request arrived since the last answer: a connection without them and with
 // nothing left to write is idle, and a stopping worker closes it.
+// The same callback frames the bytes before evhttp parses them (evhttp alone frames requests
+// leniently): it runs as they are added, takes them out, and puts back what the connection's
+// HttpRequestFramer passes on.
 struct HttpWorker::Connection {
+  Connection(HttpWorker* w, const HttpLimits& limits)
+      : worker(w), framer(limits.max_header_bytes, static_cast<long long>(limits.max_body_bytes * 2 + 1)) {}
   HttpWorker* worker;
   bufferevent* bev = nullptr;
+  HttpRequestFramer framer;
+  bool framing = false;  // in on_input: the changes it makes to the buffer call it again
+  size_t requests = 0;   // requests served so far
   evbuffer_cb_entry* input_cb = nullptr;
   bool counted = false;                                   // within the cap: counted in open_; else refused
   bool request_bytes = false;                             // bytes arrived since the last answer
@@ -284,8 +293,7 @@ bufferevent* HttpWorker::on_connection(event_base* base, void* self) {
   bool listed = false;
   w->accept_pause_ = std::chrono::milliseconds{0};  // accept() works again
   try {
-    auto c = std::make_unique<Connection>();
-    c->worker = w;
+    auto c = std::make_unique<Connection>(w, w->limits_);
     c->counted = w->open_ < w->limits_.max_connections && !w->stopping_;
     bev = w->new_bufferevent(base);
     if (bev == nullptr) return nullptr;
@@ -330,12 +338,35 @@ bufferevent* HttpWorker::new_bufferevent(event_base* base) {
   return bev;  // frees `ssl` (and closes the descriptor) when freed
 }
 
-void HttpWorker::on_input(evbuffer*, const evbuffer_cb_info* info, void* connection) {
+void HttpWorker::on_input(evbuffer* input, const evbuffer_cb_info* info, void* connection) {
   auto* c = static_cast<Connection*>(connection);
-  if (info->n_added > 0 && !c->request_bytes) {
+  if (c->framing || info->n_added == 0) return;
+  if (!c->request_bytes) {
     c->request_bytes = true;
     c->request_started = std::chrono::steady_clock::now();
   }
+  c->framing = true;
+  try {
+    // The bytes before the new ones were passed on already; evhttp has yet to consume them.
+    const size_t passed = evbuffer_get_length(input) - info->n_added;
+    std::unique_ptr<evbuffer, void (*)(evbuffer*)> front(evbuffer_new(), &evbuffer_free);
+    std::string received(info->n_added, '\0');
+    if (!front || evbuffer_remove_buffer(input, front.get(), passed) != static_cast<int>(passed) ||
+        evbuffer_remove(input, received.data(), received.size()) != static_cast<int>(received.size())) {
+      throw Error("cannot frame the bytes received");
+    }
+    std::string out;
+    c->framer.feed(received, out);
+    if (evbuffer_add_buffer(input, front.get()) != 0 || evbuffer_add(input, out.data(), out.size()) != 0) {
+      throw Error("cannot frame the bytes received");
+    }
+  } catch (...) {
+    // Out of memory: nothing half-framed may reach evhttp; the connection is closed unanswered.
+    evbuffer_drain(input, evbuffer_get_length(input));
+    const int fd = bufferevent_getfd(c->bev);
+    if (fd >= 0) shutdown(fd, SHUT_RDWR);
+  }
+  c->framing = false;
 }
 
 void HttpWorker::on_attach(int, short, void* connection) {
@@ -402,10 +433,23 @@ void HttpWorker::serve(evhttp_request* req) {
     reply(req, problem_response(503, "cannot set up TLS for this connection; try again"));
     return;
   }
-  if (connection != nullptr && !connection->counted) {
+  if (connection == nullptr) {
+    // evhttp's own bufferevent (on_connection could make none): its requests were not framed.
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+    reply(req, problem_response(503, "cannot set up this connection; try again"));
+    return;
+  }
+  if (!connection->counted) {
     // A refused connection whose request arrived before on_attach shut it down.
     evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
     reply(req, problem_response(503, "too many open connections; try again"));
+    return;
+  }
+  const auto& refusal = connection->framer.refusal();
+  if (++connection->requests >= connection->framer.refused_request() && refusal) {
+    // The request that stands for a framing fault; the connection closes after the answer.
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+    reply(req, problem_response(refusal->status, "malformed request: " + refusal->reason));
     return;
   }
   ApiRequest request;
@@ -447,7 +491,8 @@ void HttpWorker::serve(evhttp_request* req) {
 void HttpWorker::mark_answered(Connection* connection) {
   // Idle again unless the next request's bytes are already buffered (pipelining).
   if (connection != nullptr) {
-    connection->request_bytes = evbuffer_get_length(bufferevent_get_input(connection->bev)) > 0;
+    connection->request_bytes =
+        evbuffer_get_length(bufferevent_get_input(connection->bev)) > 0 || connection->framer.held() > 0;
     connection->request_started = std::chrono::steady_clock::now();
   }
 }

@@ -84,6 +84,8 @@ std::optional<long long> parse_content_length(std::string_view value) {
   return n;
 }
 
+std::optional<HttpRequestHead> parse_lines(const std::vector<std::string_view>& lines);
+
 }  // namespace
 
 size_t find_http_head_end(std::string_view received, size_t scanned) {
@@ -100,7 +102,55 @@ size_t find_http_head_end(std::string_view received, size_t scanned) {
 std::optional<HttpRequestHead> parse_http_request_head(std::string_view head) {
   const std::vector<std::string_view> lines = split_lines(head.substr(skip_blank_lines(head)));
   if (lines.empty()) return std::nullopt;
+  return parse_lines(lines);
+}
 
+std::variant<HttpRequestHead, HttpHeadError> check_http_request_head(std::string_view head) {
+  const auto refuse = [](std::string reason, int status = 400) { return HttpHeadError{status, std::move(reason)}; };
+  head.remove_prefix(skip_blank_lines(head));
+  for (size_t i = 0; i < head.size(); ++i) {
+    const auto c = static_cast<unsigned char>(head[i]);
+    if (c == '\r' && (i + 1 == head.size() || head[i + 1] != '\n')) return refuse("a bare CR in the request head");
+    if ((c < ' ' && c != '\t' && c != '\r' && c != '\n') || c == 0x7f) {
+      return refuse("a control character in the request head");
+    }
+  }
+  const std::vector<std::string_view> lines = split_lines(head);
+  if (lines.empty()) return refuse("no request line");
+  if (lines[0].find('\t') != std::string_view::npos) return refuse("a tab in the request line");
+  auto parsed = parse_lines(lines);
+  if (!parsed) return refuse("a malformed request line, header line or Content-Length");
+  const bool http11 = lines[0].size() >= 8 && lines[0].substr(lines[0].size() - 8) == "HTTP/1.1";
+  int hosts = 0;
+  bool have_length = false;
+  std::optional<std::string_view> coding;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const size_t colon = lines[i].find(':');
+    const std::string_view name = lines[i].substr(0, colon);
+    const std::string_view value = trim_ows(lines[i].substr(colon + 1));
+    if (iequals(name, "host")) ++hosts;
+    if (iequals(name, "content-length")) have_length = true;
+    if (iequals(name, "transfer-encoding")) {
+      if (coding) return refuse("two Transfer-Encoding header lines");
+      coding = value;
+    }
+  }
+  if (hosts > 1) return refuse("two Host header lines");
+  if (http11 && hosts == 0) return refuse("an HTTP/1.1 request without Host");
+  if (coding) {
+    if (!iequals(*coding, "chunked")) return refuse("the transfer coding '" + std::string(*coding) + "' is not supported", 501);
+    if (have_length) return refuse("both Transfer-Encoding and Content-Length");
+    if (!http11) return refuse("Transfer-Encoding in an HTTP/1.0 request");
+    parsed->chunked = true;
+  }
+  return std::move(*parsed);
+}
+
+namespace {
+
+// The request line and header lines of a head (at least the request line): nullopt if malformed
+// as parse_http_request_head says.
+std::optional<HttpRequestHead> parse_lines(const std::vector<std::string_view>& lines) {
   // Request line: exactly three parts, each separated by one space.
   const std::string_view request_line = lines[0];
   const size_t first_space = request_line.find(' ');
@@ -134,5 +184,7 @@ std::optional<HttpRequestHead> parse_http_request_head(std::string_view head) {
   }
   return parsed;
 }
+
+}  // namespace
 
 }  // namespace expiry
