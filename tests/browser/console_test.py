@@ -5,6 +5,7 @@ a real redis-server, an expiry-relay and expiry-api started for the run (console
 Usage: console_test.py BUILD_DIR [--screenshots DIR] [unittest arguments]
   --screenshots DIR: also writes DIR/console-overview.png and DIR/console-task.png (1280x800).
 """
+import contextlib
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ except ImportError as e:  # never a silent skip: CI installs python3-selenium (s
 BUILD_DIR = None
 SCREENSHOTS = None
 UI_TIMEOUT = 15.0  # seconds for anything the page shows
+PHONE_TIMEOUT = 30.0  # seconds for a whole view to render at phone width (a busy 2-core machine)
 
 
 def find_program(*names):
@@ -62,9 +64,12 @@ class ConsoleTest(unittest.TestCase):
 
     def tearDown(self):
         # The page must never break its own policy or throw: the browser's console stays clean.
-        errors = [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE" and
-                  "401 (Unauthorized)" not in e["message"] and "404 (Not Found)" not in e["message"]]
-        self.assertEqual(errors, [], "the browser logged errors")
+        self.assertEqual(self.severe_errors(), [], "the browser logged errors")
+
+    def severe_errors(self):
+        """The browser's SEVERE log entries since the last call, bar the 401s and 404s the tests cause."""
+        return [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE" and
+                "401 (Unauthorized)" not in e["message"] and "404 (Not Found)" not in e["message"]]
 
     # ---- helpers ------------------------------------------------------------------------------
 
@@ -107,6 +112,29 @@ class ConsoleTest(unittest.TestCase):
 
     def schedule(self, task_id, delay_ms=3600_000, payload='{"order": 42}'):
         self.stack.ctl("schedule", task_id, "--delay-ms", str(delay_ms), "--payload", payload)
+
+    @contextlib.contextmanager
+    def phone(self):
+        """A 390x844 phone screen for the duration of the block."""
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                    {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        try:
+            yield
+        finally:
+            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def wait_until(self, probe, ok, what, timeout=PHONE_TIMEOUT):
+        """Polls probe() until ok(its value) and returns that value; a timeout reports the last one."""
+        seen = []
+
+        def check():
+            seen[:] = [probe()]
+            return ok(seen[0])
+        try:
+            wait_for(check, what, timeout)
+        except AssertionError as e:
+            raise AssertionError("%s; last seen: %r" % (e, seen[0] if seen else None)) from None
+        return seen[0]
 
     # ---- the tests of issue 35 ----------------------------------------------------------------
 
@@ -349,20 +377,142 @@ class ConsoleTest(unittest.TestCase):
 
     def test_readable_at_phone_width(self):
         self.schedule("phone:task")
-        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                                    {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
-        try:
+        with self.phone():
             self.sign_in(WRITE_TOKEN)
-            self.find("pending-count")
-            for where in ("#/overview", "#/task/phone:task", "#/dead"):
+            # Nothing wider than the screen: the page never scrolls sideways (tables scroll inside
+            # their own box). Each view is checked once its own content shows.
+            for where, selector, needle in (("#/overview", '[data-testid="pending-count"]', ""),
+                                            ("#/task/phone:task", '#view-task [data-testid="task-state"]', "pending"),
+                                            ("#/dead", '#dead-list table, [data-testid="no-dead"]', "")):
                 self.go(where)
-                self.find("token-scope")
-                # Nothing wider than the screen: the page never scrolls sideways (tables scroll
-                # inside their own box).
-                wait_for(lambda: self.driver.execute_script(
-                    "return document.documentElement.scrollWidth <= window.innerWidth"), "no sideways scroll at " + where)
-        finally:
-            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+                self.assert_fits(selector, needle, where)
+
+    # ---- issue 43 item 8: layout and links at phone width -------------------------------------
+
+    # In the view shown: whether an element matching `selector` holds `needle` (in its text or
+    # title), the page's and the viewport's widths, and what sticks out past the viewport.
+    WIDTH_PROBE = """
+        const [selector, needle] = arguments;
+        const shown = [...document.querySelectorAll(selector)].some((e) => e.getClientRects().length > 0 &&
+            !e.closest('[hidden]') && ((e.textContent || '').includes(needle) || (e.title || '').includes(needle)));
+        const wide = [...document.querySelectorAll('body *')]
+            .filter((e) => e.getClientRects().length > 0 && e.getBoundingClientRect().right > window.innerWidth + 1)
+            .slice(0, 5).map((e) => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className + ' ' +
+                Math.round(e.getBoundingClientRect().right));
+        return {shown: shown, scrollWidth: document.documentElement.scrollWidth,
+                innerWidth: window.innerWidth, wide: wide};
+    """
+
+    def assert_fits(self, selector, needle, where):
+        """Waits for `needle` to show in `selector`, then asserts the page is no wider than the screen."""
+        seen = self.wait_until(lambda: self.driver.execute_script(self.WIDTH_PROBE, selector, needle),
+                               lambda s: s["shown"], "%r in %s to show at %s" % (needle[:40], selector, where))
+        self.assertEqual(seen["innerWidth"], 390, "the viewport grew to fit the page at " + where)
+        self.assertLessEqual(seen["scrollWidth"], seen["innerWidth"], "sideways scroll at %s: %r" % (where, seen))
+
+    def test_phone_width_a_long_reason_wraps(self):
+        # A webhook's refusal: "http 502: " and the first 200 bytes of the body, no space in them.
+        body = '{"error":"upstream_unavailable","trace":"' + "0123456789abcdef" * 12 + '"}'
+        reason = "http 502: " + body
+        self.assertGreaterEqual(len(body), 200)
+        self.assertNotIn(" ", body)
+        self.stack.redis("XADD", "expiry:stream:dead", "*", "id", "phone:dead", "reason", reason, "deliveries", "5")
+        needle = reason[:40]
+        with self.phone():
+            self.sign_in(ADMIN_TOKEN)
+            self.assert_fits("#dead-reasons td", needle, "the overview")
+            self.go("#/dead")
+            self.assert_fits("#dead-list td", needle, "the dead letters")
+            row = wait_for(lambda: [r for r in self.all_visible("dead-row") if "phone:dead" in r.text],
+                           "the dead letter of phone:dead to be listed", PHONE_TIMEOUT)[0]
+            row.find_element(By.CSS_SELECTOR, "button.link").click()
+            self.assert_fits('[data-testid="dead-open"] dd', reason, "the opened dead letter")
+            self.go("#/task/phone:dead")
+            self.assert_fits('#view-task [data-testid="dead-reason-text"]', reason, "the task's page")
+
+    # Per histogram: every bar's count (from its tooltip), height and label, and every axis label,
+    # each label with whether it lies wholly inside the drawing (its viewBox clips the rest) and,
+    # where it overlaps its bar, in another colour than the bar.
+    TIMELINE_PROBE = """
+        const charts = [];
+        for (const figure of document.querySelectorAll('#view-overview:not([hidden]) figure.chart')) {
+          const drawing = figure.querySelector('svg');
+          const view = drawing.viewBox.baseVal;
+          const inside = (t) => {
+            const b = t.getBBox();
+            return b.width > 0 && b.height > 0 && b.x >= view.x - 0.5 && b.y >= view.y - 0.5 &&
+                b.x + b.width <= view.x + view.width + 0.5 && b.y + b.height <= view.y + view.height + 0.5;
+          };
+          const bars = [...drawing.querySelectorAll('rect.bar')].map((rect) => {
+            const g = rect.parentNode;
+            const label = g.querySelector('text');
+            const n = Number(g.querySelector('title').textContent.split(' ')[0]);
+            let seen = false;
+            if (label) {
+              const b = label.getBBox();
+              const r = rect.getBBox();
+              const overlaps = b.x < r.x + r.width && r.x < b.x + b.width &&
+                  b.y < r.y + r.height && r.y < b.y + b.height;
+              seen = inside(label) && (!overlaps || getComputedStyle(label).fill !== getComputedStyle(rect).fill);
+            }
+            return {n: n, height: rect.height.baseVal.value, label: label ? label.textContent : null, seen: seen};
+          });
+          const axis = [...drawing.querySelectorAll('text.axis')].map((t) => ({text: t.textContent, seen: inside(t)}));
+          charts.push({chart: figure.dataset.testid, bars: bars, axis: axis});
+        }
+        return charts;
+    """
+
+    def test_phone_width_the_timeline_labels_show_whole(self):
+        # 5 tasks due in 22 minutes and 2 in 42: the hour's 5th and 9th bars (5 minutes each),
+        # none due while the test runs. Other tests' tasks may make another bar the tallest.
+        for i in range(5):
+            self.schedule("phone:bar:tall:%d" % i, delay_ms=22 * 60_000)
+        for i in range(2):
+            self.schedule("phone:bar:low:%d" % i, delay_ms=42 * 60_000)
+        with self.phone():
+            self.sign_in(READ_TOKEN)
+            charts = self.wait_until(
+                lambda: self.driver.execute_script(self.TIMELINE_PROBE),
+                lambda cs: len(cs) == 3 and [(c["bars"][4]["n"], c["bars"][8]["n"])
+                                             for c in cs if c["chart"] == "timeline-hour"] == [(5, 2)],
+                "the hour's histogram to hold the tasks due in 22 and 42 minutes")
+        for chart in charts:
+            drawn = [b for b in chart["bars"] if b["n"] > 0]
+            tallest = max(drawn, key=lambda b: b["height"], default=None)
+            if tallest:
+                self.assertEqual(tallest["n"], max(b["n"] for b in drawn), chart["chart"])
+                self.assertEqual(tallest["label"], str(tallest["n"]), "%s: the tallest bar's label" % chart["chart"])
+                self.assertTrue(tallest["seen"], "%s: the tallest bar's label is hidden: %r" % (chart["chart"], tallest))
+            for bar in drawn:
+                self.assertEqual(bar["label"], str(bar["n"]), chart["chart"])
+                self.assertTrue(bar["seen"], "%s: a bar's label is clipped or hidden: %r" % (chart["chart"], bar))
+            for label in chart["axis"]:
+                self.assertTrue(label["seen"], "%s: the axis label %r is clipped" % (chart["chart"], label["text"]))
+        minute = next(c for c in charts if c["chart"] == "timeline-minute")
+        self.assertIn({"text": "+1 min", "seen": True}, minute["axis"])
+        hour = next(c for c in charts if c["chart"] == "timeline-hour")
+        self.assertEqual([(b["label"], b["seen"]) for b in (hour["bars"][4], hour["bars"][8])],
+                         [("5", True), ("2", True)])
+
+    def test_phone_width_a_malformed_link_is_refused_clearly(self):
+        with self.phone():
+            self.sign_in(READ_TOKEN)
+            # Followed from the page (a hash change), then opened afresh (a page load).
+            for hash_path, reload in (("#/task/%zz", False), ("#/task/%E0%A4%A", True)):
+                if reload:
+                    self.driver.get(self.stack.url + hash_path)
+                    self.driver.refresh()
+                else:
+                    self.go(hash_path)
+                message = self.wait_until(lambda: (lambda e: e.text if e else "")(self.visible("bad-link")),
+                                          lambda text: hash_path in text,
+                                          "the page to call %s not a valid link" % hash_path)
+                self.assertIn("not a valid link", message.lower())
+                self.assertEqual(self.driver.find_element(By.ID, "task-title").text, "Not a valid link")
+                self.assertEqual(self.severe_errors(), [], "the browser logged errors at " + hash_path)
+                self.assertLessEqual(self.driver.execute_script(
+                    "return document.documentElement.scrollWidth - window.innerWidth"), 0)
 
     def test_keyboard_only(self):
         # Sign in, search and act without a mouse: Tab reaches every control, Enter activates it.

@@ -11,6 +11,9 @@
 const TOKEN_KEY = 'expiry-console-token';
 const REFRESH_MS = 5000;
 const SCOPES = ['read', 'write', 'admin'];
+// Free text in a list (a dead letter's reason: a webhook's answer can put 200 bytes in it) shows
+// its first SHORT_TEXT characters, the whole in the element's title and on the dead letter's details.
+const SHORT_TEXT = 60;
 
 const state = {
   scope: null,            // 'read' | 'write' | 'admin' once signed in
@@ -105,6 +108,14 @@ function duration(ms) {
 }
 
 function count(n) { return n === null || n === undefined ? 'unknown' : Number(n).toLocaleString(); }
+
+// `text` cut to SHORT_TEXT characters, an ellipsis ending what was cut.
+function shorten(text) { return text.length <= SHORT_TEXT ? text : text.slice(0, SHORT_TEXT - 1) + '…'; }
+
+// A table cell of free text, shortened, wrapped anywhere (td.text) rather than widening the page.
+function textCell(text) {
+  return el('td', {class: 'text', title: text.length > SHORT_TEXT ? text : null}, shorten(text));
+}
 
 // The payload as pretty JSON when it parses, else as it is.
 function prettyPayload(text) {
@@ -281,6 +292,25 @@ function focusHeading(id) {
   if (heading && !heading.contains(document.activeElement)) heading.focus({preventScroll: true});
 }
 
+// The text of a percent-encoded part of a link, or null when an escape is malformed ("%zz", or
+// bytes that are not UTF-8), which decodeURIComponent refuses with a URIError.
+function decoded(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch (e) {
+    if (e instanceof URIError) return null;
+    throw e;
+  }
+}
+
+// The task view, saying the link followed (location.hash) names no task.
+function showBadLink() {
+  $('task-title').textContent = 'Not a valid link';
+  replace($('task-body'), el('p', {class: 'error', role: 'alert', 'data-testid': 'bad-link'},
+    'Not a valid link: ' + location.hash + ' holds a malformed percent escape (each % must start a %XX escape ' +
+    'of UTF-8 text), so it names no task. Search for the task instead.'));
+}
+
 function stopRefresh() {
   if (state.refreshTimer) clearTimeout(state.refreshTimer);
   state.refreshTimer = null;
@@ -303,7 +333,12 @@ async function route() {
   const view = slash < 0 ? hash : hash.slice(0, slash);
   const rest = slash < 0 ? '' : hash.slice(slash + 1);
   if (view === 'tasks') { showView('tasks'); focusHeading('tasks-title'); await showTasks(); }
-  else if (view === 'task') { showView('task'); await showTask(decodeURIComponent(rest)); focusHeading('task-title'); }
+  else if (view === 'task') {
+    showView('task');
+    const id = decoded(rest);
+    if (id === null) showBadLink(); else await showTask(id);
+    focusHeading('task-title');
+  }
   else if (view === 'dead') { showView('dead'); focusHeading('dead-title'); await showDead(); }
   else if (view === 'pause' && can('admin')) { showView('pause'); focusHeading('pause-title'); await showPause(); }
   else { showView('overview'); focusHeading('overview-title'); await refreshOverview(); }
@@ -368,7 +403,7 @@ function renderOverview(o, timeline, recurring) {
   const reasons = Object.entries(o.dead.by_reason).sort((x, y) => y[1] - x[1]);
   replace($('dead-reasons'), reasons.length
     ? [table('Dead letters per reason', ['Reason', 'Count'], reasons.map(([r, n]) =>
-        el('tr', {}, el('td', {}, r || '(none)'), el('td', {class: 'num'}, n)))),
+        el('tr', {}, textCell(r || '(none)'), el('td', {class: 'num'}, n)))),
        o.dead.scanned < o.dead.total ? el('p', {class: 'help'}, 'Reasons of the newest ' + o.dead.scanned +
          ' of ' + o.dead.total + '.') : null]
     : el('p', {}, 'No dead letters.'));
@@ -397,24 +432,36 @@ function renderOverview(o, timeline, recurring) {
 // Three histograms (next minute, hour, day), hand-drawn in SVG, each with a text equivalent.
 function renderTimeline(t) {
   const titles = {minute: 'Next minute (5 s bars)', hour: 'Next hour (5 min bars)', day: 'Next day (1 h bars)'};
+  // In the drawing's units (font size 10): a count stands 3 above its bar and needs 11 of room
+  // (baseline to top of the line), so the tallest bar stops 14 below the top; the bars stand on
+  // `base`, the axis labels below it, their baseline clear of the bottom edge. Every label lies
+  // inside the viewBox, which clips whatever does not.
+  const width = 600;
+  const height = 120;
+  const gap = 2;
+  const top = 14;
+  const base = height - 16;
   const charts = t.ranges.map((range) => {
     const max = Math.max(1, ...range.counts);
-    const width = 600;
-    const height = 120;
-    const gap = 2;
     const barWidth = width / range.counts.length;
     const total = range.counts.reduce((a, b) => a + b, 0);
     const label = titles[range.name] + ': ' + total + ' tasks due; the busiest bar holds ' + Math.max(...range.counts);
     const bars = range.counts.map((n, i) => {
-      const h = n === 0 ? 0 : Math.max(2, Math.round((n / max) * (height - 20)));
+      const h = n === 0 ? 0 : Math.max(2, Math.round((n / max) * (base - top)));
       const from = t.now_ms + i * range.step_ms;
+      const half = String(n).length * 3.5 + 1;  // half a count's width, at most
+      const x = Math.min(width - half, Math.max(half, i * barWidth + barWidth / 2));
       return svg('g', {},
         svg('title', {}, n + ' due from ' + local(from) + ' to ' + local(from + range.step_ms)),
-        svg('rect', {x: i * barWidth + gap / 2, y: height - 16 - h, width: barWidth - gap, height: h, class: 'bar'}),
-        n > 0 ? svg('text', {x: i * barWidth + barWidth / 2, y: height - 20 - h, class: 'barlabel'}, n) : null);
+        svg('rect', {x: i * barWidth + gap / 2, y: base - h, width: barWidth - gap, height: h, class: 'bar'}),
+        n > 0 ? svg('text', {x, y: base - h - 3, class: 'barlabel'}, n) : null);
     });
-    const axis = [0, Math.floor(range.counts.length / 2), range.counts.length].map((i) =>
-      svg('text', {x: Math.min(width - 30, i * barWidth + 2), y: height - 2, class: 'axis'},
+    // now at the left edge, the middle, the end of the range at the right edge: anchored so
+    // that none runs past the drawing.
+    const ticks = [[0, 2, 'start'], [Math.floor(range.counts.length / 2), null, 'middle'],
+      [range.counts.length, width - 2, 'end']];
+    const axis = ticks.map(([i, x, anchor]) =>
+      svg('text', {x: x === null ? i * barWidth : x, y: height - 4, 'text-anchor': anchor, class: 'axis'},
         i === 0 ? 'now' : '+' + duration(i * range.step_ms)));
     return el('figure', {class: 'chart', 'data-testid': 'timeline-' + range.name},
       el('figcaption', {}, titles[range.name] + ' · ' + total + ' due'),
@@ -589,7 +636,8 @@ async function showDead() {
     const reasons = [...new Set(page.entries.map((e) => e.reason || ''))].sort();
     const select = $('dead-reason');
     const current = select.value;
-    replace(select, el('option', {value: ''}, 'any'), reasons.map((r) => el('option', {value: r}, r || '(none)')));
+    replace(select, el('option', {value: ''}, 'any'), reasons.map((r) =>
+      el('option', {value: r, title: r.length > SHORT_TEXT ? r : null}, shorten(r) || '(none)')));
     select.value = reasons.indexOf(current) >= 0 ? current : '';
     renderDead();
   } catch (e) {
@@ -606,7 +654,7 @@ function renderDead() {
       checked: state.selected.has(e.entry)})) : null,
     el('td', {}, el('button', {type: 'button', class: 'link', onclick: () => openDead(e)}, e.entry)),
     el('td', {}, e.task_id === null ? '-' : el('a', {href: '#/task/' + encodeURIComponent(e.task_id)}, e.task_id)),
-    el('td', {}, e.reason || '-'), el('td', {class: 'num'}, e.deliveries === null ? '-' : e.deliveries),
+    textCell(e.reason || '-'), el('td', {class: 'num'}, e.deliveries === null ? '-' : e.deliveries),
     el('td', {}, utc(e.when_ms)),
     admin ? el('td', {}, el('button', {type: 'button', 'data-testid': 'dead-replay',
       onclick: () => replayDead([e.entry])}, 'Replay')) : null));
