@@ -13,7 +13,6 @@
 namespace expiry {
 
 namespace {
-constexpr const char* kWebhookField = "webhook";
 constexpr const char* kTraceparentField = "traceparent";
 
 int64_t wall_ms() {

@@ -26,6 +26,9 @@
 
 namespace expiry {
 
+// The stream entry field that names a task's endpoint (the schedule option webhook=NAME).
+inline constexpr const char* kWebhookField = "webhook";
+
 struct EndpointStats {
   std::map<std::string, uint64_t> deliveries;  // attempts by status class (status_class())
   uint64_t in_flight = 0;
@@ -46,6 +49,8 @@ class WebhookDispatcher {
 
   // Entries this dispatcher may hold at once (in flight and queued, every endpoint).
   size_t capacity() const;
+  // Entries held now: in flight or queued, every endpoint (not yet answered to the consumer).
+  size_t held() const { return held_.size(); }
   const std::map<std::string, EndpointStats>& stats() const { return stats_; }
   uint64_t unknown_endpoint() const { return unknown_endpoint_; }
 

@@ -102,42 +102,61 @@ std::optional<std::string> decode_webhook_secret(const std::string& text, std::s
   return key;
 }
 
-std::optional<std::string> webhook_url_error(const std::string& url) {
+namespace {
+
+// The host of a webhook URL (an IPv6 literal without its brackets), or the error of
+// webhook_url_error.
+struct UrlHost {
+  std::string host;
+  std::optional<std::string> error;
+};
+
+UrlHost url_host(const std::string& url) {
   size_t rest = 0;
   if (url.rfind("https://", 0) == 0) {
     rest = 8;
   } else if (url.rfind("http://", 0) == 0) {
     rest = 7;
   } else {
-    return "must start with https:// or http://";
+    return {"", "must start with https:// or http://"};
   }
   for (unsigned char c : url) {
-    if (c <= 0x20 || c >= 0x7f) return "must not contain spaces, control or non-ASCII characters";
+    if (c <= 0x20 || c >= 0x7f) return {"", "must not contain spaces, control or non-ASCII characters"};
   }
-  if (url.find('#') != std::string::npos) return "must not have a fragment";
+  if (url.find('#') != std::string::npos) return {"", "must not have a fragment"};
   const size_t end = url.find_first_of("/?", rest);
   const std::string authority = url.substr(rest, end == std::string::npos ? std::string::npos : end - rest);
-  if (authority.find('@') != std::string::npos) return "must not carry user info (put credentials in headers)";
+  if (authority.find('@') != std::string::npos) return {"", "must not carry user info (put credentials in headers)"};
   std::string host = authority;
   if (!host.empty() && host.front() == '[') {
     const size_t close = host.find(']');
-    if (close == std::string::npos) return "has an unclosed [ in its host";
+    if (close == std::string::npos) return {"", "has an unclosed [ in its host"};
     const std::string after = host.substr(close + 1);
     host = host.substr(1, close - 1);
-    if (!after.empty() && after.front() != ':') return "has a bad port";
+    if (!after.empty() && after.front() != ':') return {"", "has a bad port"};
   } else {
     const size_t colon = host.find(':');
     if (colon != std::string::npos) {
       const std::string port = host.substr(colon + 1);
       if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
           std::stol(port) < 1 || std::stol(port) > 65535) {
-        return "has a bad port";
+        return {"", "has a bad port"};
       }
       host = host.substr(0, colon);
     }
   }
-  if (host.empty()) return "has no host";
-  return std::nullopt;
+  if (host.empty()) return {"", "has no host"};
+  return {host, std::nullopt};
+}
+
+}  // namespace
+
+std::optional<std::string> webhook_url_error(const std::string& url) { return url_host(url).error; }
+
+std::optional<std::string> webhook_url_host(const std::string& url) {
+  UrlHost h = url_host(url);
+  if (h.error) return std::nullopt;
+  return std::move(h.host);
 }
 
 WebhookConfig parse_webhook_config(const std::string& json_text) {

@@ -44,5 +44,8 @@ std::optional<std::string> decode_webhook_secret(const std::string& text, std::s
 // An error message if `url` is not an absolute http(s) URL with a host, without user info
 // or fragment.
 std::optional<std::string> webhook_url_error(const std::string& url);
+// The host of a URL webhook_url_error accepts: a name, an IPv4 literal, or an IPv6 literal
+// without its brackets; nullopt for a URL it refuses.
+std::optional<std::string> webhook_url_host(const std::string& url);
 
 }  // namespace expiry

@@ -2,8 +2,11 @@
 // processes, and a Python receiver (receiver.py) that checks every signature with its own
 // HMAC. Covers acks, retries with one webhook-id, Retry-After, dead letters (410, a refused
 // private destination), connection refused, a slow endpoint beside a fast one, a dispatcher
-// killed -9 mid-delivery (a second one reclaims and delivers everything), and bad configs.
+// killed -9 mid-delivery (a second one reclaims and delivers everything), the bounded SIGTERM
+// drain, the catch-up's count of entries without a webhook field, --check-config's endpoint
+// verdicts, and bad configs.
 #include <algorithm>
+#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -439,6 +442,160 @@ TEST_F(WebhookDelivery, KilledMidDeliveryASecondDispatcherDeliversEverything) {
   EXPECT_EQ(delivered, tasks);
   EXPECT_EQ(twice, kSlots) << "only the requests out at the kill were sent again";
   EXPECT_EQ(second->terminate(), 0) << second->output();
+}
+
+// SIGTERM with a request the endpoint never answers: expiry-webhook stops reading, waits
+// --drain-timeout for it, then exits, the entry left unacknowledged (pending in the group, not
+// lost): another member of the group reclaims and delivers it.
+TEST_F(WebhookDelivery, TheDrainIsBoundedAndLeavesWhatIsInFlightPending) {
+  auto c = config();
+  c["endpoints"]["hold"] = {{"url", url("/hold")}, {"secret", kSecret}, {"timeout_ms", 120000}};
+  const std::string path = server_.dir() + "/drain.json";
+  std::ofstream(path) << c.dump();
+  ChildProcess webhook(EXPIRY_WEBHOOK_BIN,
+                       std::vector<std::string>{"--config", path, "--redis-url", server_.url(), "--consumer", "w1",
+                                                "--block-ms", "200", "--min-idle-ms", "60000", "--metrics-port",
+                                                std::to_string(metrics_port_)},
+                       std::vector<std::pair<std::string, std::string>>{{"EXPIRY_WEBHOOK_DRAIN_TIMEOUT", "2s"}},
+                       server_.dir() + "/drain.log");
+  schedule("d1", "hold", R"({"d":1})");
+  const auto held = [&] {
+    const HttpResponse r = http_get(receiver_port_, "/held");
+    return r.status == 200 ? std::stoi(r.body) : -1;
+  };
+  ASSERT_TRUE(wait_until([&] { return held() == 1; }, 30s)) << webhook.output();
+  ASSERT_TRUE(wait_until([&] { return metric(R"(expiry_webhook_in_flight{endpoint="hold"})") == 1; }, 30s))
+      << http_get(metrics_port_, "/metrics").body;
+  ASSERT_EQ(group_pending(), 1);
+
+  const auto signalled = std::chrono::steady_clock::now();
+  ASSERT_TRUE(webhook.send_signal(SIGTERM));
+  const auto code = webhook.wait_exit(60s);
+  const auto took = std::chrono::steady_clock::now() - signalled;
+  ASSERT_TRUE(code.has_value()) << "still draining a minute after SIGTERM:\n" << webhook.output();
+  EXPECT_EQ(*code, 0) << webhook.output();
+  EXPECT_GE(took, 1900ms) << "it waited for the delivery in flight";
+  EXPECT_LE(took, 2s + 10s) << "the drain timeout (2s) plus slack for a loaded machine";
+  EXPECT_NE(webhook.output().find("drain timeout (2s) reached: exiting with 1 entries left pending (1 requests in "
+                                  "flight, 0 queued)"),
+            std::string::npos)
+      << webhook.output();
+
+  // Pending in the group, owned by w1, never acknowledged nor dead-lettered.
+  ASSERT_EQ(group_pending(), 1);
+  const Reply pending = redis_.command({"XPENDING", kStream, "workers", "-", "+", "10"});
+  ASSERT_EQ(pending.elements.size(), 1u) << pending.describe();
+  EXPECT_EQ(pending.elements[0].elements.at(1).str, "w1") << pending.describe();
+  EXPECT_EQ(xlen(redis_, kDead), 0);
+  EXPECT_TRUE(received("/hold").empty());
+
+  // Nothing lost: a second member reclaims it and delivers it.
+  ASSERT_EQ(http_get(receiver_port_, "/release").status, 200);
+  auto second = start_webhook(c.dump(), "w2", "500");
+  ASSERT_TRUE(wait_until([&] { return group_pending() == 0; }, 60s)) << logs(*second);
+  ASSERT_TRUE(wait_until(
+      [&] { return metric(R"(expiry_webhook_deliveries_total{endpoint="hold",class="2xx"})") == 1; }, 30s))
+      << http_get(metrics_port_, "/metrics").body;
+  EXPECT_EQ(xlen(redis_, kDead), 0);
+  // A drain with nothing out ends at once, well within the default 10 s, and says so.
+  EXPECT_EQ(second->terminate(30s), 0) << second->output();
+  EXPECT_NE(second->output().find("within the drain timeout (10s)"), std::string::npos) << second->output();
+}
+
+// A group's first start reads the stream from its beginning: the entries already there without
+// a webhook field (no default_endpoint) are dead-lettered, and one start-up line counts them.
+// A restart with nothing to catch up logs the line with zeros.
+TEST_F(WebhookDelivery, TheCatchUpCountsTheEntriesWithoutAWebhookField) {
+  auto c = config();
+  c.erase("default_endpoint");
+  for (int i = 0; i < 3; ++i) schedule("bare" + std::to_string(i), "", "{}");
+  schedule("stray", "nosuch", "{}");
+  schedule("named0", "ok", "{}");
+  schedule("named1", "ok", "{}");
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kStream) == 6; }, 30s)) << relay_->output();
+
+  auto webhook = start_webhook(c.dump());
+  const std::string line =
+      "catch-up of expiry:stream done (the stream is read to its end): read the 6 entries appended before "
+      "start-up: 3 without a webhook field, dead-lettered (no default_endpoint is configured); 1 naming an "
+      "unknown endpoint, dead-lettered; 2 for a configured endpoint";
+  ASSERT_TRUE(wait_until([&] { return webhook->output().find("catch-up of") != std::string::npos; }, 60s))
+      << webhook->output();
+  EXPECT_NE(webhook->output().find(line), std::string::npos) << webhook->output();
+  ASSERT_TRUE(wait_until([&] { return xlen(redis_, kDead) == 4 && group_pending() == 0; }, 30s)) << logs(*webhook);
+  EXPECT_EQ(received("/ok").size(), 2u);
+  EXPECT_EQ(webhook->terminate(30s), 0);
+
+  auto again = start_webhook(c.dump(), "w2");
+  ASSERT_TRUE(wait_until([&] { return again->output().find("catch-up of") != std::string::npos; }, 60s))
+      << again->output();
+  EXPECT_NE(again->output().find("read the 0 entries appended before start-up: 0 without a webhook field"),
+            std::string::npos)
+      << again->output();
+  EXPECT_EQ(xlen(redis_, kDead), 4) << "nothing dead-lettered twice";
+}
+
+// --check-config resolves each endpoint and shows the address policy's verdict on each address;
+// an endpoint on a refused address (cloud metadata, a private network outside allow_private)
+// can never be delivered to and fails the check (exit 2), the allowed loopback one passes.
+TEST_F(WebhookDelivery, CheckConfigShowsEachEndpointsAddressesAndVerdict) {
+  const auto check = [&](const nlohmann::json& c, const std::string& name) {
+    const std::string path = server_.dir() + "/" + name + ".json";
+    std::ofstream(path) << c.dump();
+    auto child = std::make_unique<ChildProcess>(EXPIRY_WEBHOOK_BIN, std::vector<std::string>{"--config", path,
+                                                                                             "--check-config"},
+                                                std::vector<std::pair<std::string, std::string>>{},
+                                                server_.dir() + "/" + name + ".out");
+    const auto code = child->wait_exit(60s);
+    EXPECT_TRUE(code.has_value()) << child->output();
+    return std::make_pair(code.value_or(-1), child->output());
+  };
+  nlohmann::json endpoints;
+  endpoints["local"] = {{"url", url("/ok")}, {"secret", kSecret}};
+  nlohmann::json good = {{"endpoints", endpoints}, {"allow_private", {"127.0.0.1/32"}}};
+  const auto [good_code, good_out] = check(good, "good");
+  EXPECT_EQ(good_code, 0) << good_out;
+  EXPECT_NE(good_out.find("endpoint local " + url("/ok") + ": deliverable"), std::string::npos) << good_out;
+  EXPECT_NE(good_out.find("  127.0.0.1: allowed (loopback, in allow_private)"), std::string::npos) << good_out;
+  EXPECT_NE(good_out.find("configuration OK"), std::string::npos) << good_out;
+  EXPECT_NE(good_out.find("drain_timeout=10s (default)"), std::string::npos) << good_out;
+
+  endpoints["metadata"] = {{"url", "http://169.254.169.254/latest/meta-data"}, {"secret", kSecret}};
+  endpoints["internal"] = {{"url", "http://10.0.0.1:8080/hook"}, {"secret", kSecret}};
+  nlohmann::json bad = {{"endpoints", endpoints}, {"allow_private", {"127.0.0.1/32"}}};
+  const auto [bad_code, bad_out] = check(bad, "bad");
+  EXPECT_EQ(bad_code, 2) << bad_out;
+  EXPECT_EQ(bad_out.find("configuration OK"), std::string::npos) << bad_out;
+  EXPECT_NE(bad_out.find("  127.0.0.1: allowed (loopback, in allow_private)"), std::string::npos) << bad_out;
+  EXPECT_NE(bad_out.find("endpoint metadata http://169.254.169.254/latest/meta-data: NEVER DELIVERABLE"),
+            std::string::npos)
+      << bad_out;
+  EXPECT_NE(bad_out.find("  169.254.169.254: refused: link-local address 169.254.169.254 is not in allow_private"),
+            std::string::npos)
+      << bad_out;
+  EXPECT_NE(bad_out.find("endpoint internal http://10.0.0.1:8080/hook: NEVER DELIVERABLE"), std::string::npos)
+      << bad_out;
+  EXPECT_NE(bad_out.find("  10.0.0.1: refused: private address 10.0.0.1 is not in allow_private"),
+            std::string::npos)
+      << bad_out;
+  EXPECT_NE(bad_out.find("configuration error: endpoints that can never be delivered to"), std::string::npos)
+      << bad_out;
+
+  // Allowing the private network makes that endpoint deliverable; the metadata one still fails.
+  bad["allow_private"] = {"127.0.0.1/32", "10.0.0.0/8"};
+  const auto [partly_code, partly_out] = check(bad, "partly");
+  EXPECT_EQ(partly_code, 2) << partly_out;
+  EXPECT_NE(partly_out.find("  10.0.0.1: allowed (private, in allow_private)"), std::string::npos) << partly_out;
+  EXPECT_NE(partly_out.find("metadata: the address policy refuses every address"), std::string::npos) << partly_out;
+  EXPECT_EQ(partly_out.find("internal: "), std::string::npos) << partly_out;
+
+  // A drain timeout without a unit is refused (10 would be 10 ms).
+  const std::string path = server_.dir() + "/good.json";
+  ChildProcess unitless(EXPIRY_WEBHOOK_BIN, {"--config", path, "--drain-timeout", "10", "--check-config"});
+  const auto unitless_code = unitless.wait_exit(30s);
+  ASSERT_TRUE(unitless_code.has_value()) << unitless.output();
+  EXPECT_EQ(*unitless_code, 2) << unitless.output();
+  EXPECT_NE(unitless.output().find("drain_timeout needs a unit"), std::string::npos) << unitless.output();
 }
 
 TEST_F(WebhookDelivery, APrivateDestinationOutsideAllowPrivateIsRefused) {
