@@ -18,6 +18,7 @@
 #include "bench/redis_probe.h"
 #include "bench/report.h"
 #include "bench/scenarios.h"
+#include "config/help_formatter.h"
 #include "config/service_options.h"
 #include "config/settings.h"
 #include "redis/hash_slot.h"
@@ -293,6 +294,7 @@ int main(int argc, char** argv) {
   CLI::App app{"expiry-bench: measures expiry-relay against its baselines and ceilings (docs/benchmarks.md)."};
   BenchOptions options;
   add_bench_options(app, options);
+  use_readable_help(app);
   CLI11_PARSE(app, argc, argv);
 
   BenchContext ctx;

@@ -11,7 +11,9 @@
 
 #include "base/errors.h"
 #include "base/integers.h"
+#include "config/help_formatter.h"
 #include "config/text_file.h"
+#include "config/unknown_command.h"
 #include "generated/version.h"
 
 namespace expiry {
@@ -183,11 +185,14 @@ void add_version_flag(CLI::App& app, const std::string& program) {
 }
 
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const std::string& program) {
+  use_readable_help(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
-    std::cerr << program << ": " << e.what() << "\nrun '" << program << " --help' for usage\n";
+    const auto unknown = unknown_command_message(app);
+    std::cerr << program << ": " << (unknown ? *unknown : std::string(e.what())) << "\nrun '" << program
+              << " --help' for usage\n";
     return 2;
   }
   return std::nullopt;

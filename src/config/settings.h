@@ -80,15 +80,18 @@ nlohmann::json read_json_file(const std::string& path);
 EnvLookup process_env();
 
 // Registers one CLI11 option per spec on `app`, writing given values into `flags`
-// (booleans as flags; "--x=false" is accepted too; integers show as INT in --help).
+// (booleans as flags; "--x=false" is accepted too; integers typed INT, which --help shows as N
+// or as what their name says: config/help_formatter.h).
 void add_flags(CLI::App& app, const std::vector<OptionSpec>& specs, std::map<std::string, std::string>& flags);
 
 // Adds --version to `app`: "<program> <project version> (git <commit>)".
 void add_version_flag(CLI::App& app, const std::string& program);
 
-// Parses the command line the same way in every program: nullopt to go on; otherwise the exit
-// code: 0 after --help or --version (printed on stdout), 2 after a usage error (the error and
-// a hint on stderr), whatever CLI11's own code for it would be.
+// Parses the command line the same way in every program, with --help in words
+// (config/help_formatter.h): nullopt to go on; otherwise the exit code: 0 after --help or
+// --version (printed on stdout), 2 after a usage error (on stderr: the error, as a did-you-mean
+// for a mistyped command (config/unknown_command.h), and a hint), whatever CLI11's own code for
+// it would be.
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const std::string& program);
 
 }  // namespace expiry

@@ -9,6 +9,7 @@
 #include "config/backoff.h"
 #include "functions/bucket_plan.h"
 #include "functions/key_layout.h"
+#include "redis/handshake_refusal.h"
 #include "redis/hash_slot.h"
 #include "redis/redis_error.h"
 
@@ -105,8 +106,8 @@ NodeConsumer::NodeConsumer(EventLoop& loop, ConsumerShared& shared, RedisEndpoin
       shared_.on_cluster_change(("lost the connection to " + name_ + ": " + why).c_str());
     }
   });
-  const auto refused = [this](const Reply& r) {
-    if (!shared_.any_ready && shared_.on_fatal) shared_.on_fatal("Redis refused the connection handshake: " + r.str);
+  const auto refused = [this, where = endpoint.where()](const Reply& r) {
+    if (!shared_.any_ready && shared_.on_fatal) shared_.on_fatal(handshake_refusal_message(where, r));
   };
   commands_.set_on_handshake_error(refused);
   if (reader_) reader_->set_on_handshake_error(refused);

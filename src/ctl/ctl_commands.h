@@ -76,7 +76,7 @@ struct TailOptions {
 // kMaxListCount is the Producer's (producer/task_reads.h).
 struct ListOptions {
   long long count = 100;                  // tasks per page, 1..kMaxListCount
-  bool json = false;                      // one JSON document {"tasks": [...], "count": N, "next": cursor|null}
+  bool json = false;                      // one JSON document {"tasks": [...], "count": N, "next_cursor": cursor|null}
   std::string cursor;                     // continue after the page that printed it; empty: from the start
   std::optional<std::string> due_before;  // only tasks due before: epoch ms, or "+MS" from now
 };
@@ -155,7 +155,7 @@ int run_resume(const CtlTarget& target);
 
 // Prints up to options.count pending tasks after the cursor in due order (score, then id bytes),
 // merged across the buckets; when more follow, the cursor to continue with (stderr in text,
-// "next" in JSON). Each bucket is read with bounded ZRANGEs (producer/task_lister.h).
+// "next_cursor" in JSON). Each bucket is read with bounded ZRANGEs (producer/task_lister.h).
 int run_list(const CtlTarget& target, const ListOptions& options);
 
 }  // namespace expiry

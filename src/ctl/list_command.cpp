@@ -69,10 +69,11 @@ int run_list(const CtlTarget& target, const ListOptions& options) {
   // The details of each task listed are read after the page, a chunk at a time, and printed as
   // they come (Producer::list_details), so the memory a page costs is bounded by a chunk,
   // whatever its payloads (at most kPayloadHead bytes of each is read).
-  // The same text as one json_dump of {"count", "next", "tasks"} (keys in order, compact).
+  // The same text as one json_dump of {"count", "next_cursor", "tasks"} (keys in order, compact);
+  // "next_cursor" is the name GET /v1/tasks gives the cursor too.
   if (options.json) {
     std::cout << "{\"count\":" << page.tasks.size()
-              << ",\"next\":" << (page.next_cursor ? json_dump(*page.next_cursor) : std::string("null")) << ",\"tasks\":[";
+              << ",\"next_cursor\":" << (page.next_cursor ? json_dump(*page.next_cursor) : std::string("null")) << ",\"tasks\":[";
   }
   session.producer.list_details(page.tasks, options.json ? kPayloadHead : 0, [&](size_t i, const ListedTaskDetails& d) {
     const ListedTask& t = page.tasks[i];

@@ -214,9 +214,11 @@ void add_range_flags(CLI::App& command, RangeFlags& f, bool after) {
   f.before_option = command.add_option(
       "--due-before", f.due_before,
       "only tasks due before this time: epoch milliseconds, or +MS for MS milliseconds from now (Redis clock)");
+  f.before_option->type_name("TIME");
   if (after) {
     f.after_option = command.add_option("--due-after", f.due_after,
                                         "only tasks due after this time: epoch milliseconds, or +MS from now");
+    f.after_option->type_name("TIME");
   }
 }
 
@@ -255,7 +257,8 @@ void add_task_commands(CLI::App& app, CtlCommandLine& cl) {
   add_global_options(*cl.pause, cl.global);
   cl.pause->add_option("--for", cl.pause_for,
                        "pause for this long: milliseconds, or with a unit ms, s, m or h (30s, 5m, 2h); default: until "
-                       "resume");
+                       "resume")
+      ->type_name("DURATION");
 
   cl.resume = app.add_subcommand(
       "resume", "End the pause of every bucket: the held tasks are forwarded at once, oldest first. Prints how many\n"
@@ -319,6 +322,7 @@ void add_tail_command(CLI::App& app, CtlCommandLine& cl) {
   cl.tail->add_option("--timeout-ms", cl.tail_options.timeout_ms, "stop after this long without a new entry (0: never)")
       ->capture_default_str();
   cl.tail->add_option("--from", cl.tail_options.from, "print entries after this id: '$' only new ones, '0' all")
+      ->type_name("ENTRY_ID")
       ->capture_default_str();
 }
 
@@ -331,17 +335,18 @@ void add_list_command(CLI::App& app, CtlCommandLine& cl) {
       "each bucket's schedule, so it never blocks Redis for long, whatever the schedule's size. Paging sees\n"
       "every task pending throughout exactly once; one added meanwhile is seen if it is due after the cursor.");
   add_global_options(*cl.list, cl.global);
-  cl.list->add_option("--count", cl.list_options.count, "tasks per page (1..10000)")
+  cl.list->add_option("--count", cl.list_options.count, "tasks per page")
       ->capture_default_str()
       ->check(CLI::Range(1LL, kMaxListCount));
   cl.list->add_option("--due-before", cl.due_before,
                       "only tasks due before this time: epoch milliseconds, or +MS for MS milliseconds from now "
-                      "(Redis clock)");
+                      "(Redis clock)")
+      ->type_name("TIME");
   cl.list->add_option("--cursor", cl.list_options.cursor, "continue after the page that printed this cursor");
   cl.list->add_flag("--json", cl.list_options.json,
                     "print one JSON object: {\"tasks\": [{\"id\", \"due_ms\", \"due\", \"bucket\", \"stream\",\n"
                     "\"default_stream\", \"payload_bytes\", \"payload\" (or \"payload_b64\" when not UTF-8; the first 1024\n"
-                    "bytes), \"payload_truncated\"}], \"count\": N, \"next\": cursor or null}");
+                    "bytes), \"payload_truncated\"}], \"count\": N, \"next_cursor\": cursor or null}");
 }
 
 void add_dead_commands(CLI::App& app, CtlCommandLine& cl) {
@@ -360,7 +365,7 @@ void add_dead_commands(CLI::App& app, CtlCommandLine& cl) {
   cl.dead_list = cl.dead->add_subcommand(
       "list", "List dead letters, oldest first: <entry> <when, ISO-8601 UTC> task=.. reason=.. deliveries=..");
   dead_stream(cl.dead_list);
-  cl.dead_list->add_option("--count", cl.dead_list_options.count, "entries to list (1..10000)")
+  cl.dead_list->add_option("--count", cl.dead_list_options.count, "entries to list")
       ->capture_default_str()
       ->check(CLI::Range(1LL, kMaxListCount));
   cl.dead_list->add_flag("--json", cl.dead_list_options.json,
@@ -404,14 +409,17 @@ void add_rule_flags(CLI::App& command, RecurCommand& r, std::string& tz) {
   auto* cron = command.add_option("--cron", r.cron,
                                   "cron expression: 5 fields (minute hour day-of-month month day-of-week) or 6 with\n"
                                   "seconds first, or @hourly @daily @weekly @monthly @yearly; in --tz");
+  cron->type_name("EXPRESSION");
   auto* every = command.add_option("--every", r.every, "interval with a unit: 30s, 15m, 2h ... anchored at --start");
+  every->type_name("DURATION");
   cron->excludes(every);
   command.add_flag("--allow-sub-second", r.allow_sub_second,
                    "accept an --every below 1s (each schedule then adds more than one entry a second)");
   command.add_option("--tz", tz, "IANA time zone of the rule (Europe/Berlin ...)")->capture_default_str();
   command.add_option("--start", r.start,
-                     "no occurrence before this time: epoch ms, ISO-8601 with Z or an offset, or local time in --tz");
-  command.add_option("--end", r.end, "no occurrence after this time (same forms)");
+                     "no occurrence before this time: epoch ms, ISO-8601 with Z or an offset, or local time in --tz")
+      ->type_name("TIME");
+  command.add_option("--end", r.end, "no occurrence after this time (same forms)")->type_name("TIME");
 }
 
 void add_recur_commands(CLI::App& app, CtlCommandLine& cl) {
@@ -433,6 +441,7 @@ void add_recur_commands(CLI::App& app, CtlCommandLine& cl) {
   r.set->add_option("--misfire", r.set_options.misfire,
                     "occurrences missed by more than the grace (every relay down, a pause): skip them, fire\n"
                     "once (the latest) now, or all (at most --misfire-max in a row)")
+      ->type_name("skip|once|all")
       ->capture_default_str();
   r.set->add_option("--misfire-grace-ms", r.set_options.misfire_grace_ms,
                     "an occurrence claimed later than this after its time is missed")
@@ -463,7 +472,8 @@ void add_recur_commands(CLI::App& app, CtlCommandLine& cl) {
   r.preview = r.command->add_subcommand(
       "preview", "Print the next occurrences of a rule, one per line: <UTC ISO-8601> <local ISO-8601>. Offline.");
   add_rule_flags(*r.preview, r, r.preview_options.rule.tz);
-  r.preview->add_option("--from", r.from, "occurrences after this time (default: now; same forms as --start)");
+  r.preview->add_option("--from", r.from, "occurrences after this time (default: now; same forms as --start)")
+      ->type_name("TIME");
   r.preview->add_option("--count", r.preview_options.count, "how many")->capture_default_str();
   r.preview->add_flag("--json", r.preview_options.json, "print {\"occurrences\": [{\"utc_ms\", \"utc\", \"local\"}]}");
 }

@@ -6,6 +6,7 @@
 #include "functions/bucket_plan.h"
 #include "functions/key_layout.h"
 #include "io/cluster_topology.h"
+#include "redis/handshake_refusal.h"
 #include "redis/redis_error.h"
 
 namespace expiry {
@@ -51,7 +52,7 @@ void LayoutProbe::connect(const NodeAddress& node) {
   conn_ = std::make_unique<RedisConnection>(loop_, o);
   conn_->set_on_ready([this] { ask_cluster(); });
   conn_->set_on_handshake_error([this](const Reply& r) {
-    const std::string why = "Redis refused the connection handshake: " + r.str + handshake_hint(r);
+    const std::string why = handshake_refusal_message(options_.redis.where(), r);
     conn_->close();  // no retry (or its log line) after a refusal retrying cannot cure
     finish([this, why] { on_fatal_(why); });
   });

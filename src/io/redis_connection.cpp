@@ -352,12 +352,16 @@ void RedisConnection::handshake_refused(const std::string& step, const Reply& re
   const RedisErrorKind kind = classify(reply);
   const bool permanent =
       is_auth_refusal(kind) || (step == "SELECT" && kind != RedisErrorKind::Io && !is_transient(kind));
+  // A NOAUTH answers whichever step came first (SELECT, CLIENT SETNAME, PING): it refuses the
+  // connection, not the step, so the step is not named.
+  const std::string refused = (kind == RedisErrorKind::NoAuth ? std::string("no password given, refused")
+                                                               : step + " refused") + ": " + reply.str;
   if (permanent && on_handshake_error_) {
     // Said here: an owner that gives up closes the connection, so no retry line follows.
-    spdlog::error("redis {} connection to {}: {} refused: {}", options_.role, target_described(), step, reply.str);
+    spdlog::error("redis {} connection to {}: {}", options_.role, target_described(), refused);
     on_handshake_error_(reply);
   }
-  force_reconnect(step + " refused: " + reply.str);
+  force_reconnect(refused);
 }
 
 void RedisConnection::become_ready() {

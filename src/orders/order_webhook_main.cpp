@@ -21,6 +21,7 @@
 
 #include "base/errors.h"
 #include "base/text_escape.h"
+#include "config/help_formatter.h"
 #include "config/redis_url.h"
 #include "io/sync/sync_connection.h"
 #include "orders/order_webhook.h"
@@ -125,6 +126,7 @@ int main(int argc, char** argv) {
       ->required()
       ->envname("ORDER_WEBHOOK_SECRET_FILE");
   app.add_option("--redis-url", redis_url, "Redis holding the orders")->envname("ORDER_WEBHOOK_REDIS_URL");
+  use_readable_help(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
+#include "base/did_you_mean.h"
 #include "base/errors.h"
 
 namespace expiry {
@@ -19,6 +21,19 @@ std::int64_t epoch_s(SysSeconds t) { return t.time_since_epoch().count(); }
 std::int64_t clamp_epoch_s(SysSeconds t) {
   return std::clamp<std::int64_t>(epoch_s(t), std::numeric_limits<std::int64_t>::min() / 4,
                                   std::numeric_limits<std::int64_t>::max() / 4);
+}
+
+// The names a rule may use, for a did-you-mean: the database's zones in its (sorted) order,
+// less the names time_zone_name_error refuses. Read from the system's tzdata (USE_OS_TZDB),
+// each file is a zone, links such as US/Eastern included.
+std::vector<std::string> usable_zone_names(const date::tzdb& db) {
+  std::vector<std::string> names;
+  names.reserve(db.zones.size());
+  for (const auto& zone : db.zones) names.push_back(zone.name());
+  names.erase(std::remove_if(names.begin(), names.end(),
+                             [](const std::string& n) { return time_zone_name_error(n).has_value(); }),
+              names.end());
+  return names;
 }
 
 }  // namespace
@@ -37,15 +52,17 @@ TimeZone TimeZone::utc() { return find("UTC"); }
 
 TimeZone TimeZone::find(std::string_view name) {
   const std::string text(name);
+  const date::tzdb* db = nullptr;
   try {
-    date::get_tzdb();  // read once, on first use
+    db = &date::get_tzdb();  // read once, on first use
   } catch (const std::exception& e) {
     throw ConfigError(std::string("the time zone database cannot be read (is tzdata installed?): ") + e.what());
   }
   try {
     return TimeZone(date::locate_zone(text), text);
   } catch (const std::runtime_error&) {  // "X not found in timezone database"
-    throw ConfigError("unknown time zone '" + text + "'");
+    const auto meant = closest_name(text, usable_zone_names(*db));
+    throw ConfigError("unknown time zone '" + text + "'" + (meant ? "; did you mean '" + *meant + "'?" : ""));
   }
 }
 

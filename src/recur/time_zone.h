@@ -55,7 +55,8 @@ class TimeZone {
   // "UTC" (the default zone of the recurring rules).
   static TimeZone utc();
 
-  // Throws ConfigError "unknown time zone 'X'" for a name the tz database does not hold, and a
+  // Throws ConfigError "unknown time zone 'X'" for a name the tz database does not hold (with
+  // "; did you mean 'Y'?" when one of its names is close: base/did_you_mean.h), and a
   // ConfigError naming tzdata when the database cannot be read at all.
   static TimeZone find(std::string_view name);
 

@@ -128,17 +128,4 @@ const char* to_string(RedisErrorKind kind) {
   return "other";
 }
 
-std::string handshake_hint(const Reply& reply) {
-  switch (classify(reply)) {
-    case RedisErrorKind::NoAuth:
-      return " (Redis requires a password: put it in the URL, redis://:PASSWORD@host:port, or in password_file)";
-    case RedisErrorKind::WrongPass:
-      return " (check the user name and password in the URL or password_file)";
-    case RedisErrorKind::NoPermission:
-      return " (the ACL user lacks a permission the connection needs; see docs/security.md)";
-    default:
-      return "";
-  }
-}
-
 }  // namespace expiry

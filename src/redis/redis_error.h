@@ -62,7 +62,4 @@ bool blames_the_server(const Reply& reply);
 
 const char* to_string(RedisErrorKind kind);
 
-// What to tell the user about a handshake refusal ("" if nothing useful): which setting to fix.
-std::string handshake_hint(const Reply& reply);
-
 }  // namespace expiry

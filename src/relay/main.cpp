@@ -2,6 +2,7 @@
 // Shaped like libevent's sample/hello-world.c: config, loop, components, signals, dispatch
 // (configure_service, then ServiceProcess, then the layout probe on the loop).
 #include "base/errors.h"
+#include "config/dead_stream_text.h"
 #include "config/relay_config.h"
 #include "config/service_options.h"
 #include "io/layout_probe.h"
@@ -101,7 +102,10 @@ int main(int argc, char** argv) {
   RelayConfig config;
   const auto configure = [&config](const Settings& settings) -> std::map<std::string, std::string> {
     config = relay_config_from(settings);
-    return {{"redis_url", config.redis.redacted()}, {"stream", config.stream}, {"instance", config.instance}};
+    return {{"redis_url", config.redis.redacted()},
+            {"stream", config.stream},
+            {"dead_stream", effective_dead_stream_text(config.ns, config.dead_stream, config.buckets)},
+            {"instance", config.instance}};
   };
   const auto start_logging = [&config] { setup_logging("expiry-relay", config.log_format, config.log_level); };
   if (auto code = configure_service(kRelayService, relay_option_specs(), argc, argv, configure, start_logging)) {

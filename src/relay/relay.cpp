@@ -9,6 +9,7 @@
 
 #include "functions/bucket_plan.h"
 #include "functions/function_library.h"
+#include "redis/handshake_refusal.h"
 #include "redis/info_text.h"
 #include "redis/redis_error.h"
 
@@ -225,7 +226,7 @@ void Relay::on_handshake_error(const Reply& reply) {
   // Refused credentials (or a database that does not exist) before the relay ever worked are a
   // configuration error: stop. Later (a rotated password), keep retrying with backoff and let
   // operators see the log. Transient refusals (maxclients ...) never come here.
-  const std::string why = "Redis refused the connection handshake: " + reply.str + handshake_hint(reply);
+  const std::string why = handshake_refusal_message(config_.redis.where(), reply);
   if (!ever_prepared_) {
     fail(why);
   } else {

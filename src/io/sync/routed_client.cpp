@@ -10,6 +10,7 @@
 #include "functions/function_library.h"
 #include "functions/key_layout.h"
 #include "io/sync/sentinel_discovery.h"
+#include "redis/handshake_refusal.h"
 #include "redis/hash_slot.h"
 #include "redis/redis_error.h"
 #include "redis/resend_policy.h"
@@ -35,7 +36,11 @@ RoutedClient::RoutedClient(const RedisEndpoint& endpoint) : endpoint_(endpoint) 
   } else {
     single_ = std::make_unique<SyncConnection>(endpoint);
   }
+  // The first command: a server that wants a password (or another) refuses the connection here.
   const Reply info = single_->command({"INFO", "cluster"});
+  if (is_auth_refusal(classify(info)) && classify(info) != RedisErrorKind::NoPermission) {
+    throw AuthError(handshake_refusal_message(single_->endpoint().redacted(), info));
+  }
   if (info.failed() && classify(info) != RedisErrorKind::NoPermission) expect_ok(info, "INFO cluster");
   if (!info.failed() && info.str.find("cluster_enabled:1") != std::string::npos) {
     single_.reset();

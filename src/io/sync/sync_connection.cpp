@@ -14,6 +14,7 @@
 #include "io/sync/sentinel_discovery.h"
 #include "io/tls_context.h"
 #include "io/tls_probe.h"
+#include "redis/handshake_refusal.h"
 #include "redis/redis_error.h"
 
 namespace expiry {
@@ -69,10 +70,8 @@ std::string command_name(const std::vector<std::string>& argv) {
 
 const Reply& expect_ok(const Reply& reply, const std::string& what) {
   if (reply.type != Reply::Type::Error && reply.type != Reply::Type::IoError) return reply;
-  if (classify(reply) == RedisErrorKind::NoAuth) {
-    throw AuthError(what + ": " + reply.str +
-                    " (the server requires a password: put it in the URL or use --password-file)");
-  }
+  // A NOAUTH refuses the connection, not the command `what`: the message does not name it.
+  if (classify(reply) == RedisErrorKind::NoAuth) throw AuthError(handshake_refusal_message("", reply));
   throw ReplyError(what + ": " + reply.str);
 }
 

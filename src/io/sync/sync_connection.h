@@ -101,8 +101,9 @@ class SyncConnection {
   std::string broken_reason_;  // set once the connection is unusable
 };
 
-// Throws ReplyError for an error reply (with a hint for NOAUTH and for servers older than 7.0),
-// naming `what` (e.g. "FCALL expiry_schedule"); returns `reply` otherwise.
+// Throws ReplyError for an error reply (with a hint for servers older than 7.0), naming `what`
+// (e.g. "FCALL expiry_schedule"); for NOAUTH, AuthError with the message of
+// handshake_refusal_message, which names no command. Returns `reply` otherwise.
 const Reply& expect_ok(const Reply& reply, const std::string& what);
 
 }  // namespace expiry

@@ -452,5 +452,25 @@ TEST(ApiConfigTest, AWrongRedisPasswordExits2) {
   EXPECT_EQ(api.output().find("wrong-password"), std::string::npos) << "the password is logged:\n" << api.output();
 }
 
+// No password for a Redis that wants one: exit 2 with a message that says Redis refused and where
+// the password goes, without the name of the command that met the refusal (issue 43).
+TEST(ApiConfigTest, AMissingRedisPasswordExits2SayingWhereItGoes) {
+  RedisServer::Options options;
+  options.extra_config_lines = {"requirepass right-password"};
+  RedisServer server(options);
+  ScratchDir dir("expiry_api_no_password");
+  const std::string tokens = dir.write("tokens", "write " + kWriteToken + "\n");
+  ChildProcess api(EXPIRY_API_BIN, {"--listen", "127.0.0.1:0", "--tokens-file", tokens, "--redis-url", server.url()});
+  const auto rc = api.wait_exit(std::chrono::seconds(60));
+  ASSERT_TRUE(rc) << "still serving without a password:\n" << api.output();
+  EXPECT_EQ(*rc, 2) << api.output();
+  const std::string out = api.output();
+  EXPECT_NE(out.find("Redis at " + server.url() + " refused to run commands without a password: NOAUTH"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("redis://:PASSWORD@host:port"), std::string::npos) << out;
+  EXPECT_EQ(out.find("INFO cluster"), std::string::npos) << "an internal command name:\n" << out;
+}
+
 }  // namespace
 }  // namespace expiry::test

@@ -170,8 +170,8 @@ TEST_F(CtlCluster, ListPagesTheTasksOfEveryPrimaryInDueOrder) {
       EXPECT_EQ(t["bucket"], bucket_of(id, kBuckets)) << id;
       EXPECT_EQ(t["payload"], "p-" + id);
     }
-    if (j["next"].is_null()) break;
-    cursor = j["next"];
+    if (j["next_cursor"].is_null()) break;
+    cursor = j["next_cursor"];
   }
   EXPECT_EQ(listed, due_order);
 }

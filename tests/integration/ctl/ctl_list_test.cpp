@@ -64,7 +64,7 @@ class CtlListTest : public ::testing::Test {
     const auto j = nlohmann::json::parse(run.output);
     for (const auto& t : j.at("tasks")) page.tasks.emplace_back(t.at("due_ms").get<long long>(), t.at("id").get<std::string>());
     EXPECT_EQ(j.at("count").get<size_t>(), page.tasks.size());
-    if (!j.at("next").is_null()) page.next = j.at("next").get<std::string>();
+    if (!j.at("next_cursor").is_null()) page.next = j.at("next_cursor").get<std::string>();
     return page;
   }
 
@@ -89,7 +89,8 @@ TEST_F(CtlListTest, TextAndJsonInDueOrderWithTiesByIdAndDueBefore) {
   ASSERT_EQ(json.exit_code, 0) << json.output;
   const auto j = nlohmann::json::parse(json.output);
   ASSERT_EQ(j["tasks"].size(), 3u);
-  EXPECT_TRUE(j["next"].is_null());
+  EXPECT_TRUE(j["next_cursor"].is_null());
+  EXPECT_FALSE(j.contains("next")) << "the cursor has the API's name, next_cursor: " << j;
   EXPECT_EQ(j["tasks"][0]["id"], "b");
   EXPECT_EQ(j["tasks"][0]["payload_b64"], "/wE=");
   EXPECT_EQ(j["tasks"][0]["default_stream"], true);

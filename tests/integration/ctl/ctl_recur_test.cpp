@@ -161,5 +161,17 @@ TEST_F(CtlRecurTest, PreviewNeedsNoRedisAndPrintsUtcAndLocalTimesAcrossTheSpring
   EXPECT_EQ(run_ctl({"recur", "preview", "--cron", "0 0 30 2 *"}).exit_code, 2);
 }
 
+// A misspelt zone is refused with the closest name of the zone database (issue 43).
+TEST_F(CtlRecurTest, AMisspeltZoneGetsADidYouMean) {
+  const CtlRun preview = run_ctl({"recur", "preview", "--cron", "0 9 * * *", "--tz", "Europe/Berln"});
+  EXPECT_EQ(preview.exit_code, 2) << preview.output;
+  EXPECT_NE(preview.output.find("unknown time zone 'Europe/Berln'; did you mean 'Europe/Berlin'?"), std::string::npos)
+      << preview.output;
+  const CtlRun set = ctl({"recur", "set", "x", "--cron", "@daily", "--tz", "america/new_york"});
+  EXPECT_EQ(set.exit_code, 2) << set.output;
+  EXPECT_NE(set.output.find("did you mean 'America/New_York'?"), std::string::npos) << set.output;
+  EXPECT_EQ(keys(), 0);
+}
+
 }  // namespace
 }  // namespace expiry::test

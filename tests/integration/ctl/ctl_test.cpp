@@ -488,9 +488,20 @@ TEST(CtlAuthTest, WrongPasswordExits2WithoutEchoingIt) {
   EXPECT_TRUE(contains(in_file.output, "WRONGPASS")) << in_file.output;
   EXPECT_FALSE(contains(in_file.output, "hunter3wrong")) << in_file.output;
 
-  const CtlRun none = run_ctl({"schedule", "a", "--delay-ms", "1", "--redis-url", base});
-  EXPECT_EQ(none.exit_code, 2) << none.output;
-  EXPECT_TRUE(contains(none.output, "NOAUTH")) << none.output;
+  // No password: Redis refused, and where the password goes; not the command that met the refusal.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"schedule", "a", "--delay-ms", "1"},
+                                               std::vector<std::string>{"stats"}, std::vector<std::string>{"list"},
+                                               std::vector<std::string>{"recur", "list"}}) {
+    std::vector<std::string> with_url = args;
+    with_url.insert(with_url.end(), {"--redis-url", base});
+    const CtlRun none = run_ctl(with_url);
+    EXPECT_EQ(none.exit_code, 2) << none.output;
+    EXPECT_TRUE(contains(none.output, "expiry-ctl: Redis at " + base +
+                                          " refused to run commands without a password: NOAUTH"))
+        << none.output;
+    EXPECT_TRUE(contains(none.output, "--password-file")) << none.output;
+    EXPECT_FALSE(contains(none.output, "INFO")) << "an internal command name:\n" << none.output;
+  }
 
   // The right password, from the environment.
   const std::string good_file = dir + "/ctl_test_good.pw";
@@ -717,6 +728,47 @@ TEST_F(CtlTest, CheckUsageErrorsExit2) {
     const CtlRun run = ctl(args);
     EXPECT_EQ(run.exit_code, 2) << run.output;
   }
+}
+
+// ---------------------------------------------------------------- usage: did-you-mean, --help
+
+TEST(CtlUsage, AMistypedCommandGetsADidYouMean) {
+  const CtlRun typo = run_ctl({"shedule", "a", "--delay-ms", "1000"});
+  EXPECT_EQ(typo.exit_code, 2) << typo.output;
+  EXPECT_TRUE(contains(typo.output, "expiry-ctl: unknown command 'shedule'; did you mean 'schedule'?")) << typo.output;
+  const CtlRun nested = run_ctl({"dead", "lst"});
+  EXPECT_EQ(nested.exit_code, 2) << nested.output;
+  EXPECT_TRUE(contains(nested.output, "unknown command 'dead lst'; did you mean 'dead list'?")) << nested.output;
+  const CtlRun far = run_ctl({"frobnicate"});
+  EXPECT_EQ(far.exit_code, 2) << far.output;
+  EXPECT_TRUE(contains(far.output, "unknown command 'frobnicate'")) << far.output;
+  EXPECT_FALSE(contains(far.output, "did you mean")) << far.output;
+}
+
+// --help shows what to give and says ranges and defaults in words, not CLI11's type names
+// (issue 43: "--tz TEXT=UTC", "INT:INT in [...]").
+TEST(CtlUsage, HelpShowsPlaceholdersAndRangesInWords) {
+  for (const std::vector<std::string>& command : std::vector<std::vector<std::string>>{
+           {}, {"schedule"}, {"cancel"}, {"list"}, {"tail"}, {"check"}, {"dead", "list"}, {"dead", "replay"},
+           {"recur", "set"}, {"recur", "preview"}}) {
+    std::vector<std::string> args = command;
+    args.push_back("--help");
+    const CtlRun help = run_ctl(args);
+    ASSERT_EQ(help.exit_code, 0) << help.output;
+    for (const char* artefact : {" TEXT", " INT", "=UTC", " in [", "Excludes:", "REQUIRED"}) {
+      EXPECT_FALSE(contains(help.output, artefact)) << artefact << " in the help of " << args.front() << ":\n"
+                                                    << help.output;
+    }
+  }
+  const CtlRun set = run_ctl({"recur", "set", "--help"});
+  EXPECT_TRUE(contains(set.output, "--tz ZONE ")) << set.output;
+  EXPECT_TRUE(contains(set.output, "[default: UTC]")) << set.output;
+  EXPECT_TRUE(contains(set.output, "[0 to 86400000; default: 1000]")) << set.output;
+  const CtlRun schedule = run_ctl({"schedule", "--help"});
+  EXPECT_TRUE(contains(schedule.output, "--wait-timeout-ms MS ")) << schedule.output;
+  EXPECT_TRUE(contains(schedule.output, "[1 to 3600000; default: 1000]")) << schedule.output;
+  EXPECT_TRUE(contains(schedule.output, "--delay-ms MS ")) << schedule.output;
+  EXPECT_TRUE(contains(schedule.output, "[not with --at-ms, --file]")) << schedule.output;
 }
 
 // ---------------------------------------------------------------- stats, functions, tail

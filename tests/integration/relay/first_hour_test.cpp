@@ -10,7 +10,7 @@
 //                                               CtlTest.StatsSays*, CtlTest.TailHints* (ctl_test)
 //   6 --check-config                            FirstHour.CheckConfig*
 //   7 maxmemory-policy                          FirstHour.EvictionPolicy*, FirstHourTest.NoevictionGivesNoWarning
-//   8 --version, exit 2, INT in --help          FirstHour.EveryProgramHasVersion*, CommandLine.* (unit)
+//   8 --version, exit 2, --help in words        FirstHour.EveryProgramHasVersion*, CommandLine.* (unit)
 //   9 image: bind, healthcheck, order-sim drain deploy_dockerfile_build, OrderSimTest.* (order_sim_test)
 //  10 bulk payloads, Ctrl-C, tail               CtlTest.BulkPayloadB64*, CtlTest.BulkStoppedBySignal*,
 //                                               CtlTest.TailQuotesEscapesAndPrintsJson, BulkFile.*, EntryText.*
@@ -179,6 +179,13 @@ TEST(FirstHour, CheckConfigShowsResolvedValuesAndHidesOnlyPasswords) {
   EXPECT_TRUE(has(plain.output(), "redis_url=redis://127.0.0.1:6379/0 (default)")) << plain.output();
   EXPECT_TRUE(has(plain.output(), "stream=orders:stream (default, resolved)")) << plain.output();
   EXPECT_TRUE(has(plain.output(), "instance=r9 (flag --instance)")) << plain.output();
+  EXPECT_TRUE(has(plain.output(), "dead_stream=orders:stream:dead on one Redis with one bucket, else orders:{B}:dead "
+                                  "per bucket (default, resolved)"))
+      << "the dead stream in effect, not the empty setting:\n" << plain.output();
+  ChildProcess bucketed(EXPIRY_RELAY_BIN, {"--check-config", "--buckets", "4", "--dead-stream", "mine:dead"});
+  ASSERT_EQ(bucketed.wait_exit(10s), std::optional<int>(0)) << bucketed.output();
+  EXPECT_TRUE(has(bucketed.output(), "dead_stream=expiry:{B}:dead per bucket (flag --dead-stream, resolved)"))
+      << bucketed.output();
   ChildProcess secret(EXPIRY_RELAY_BIN, {"--check-config", "--redis-url", "redis://app:hunter2@10.0.0.5:6380/1"});
   ASSERT_EQ(secret.wait_exit(10s), std::optional<int>(0)) << secret.output();
   EXPECT_TRUE(has(secret.output(), "redis_url=redis://app:***@10.0.0.5:6380/1")) << secret.output();
@@ -200,9 +207,19 @@ TEST(FirstHour, EveryProgramHasVersionAndExitsTwoOnUsageErrors) {
     ASSERT_EQ(bad.wait_exit(10s), std::optional<int>(2)) << bad.output();
     EXPECT_TRUE(has(bad.output(), "--help")) << bad.output();
   }
+  // --help says what to give (MS, FILE, N ...), never CLI11's type names (issue 43).
+  for (const char* bin : {EXPIRY_RELAY_BIN, ORDER_CANCELLER_BIN, ORDER_SIM_BIN}) {
+    SCOPED_TRACE(bin);
+    ChildProcess help(bin, {"--help"});
+    ASSERT_EQ(help.wait_exit(10s), std::optional<int>(0));
+    for (const char* artefact : {" TEXT", " INT", " in [", "Excludes:"}) {
+      EXPECT_FALSE(has(help.output(), artefact)) << artefact << ":\n" << help.output();
+    }
+  }
   ChildProcess help(EXPIRY_RELAY_BIN, {"--help"});
   ASSERT_EQ(help.wait_exit(10s), std::optional<int>(0));
-  EXPECT_TRUE(has(help.output(), "--sweep-interval-ms INT")) << help.output();
+  EXPECT_TRUE(has(help.output(), "--sweep-interval-ms MS ")) << help.output();
+  EXPECT_TRUE(has(help.output(), "--password-file FILE ")) << help.output();
 }
 
 }  // namespace

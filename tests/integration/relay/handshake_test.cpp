@@ -132,8 +132,13 @@ TEST(Handshake, ARedisThatWantsAPasswordTheRelayLacksExitsTwoWithAHint) {
   ASSERT_TRUE(code.has_value()) << "it kept retrying:\n" << relay.output();
   EXPECT_EQ(*code, 2);
   const auto out = relay.output();
-  EXPECT_NE(out.find("NOAUTH"), std::string::npos) << out;
+  EXPECT_NE(out.find("Redis at " + server.url() + " refused to run commands without a password: NOAUTH"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("password_file"), std::string::npos) << "the message must say what to set:\n" << out;
+  for (const char* command : {"INFO cluster", "CLIENT SETNAME", "PING"}) {
+    EXPECT_EQ(out.find(command), std::string::npos) << "an internal command name, " << command << ":\n" << out;
+  }
   EXPECT_EQ(count_of(out, "connection ready"), 0u) << out;
   EXPECT_EQ(out.find("retrying in"), std::string::npos) << "no retry line before the exit:\n" << out;
 }

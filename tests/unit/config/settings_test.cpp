@@ -509,8 +509,9 @@ TEST(CommandLine, HelpAndVersionExitZeroAndPrint) {
   EXPECT_EQ(out.rfind("test-program ", 0), 0u) << out;
   EXPECT_NE(out.find('.'), std::string::npos) << "a version number: " << out;
   EXPECT_EQ(parse_exit({"p", "--help"}, &out), 0);
-  EXPECT_NE(out.find("--sweep-interval-ms INT"), std::string::npos) << "integers print as INT:\n" << out;
+  EXPECT_NE(out.find("--sweep-interval-ms MS "), std::string::npos) << "what to give, not a type name:\n" << out;
   EXPECT_EQ(out.find("--sweep-interval-ms TEXT"), std::string::npos) << out;
+  EXPECT_EQ(out.find("--sweep-interval-ms INT"), std::string::npos) << out;
 }
 
 }  // namespace
