@@ -63,7 +63,7 @@ bool is_auth_refusal(RedisErrorKind kind) {
 RedisErrorKind classify_error_in_message(std::string_view message) {
   RedisErrorKind kind = classify_error_text(message);
   if (kind != RedisErrorKind::Other) return kind;
-  constexpr std::string_view kMarker = "error: ";
+  constexpr std::string_view kMarker = ": ";  // "what: <error>", and "... reply error: <error>"
   for (size_t at = message.find(kMarker); at != std::string_view::npos; at = message.find(kMarker, at + 1)) {
     kind = classify_error_text(message.substr(at + kMarker.size()));
     if (kind != RedisErrorKind::Other) return kind;

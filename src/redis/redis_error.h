@@ -41,9 +41,9 @@ RedisErrorKind classify(const Reply& reply);
 RedisErrorKind classify_error_text(std::string_view text);
 
 // The kind of the Redis error a message carries: the message itself as an error text, or the
-// text after an "error: " (how Reply::describe embeds an error reply, e.g. "GET k: unexpected
-// reply error: LOADING ..."); None when it carries none. For callers that only have an
-// exception's message.
+// text after a ": " (how the blocking client prefixes a refused call, "GET k: LOADING ...", and
+// how Reply::describe embeds an error reply, "GET k: unexpected reply error: LOADING ..."); None
+// when it carries none. For callers that only have an exception's message.
 RedisErrorKind classify_error_in_message(std::string_view message);
 
 // The server refused our credentials, or refused to run without them: retrying with the same

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "functions/key_layout.h"
@@ -470,6 +471,64 @@ TEST(ApiConfigTest, AMissingRedisPasswordExits2SayingWhereItGoes) {
       << out;
   EXPECT_NE(out.find("redis://:PASSWORD@host:port"), std::string::npos) << out;
   EXPECT_EQ(out.find("INFO cluster"), std::string::npos) << "an internal command name:\n" << out;
+}
+
+// While Redis loads its data set after a restart, every route that needs Redis answers 503 with
+// Retry-After, names no internal key, and the log holds a line per 10 s, not one per request
+// (issue 43). Loading is slowed to seconds with the server's own key-load-delay (1 ms a key) and
+// events served every KiB of the load, so requests meet LOADING replies; the test's requests run
+// while RedisServer::start waits for the load to end.
+TEST(ApiLoadingTest, WhileRedisLoadsItAnswers503WithRetryAfterAndNoKeyName) {
+  RedisServer::Options options;
+  options.extra_config_lines = {"appendonly no", "save \"\"", "key-load-delay 1000",
+                                "loading-process-events-interval-bytes 1024"};
+  RedisServer server(options);
+  {
+    TestConnection redis(server.host(), server.port());
+    for (int batch = 0; batch < 30; ++batch) {
+      std::vector<std::vector<std::string>> sets;
+      for (int i = 0; i < 100; ++i) sets.push_back({"SET", "filler:" + std::to_string(batch * 100 + i), "v"});
+      pipeline(redis, sets);
+    }
+  }
+  ApiProcess api(server);
+  ASSERT_EQ(api.call({"PUT", "/v1/tasks/before", kWriteToken, "{\"delay_ms\": 3600000}"}).status, 201);
+  {
+    TestConnection redis(server.host(), server.port());
+    ASSERT_EQ(redis.command({"SAVE"}).str, "OK");  // the task and the filler, loaded at the restart
+  }
+  server.stop();
+  std::thread restart([&] { server.start(); });  // returns once the 3,000 keys are loaded
+  long answered_503 = 0;
+  long other = 0;
+  std::string last_503;
+  std::string last_other;
+  const bool loaded = wait_until(
+      [&] {
+        const HttpAnswer r = api.call({"GET", "/v1/tasks/before", kReadToken});
+        if (r.status == 503 && !r.header("retry-after").empty()) {
+          ++answered_503;
+          last_503 = r.body;
+        } else if (r.status != 503) {
+          ++other;
+          if (r.status != 200) last_other = std::to_string(r.status) + " " + r.body;
+        }
+        return r.status == 200;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(5));
+  restart.join();
+  ASSERT_TRUE(loaded) << "no 200 after the load";
+  EXPECT_GT(answered_503, 0) << "no request met the load (it took too little time?)";
+  EXPECT_EQ(other, 1) << "only the final 200 may be other than 503; last: " << last_other;
+  EXPECT_NE(last_503.find("loading"), std::string::npos) << last_503;
+  EXPECT_EQ(last_503.find("expiry:"), std::string::npos) << "a key name in the answer: " << last_503;
+  size_t lines = 0;
+  const std::string log = api.child().output();
+  for (size_t at = log.find("Redis is not ready"); at != std::string::npos; at = log.find("Redis is not ready", at + 1)) {
+    ++lines;
+  }
+  EXPECT_LE(lines, 2u) << answered_503 << " answers logged " << lines << " lines:\n" << log;
+  std::printf("%ld requests answered 503 while Redis loaded; %zu log lines\n", answered_503, lines);
 }
 
 }  // namespace

@@ -271,6 +271,9 @@ TEST(RedisErrorInMessage, FindsTheErrorAMessageCarries) {
             RedisErrorKind::Loading);
   EXPECT_EQ(classify_error_in_message("FCALL expiry_schedule: unexpected reply error: READONLY You can't write"),
             RedisErrorKind::ReadOnly);
+  EXPECT_EQ(classify_error_in_message("GET expiry:buckets: LOADING Redis is loading the dataset in memory"),
+            RedisErrorKind::Loading)
+      << "a refused call as the blocking client reports it (the layout probe at a reconnect)";
   EXPECT_EQ(classify_error_in_message("task id 'LOADING x' is not pending"), RedisErrorKind::None)
       << "only where an error reply is embedded";
   EXPECT_EQ(classify_error_in_message("unexpected reply 42"), RedisErrorKind::None);
