@@ -87,10 +87,13 @@ class ConsoleStack:
         wait_for(lambda: redis.poll() is None and self.redis("PING") == "PONG", "redis-server to answer PING")
         relay = self.spawn("relay", [self.program("src/relay/expiry-relay"), "--redis-url", self.redis_url,
                                      "--instance", "browser-relay", "--health-probe-interval-ms", "200"])
-        # The relay is ready once it loaded the library, created the group and subscribed.
+        # The relay is ready once it loaded the library, created the group and subscribed. It
+        # subscribes on its own connection, beside the library load and XGROUP CREATE (sent in that
+        # order on another): both are waited for, as relay_ready() does in relay_harness.h.
         wait_for(lambda: relay.poll() is None and
-                 "expiry:health:browser-relay" in self.redis("PUBSUB", "CHANNELS", "expiry:health:*"),
-                 "the relay to subscribe (log: %s)" % self.log("relay"))
+                 "expiry:health:browser-relay" in self.redis("PUBSUB", "CHANNELS", "expiry:health:*") and
+                 "workers" in self.redis_raw("XINFO", "GROUPS", "expiry:stream").split(),
+                 "the relay to create its group and subscribe (log: %s)" % self.log("relay"))
         tokens = os.path.join(self.dir, "tokens")
         with open(tokens, "w") as f:
             f.write("read %s\nwrite %s\nadmin %s\n" % (READ_TOKEN, WRITE_TOKEN, ADMIN_TOKEN))

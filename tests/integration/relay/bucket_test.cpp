@@ -39,12 +39,22 @@ class BucketTest : public ::testing::Test {
     auto numsub = redis_.command({"PUBSUB", "NUMSUB", KeyLayout("expiry").health_channel(instance)});
     return numsub.elements.size() == 2 && numsub.elements[1].integer == 1;
   }
+
+  // Subscribed, the count recorded and every bucket stream's group created: the relay subscribes
+  // on its own connection, beside (not after) the SET NX of the count and the XGROUP CREATEs.
+  bool prepared(const std::string& instance, int buckets) {
+    if (!subscribed(instance) || redis_.command({"GET", "expiry:buckets"}).str != std::to_string(buckets)) return false;
+    for (int b = 0; b < buckets; ++b) {
+      if (redis_.command({"XINFO", "GROUPS", KeyLayout("expiry", b).bucket_stream()}).failed()) return false;
+    }
+    return true;
+  }
 };
 
 TEST_F(BucketTest, TheRelayRecordsTheCountAndForwardsEveryBucketIntoItsOwnStream) {
   constexpr int kBuckets = 4;
   auto relay = start_relay(server_, "b1", {"--buckets", std::to_string(kBuckets)});
-  ASSERT_TRUE(wait_until([&] { return subscribed("b1"); }, 20s)) << relay->output();
+  ASSERT_TRUE(wait_until([&] { return prepared("b1", kBuckets); }, 20s)) << relay->output();
   const Reply stored = redis_.command({"GET", "expiry:buckets"});
   EXPECT_EQ(stored.str, "4");
   for (int b = 0; b < kBuckets; ++b) {

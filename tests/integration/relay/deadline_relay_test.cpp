@@ -185,8 +185,16 @@ TEST_F(DeadlineRelayTest, BucketStreamsDeadLetterIntoTheBucketsOwnDeadStream) {
     auto numsub = redis_.command({"PUBSUB", "NUMSUB", kKeys.health_channel(instance)});
     return numsub.elements.size() == 2 && numsub.elements[1].integer == 1;
   };
-  auto warm = start_relay(server_, "warm", args);  // records the count, creates the groups
-  ASSERT_TRUE(wait_until([&] { return subscribed("warm"); }, 20s)) << warm->output();
+  // Records the count and creates the groups (beside its subscription, not before it: wait for both).
+  const auto prepared = [&] {
+    if (!subscribed("warm") || redis_.command({"GET", kKeys.buckets_key()}).str != std::to_string(kBuckets)) return false;
+    for (int b = 0; b < kBuckets; ++b) {
+      if (redis_.command({"XINFO", "GROUPS", KeyLayout("expiry", b).bucket_stream()}).failed()) return false;
+    }
+    return true;
+  };
+  auto warm = start_relay(server_, "warm", args);
+  ASSERT_TRUE(wait_until(prepared, 20s)) << warm->output();
   ASSERT_EQ(warm->terminate(), 0);
   long long last_due = 0;
   std::map<int, int> per_bucket;

@@ -321,7 +321,9 @@ TEST_F(HttpFdLimitTest, RelayForwardsOnTimeWhileHttpIsHeldAtItsCapAndRedisConnec
   EXPECT_EQ(clients.answered_bytes(), 0) << "an incomplete request got an answer";
 
   clients.stop();
-  ASSERT_TRUE(wait_until([&] { return http_get(port, "/healthz").status == 200; }, 15s)) << relay->output();
+  // Healthy is not ready: the subscriber killed during the hold must be back too.
+  ASSERT_TRUE(wait_until([&] { return http_get(port, "/healthz").status == 200 && relay_ready(redis_, "r1"); }, 30s))
+      << http_get(port, "/healthz").status << " " << relay_ready(redis_, "r1") << "\n" << relay->output();
   EXPECT_TRUE(relay_ready(redis_, "r1"));
   EXPECT_EQ(relay->terminate(), 0);
 }
