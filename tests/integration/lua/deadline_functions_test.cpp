@@ -21,6 +21,10 @@
 namespace expiry::test {
 namespace {
 
+// How far ahead a test schedules a task it wants late: a task created after its due time is
+// exempt from lateness limits (lateness_applies), and a busy machine can take tens of ms per call.
+constexpr long long kCreatedBeforeDueMs = 1000;
+
 using namespace std::chrono_literals;
 
 const KeyLayout kKeys("expiry", 0);
@@ -148,7 +152,7 @@ TEST_F(DeadlineFunctions, ScheduleManyTakesOptionsPerTaskInOrder) {
 }
 
 TEST_F(DeadlineFunctions, ALateTaskGoesToTheDeadLettersInTheSameStepAndAnOnTimeOneIsForwarded) {
-  const long long due = now_ms() + 20;
+  const long long due = now_ms() + kCreatedBeforeDueMs;
   ASSERT_FALSE(schedule("late", ScheduleMode::At, due, std::string("traceparent=") + kTrace, "pl").failed());
   ASSERT_FALSE(schedule("own-limit", ScheduleMode::At, due, "max_late_ms=0", "po").failed());
   wait_clock_past(due + 60);
@@ -179,11 +183,15 @@ TEST_F(DeadlineFunctions, ALateTaskGoesToTheDeadLettersInTheSameStepAndAnOnTimeO
 }
 
 TEST_F(DeadlineFunctions, ASweepDeadLettersLateTasksAndForwardsTheRestEachOnce) {
-  const long long due = now_ms() + 20;
+  // Every task must be created before its due time: one created after it is exempt from the
+  // lateness limit (lateness_applies), so the 40 schedules get 2 s on a busy machine (20 ms was
+  // too little once under load: fewer than 20 were dead-lettered).
+  const long long due = now_ms() + 2000;
   for (int i = 0; i < 40; ++i) {
     const std::string options = i % 2 ? "max_late_ms=10" : "max_late_ms=600000";
     ASSERT_FALSE(schedule("s" + std::to_string(i), ScheduleMode::At, due, options).failed());
   }
+  ASSERT_LT(now_ms(), due) << "scheduling 40 tasks took over 2 s";
   wait_clock_past(due + 40);
   // One call takes all 40 unless its 2 ms budget runs out first (a busy machine): then the next
   // calls go on where it stopped.
@@ -229,7 +237,7 @@ TEST_F(DeadlineFunctions, TheEntrysDueTimeIsTheScoreEvenWhenAnOldShadowHashHolds
 // dead stream table): not <stream>:dead. When it cannot take the entry, the task stays pending
 // and nothing is written anywhere.
 TEST_F(DeadlineFunctions, TheCallersDeadStreamTakesTheDefaultStreamsLateTasksOrTheTaskStaysPending) {
-  const long long due = now_ms() + 20;
+  const long long due = now_ms() + kCreatedBeforeDueMs;
   ASSERT_FALSE(schedule("to-my-dead", ScheduleMode::At, due, "", "p1").failed());
   wait_clock_past(due + 60);
   const auto dead = decode_claim(redis_.command(claim_argv(kKeys, "to-my-dead", "event", kStream, "workers", {10, "my:dead"})));
@@ -242,7 +250,7 @@ TEST_F(DeadlineFunctions, TheCallersDeadStreamTakesTheDefaultStreamsLateTasksOrT
   EXPECT_EQ(integer({"EXISTS", kDead}), 0) << "the default stream's late task went to <stream>:dead";
 
   // The same through a sweep.
-  const long long due2 = now_ms() + 20;
+  const long long due2 = now_ms() + kCreatedBeforeDueMs;
   ASSERT_FALSE(schedule("swept", ScheduleMode::At, due2, "", "p2").failed());
   wait_clock_past(due2 + 60);
   const auto sweep = decode_sweep(redis_.command(sweep_argv(kKeys, kStream, 100, "sweep", "workers", {10, "my:dead"})));
@@ -253,7 +261,7 @@ TEST_F(DeadlineFunctions, TheCallersDeadStreamTakesTheDefaultStreamsLateTasksOrT
 
   // A dead stream that holds a string: the call fails, nothing is written, the task stays pending.
   ASSERT_EQ(redis_.command({"SET", "bad:dead", "x"}).str, "OK");
-  const long long due3 = now_ms() + 20;
+  const long long due3 = now_ms() + kCreatedBeforeDueMs;
   ASSERT_FALSE(schedule("stays", ScheduleMode::At, due3, "", "p3").failed());
   wait_clock_past(due3 + 60);
   const Reply refused = redis_.command(sweep_argv(kKeys, kStream, 100, "sweep", "workers", {10, "bad:dead"}));
@@ -391,7 +399,7 @@ TEST_F(DeadlineFunctions, ARetryAndAReplayKeepTheTraceparent) {
   EXPECT_EQ(hash(kKeys.shadow_key("tr"))["traceparent"], kTrace);
 
   // A dead letter replayed: schedule the late task with a limit, dead-letter it, replay it.
-  const long long due = now_ms() + 20;
+  const long long due = now_ms() + kCreatedBeforeDueMs;
   ASSERT_FALSE(schedule("tl", ScheduleMode::At, due, std::string("max_late_ms=1 traceparent=") + kTrace).failed());
   wait_clock_past(due + 20);
   const auto dead = decode_claim(redis_.command(claim_argv(kKeys, "tl", "event", kStream, "workers", {0, ""})));

@@ -18,6 +18,10 @@
 namespace expiry::test {
 namespace {
 
+// How far ahead a test schedules a task it wants late: a task created after its due time is
+// exempt from lateness limits (lateness_applies), and a busy machine can take tens of ms per call.
+constexpr long long kCreatedBeforeDueMs = 1000;
+
 using namespace std::chrono_literals;
 using Strings = std::vector<std::string>;
 
@@ -112,9 +116,9 @@ class FunctionLibraryVersions : public ::testing::Test {
     return read_entry_of(id);
   }
 
-  // A task due 20 ms from now with its own limit of 1 ms late, once it is later than that.
+  // A task due kCreatedBeforeDueMs from now with its own limit of 1 ms late, once it is later than that.
   void schedule_late(const std::string& function, const std::string& id) {
-    const long long due = now_ms() + 20;
+    const long long due = now_ms() + kCreatedBeforeDueMs;
     ASSERT_FALSE(on_task(function, id, {"at", std::to_string(due), "p", "", "0", "max_late_ms=1"}).failed());
     wait_clock_past(due + 20);
   }
