@@ -20,10 +20,15 @@
 #include "generated/openapi_json.h"
 #include "io/sync/routed_client.h"
 #include "producer/producer.h"
+#include "producer/recurring_schedules.h"
 #include "producer/task_calls.h"
 #include "producer/task_placement.h"
 #include "redis/redis_error.h"
 #include "redis/redis_values.h"
+#include "recur/occurrence_format.h"
+#include "recur/recur_spec.h"
+#include "recur/time_text.h"
+#include "recur/time_zone.h"
 
 namespace expiry {
 namespace {
@@ -137,6 +142,11 @@ Producer& ApiService::producer() {
     }
   }
   return *producer_;
+}
+
+RecurringSchedules ApiService::schedules() {
+  Producer& p = producer();
+  return RecurringSchedules(p.client(), p.placement());
 }
 
 bool ApiService::connect(std::string& why) {
@@ -461,6 +471,82 @@ ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match
       const auto result = producer().reschedule(match.id, r.mode, r.ms);
       if (!result) return problem_response(404, "task " + escape_text(match.id) + " is not pending");
       return json_response(200, {{"id", match.id}, {"due_ms", result->due_ms}, {"now_ms", result->now_ms}});
+    }
+    case Route::ScheduleList: {
+      const auto pairs = query_pairs(request.query);
+      if (!pairs) return problem_response(400, "the query string holds a malformed percent escape");
+      auto parsed = parse_dead_list_query(*pairs);  // the same single `limit` parameter
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      const long long limit = std::get<long long>(parsed);
+      nlohmann::json items = nlohmann::json::array();
+      bool more = false;
+      schedules().for_each([&](const RecurringSchedule& s) {
+        if (static_cast<long long>(items.size()) >= limit) {
+          more = true;
+          return false;
+        }
+        items.push_back(recurring_schedule_json(s));
+        return true;
+      });
+      return json_response(200, {{"schedules", items}, {"count", items.size()}, {"more", more}});
+    }
+    case Route::SchedulePreviewRule: {
+      auto parsed = parse_schedule_preview_body(request.body);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      const SchedulePreviewRequest& r = std::get<SchedulePreviewRequest>(parsed);
+      if (auto err = time_zone_name_error(r.rule.tz)) return problem_response(400, "tz: " + escape_text(*err));
+      const long long from = r.from ? parse_time_arg(*r.from, TimeZone::find(r.rule.tz)) : producer().now_ms();
+      return json_response(200, occurrences_json(preview_recur_rule(r.rule, from, static_cast<size_t>(r.count),
+                                                                    kRecurJsonNames)));
+    }
+    case Route::SchedulePut: {
+      auto parsed = parse_schedule_body(request.body);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      const RecurringSetOutcome out = schedules().set(match.id, std::get<RecurringWrite>(parsed), kRecurJsonNames);
+      nlohmann::json j = {{"id", match.id},
+                          {"replaced", out.result.replaced},
+                          {"version", out.result.version},
+                          {"rule", out.rule_text},
+                          {"tz", out.zone.name()},
+                          {"armed_ms", nullptr},
+                          {"armed_local", nullptr}};
+      if (out.result.armed_ms >= 0) {
+        j["armed_ms"] = out.result.armed_ms;
+        j["armed_local"] = format_local_iso(out.result.armed_ms, out.zone);
+      }
+      return json_response(out.result.replaced ? 200 : 201, j);
+    }
+    case Route::ScheduleGet: {
+      const auto schedule = schedules().get(match.id);
+      if (!schedule) return problem_response(404, "no recurring schedule " + escape_text(match.id));
+      return json_response(200, recurring_schedule_json(*schedule));
+    }
+    case Route::ScheduleDelete:
+      if (!schedules().remove(match.id)) return problem_response(404, "no recurring schedule " + escape_text(match.id));
+      return json_response(200, {{"id", match.id}, {"deleted", true}});
+    case Route::SchedulePause: {
+      const RecurStateResult r = schedules().pause(match.id);
+      if (!r.exists) return problem_response(404, "no recurring schedule " + escape_text(match.id));
+      return json_response(200, {{"id", match.id}, {"paused", true}, {"changed", r.changed}});
+    }
+    case Route::ScheduleResume: {
+      const RecurringResumeOutcome r = schedules().resume(match.id);
+      if (!r.state.exists) return problem_response(404, "no recurring schedule " + escape_text(match.id));
+      nlohmann::json j = {{"id", match.id}, {"paused", false}, {"changed", r.state.changed}, {"armed_ms", nullptr}};
+      if (r.state.armed_ms >= 0) j["armed_ms"] = r.state.armed_ms;
+      return json_response(200, j);
+    }
+    case Route::SchedulePreview: {
+      const auto pairs = query_pairs(request.query);
+      if (!pairs) return problem_response(400, "the query string holds a malformed percent escape");
+      auto parsed = parse_preview_query(*pairs);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      const auto schedule = schedules().get(match.id, static_cast<int>(std::get<long long>(parsed)));
+      if (!schedule) return problem_response(404, "no recurring schedule " + escape_text(match.id));
+      nlohmann::json j = occurrences_json(schedule->next);  // {"occurrences": [...]}
+      j["id"] = match.id;
+      j["paused"] = schedule->paused();
+      return json_response(200, j);
     }
     case Route::WhoAmI:  // answered in dispatch, where the token's scope is known
       return problem_response(500, "unhandled route");

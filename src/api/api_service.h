@@ -26,6 +26,7 @@
 namespace expiry {
 
 class Producer;
+class RecurringSchedules;
 
 struct ApiRequest {
   std::string method;  // "GET", ...
@@ -100,6 +101,8 @@ class ApiService {
   void record(const std::string& label, const std::string& method, int status,
               std::chrono::steady_clock::time_point started);
   Producer& producer();
+  // The recurring schedules, on the Producer's connection and layout.
+  RecurringSchedules schedules();
 
   ProducerTarget target_;
   const TokenSet& tokens_;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <iterator>
 
 #include "base/base64.h"
 #include "base/integers.h"
@@ -230,6 +231,119 @@ Parsed<long long> parse_dead_list_query(const std::multimap<std::string, std::st
     limit = *n;
   }
   return limit;
+}
+
+
+namespace {
+
+const char* kRuleFields[] = {"cron", "every", "tz", "start", "end", "allow_sub_second"};
+const char* kScheduleFields[] = {"payload", "stream", "webhook", "misfire", "misfire_grace_ms", "misfire_max",
+                                 "max_late_ms"};
+const char* kPreviewFields[] = {"from", "count"};
+
+bool listed(const std::string& key, std::initializer_list<const char* const*> lists,
+            std::initializer_list<size_t> sizes) {
+  auto size = sizes.begin();
+  for (const char* const* list : lists) {
+    for (size_t i = 0; i < *size; ++i) {
+      if (key == list[i]) return true;
+    }
+    ++size;
+  }
+  return false;
+}
+
+// A time field: a string as the CLI takes it (epoch ms, ISO-8601, local time in tz), or epoch ms.
+std::optional<std::string> time_field(const json& j, const char* name, std::string& error) {
+  const auto it = j.find(name);
+  if (it == j.end() || !error.empty()) return std::nullopt;
+  if (it->is_number_integer()) return std::to_string(it->get<long long>());
+  if (!it->is_string()) {
+    error = std::string(name) + " must be a time: epoch ms, or a string as expiry-ctl recur takes it";
+    return std::nullopt;
+  }
+  return it->get<std::string>();
+}
+
+// The rule fields of `j`; `error` set when one is of the wrong type.
+RecurRuleSpec rule_fields(const json& j, std::string& error) {
+  RecurRuleSpec rule;
+  rule.cron = string_field(j, "cron", error);
+  rule.every = string_field(j, "every", error);
+  if (auto tz = string_field(j, "tz", error)) rule.tz = *tz;
+  rule.start = time_field(j, "start", error);
+  rule.end = time_field(j, "end", error);
+  if (const auto it = j.find("allow_sub_second"); it != j.end() && error.empty()) {
+    if (!it->is_boolean()) {
+      error = "allow_sub_second must be true or false";
+    } else {
+      rule.allow_sub_second = it->get<bool>();
+    }
+  }
+  return rule;
+}
+
+std::string unknown_field(const std::string& key) {
+  return "unknown field " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+Parsed<RecurringWrite> parse_schedule_body(std::string_view body) {
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  const json& j = std::get<json>(parsed);
+  for (const auto& [key, value] : j.items()) {
+    if (!listed(key, {kRuleFields, kScheduleFields}, {std::size(kRuleFields), std::size(kScheduleFields)})) {
+      return unknown_field(key);
+    }
+  }
+  std::string error;
+  RecurringWrite w;
+  w.rule = rule_fields(j, error);
+  if (auto v = string_field(j, "payload", error)) w.payload = *v;
+  if (auto v = string_field(j, "stream", error)) w.stream = *v;
+  if (auto v = string_field(j, "webhook", error)) w.webhook = *v;
+  if (auto v = string_field(j, "misfire", error)) w.misfire = *v;
+  if (auto v = integer_field(j, "misfire_grace_ms", error)) w.misfire_grace_ms = *v;
+  if (auto v = integer_field(j, "misfire_max", error)) w.misfire_max = *v;
+  w.max_late_ms = integer_field(j, "max_late_ms", error);
+  if (!error.empty()) return error;
+  if (w.misfire_grace_ms < 0) return std::string("misfire_grace_ms must be 0 or more");
+  if (w.misfire_max < 1) return std::string("misfire_max must be 1 or more");
+  if (w.max_late_ms && *w.max_late_ms < 0) return std::string("max_late_ms must be 0 or more");
+  return w;
+}
+
+Parsed<SchedulePreviewRequest> parse_schedule_preview_body(std::string_view body) {
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  const json& j = std::get<json>(parsed);
+  for (const auto& [key, value] : j.items()) {
+    if (!listed(key, {kRuleFields, kPreviewFields}, {std::size(kRuleFields), std::size(kPreviewFields)})) {
+      return unknown_field(key);
+    }
+  }
+  std::string error;
+  SchedulePreviewRequest r;
+  r.rule = rule_fields(j, error);
+  r.from = time_field(j, "from", error);
+  if (auto n = integer_field(j, "count", error)) r.count = *n;
+  if (!error.empty()) return error;
+  if (r.count < 1 || r.count > kMaxPreviewCount) return "count must be between 1 and " + std::to_string(kMaxPreviewCount);
+  return r;
+}
+
+Parsed<long long> parse_preview_query(const std::multimap<std::string, std::string>& query) {
+  long long count = kDefaultPreviewCount;
+  for (const auto& [key, value] : query) {
+    if (key != "count") return "unknown query parameter " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (query.count(key) > 1) return std::string("query parameter count is given more than once");
+    const auto n = parse_int64(value);
+    if (!n || *n < 1 || *n > kMaxPreviewCount) return "count must be between 1 and " + std::to_string(kMaxPreviewCount);
+    count = *n;
+  }
+  return count;
 }
 
 }  // namespace expiry

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "producer/recurring_schedules.h"
 #include "producer/task.h"
 #include "producer/task_reads.h"
 
@@ -63,6 +64,27 @@ struct RescheduleRequest {
   long long ms = 0;
 };
 Parsed<RescheduleRequest> parse_reschedule_body(std::string_view body);
+
+// PUT /v1/schedules/{id}: the rule (exactly one of cron and every, tz, start, end: strings, start
+// and end also epoch ms as integers; allow_sub_second) and what each occurrence carries (payload,
+// stream, webhook, misfire, misfire_grace_ms, misfire_max, max_late_ms), named as
+// `expiry-ctl recur set`'s flags. Unknown fields are refused. The rule itself is checked when
+// it is written (RecurringSchedules::set), as the CLI's is.
+Parsed<RecurringWrite> parse_schedule_body(std::string_view body);
+
+// POST /v1/schedules/preview: the rule fields of parse_schedule_body, plus from (a time, default
+// now) and count (1..kMaxPreviewCount, default kDefaultPreviewCount).
+constexpr long long kMaxPreviewCount = 1000;
+constexpr long long kDefaultPreviewCount = 10;
+struct SchedulePreviewRequest {
+  RecurRuleSpec rule;
+  std::optional<std::string> from;
+  long long count = kDefaultPreviewCount;
+};
+Parsed<SchedulePreviewRequest> parse_schedule_preview_body(std::string_view body);
+
+// GET /v1/schedules/{id}/preview: count (1..kMaxPreviewCount, default kDefaultPreviewCount).
+Parsed<long long> parse_preview_query(const std::multimap<std::string, std::string>& query);
 
 // GET /v1/dead: limit (1..kMaxPageLimit, default kDefaultPageLimit).
 Parsed<long long> parse_dead_list_query(const std::multimap<std::string, std::string>& query);

@@ -50,6 +50,27 @@ RouteMatch pick(std::string_view method, const std::string& label, std::initiali
   return m;
 }
 
+// `m` with the id of its path segment `segment` (percent-decoded and checked), or a 400 naming
+// what is wrong with it. A match without a route is returned as it is.
+RouteMatch with_id(RouteMatch m, std::string_view segment, const char* what) {
+  if (!m.route) return m;
+  const auto id = percent_decode(segment);
+  if (!id) {
+    m.route.reset();
+    m.status = 400;
+    m.detail = std::string("the ") + what + " id in the path holds a malformed percent escape";
+    return m;
+  }
+  if (auto err = task_id_error(*id)) {
+    m.route.reset();
+    m.status = 400;
+    m.detail = std::string("bad ") + what + " id: " + *err;
+    return m;
+  }
+  m.id = *id;
+  return m;
+}
+
 }  // namespace
 
 RouteMatch match_route(std::string_view method, std::string_view path) {
@@ -95,6 +116,34 @@ RouteMatch match_route(std::string_view method, std::string_view path) {
       return pick(method, "/v1/recurring", {{"GET", Route::Recurring, Scope::Read}});
     }
     if (seg.size() == 2 && seg[1] == "tasks") return pick(method, "/v1/tasks", {{"GET", Route::TaskList, Scope::Read}});
+    if (seg.size() == 2 && seg[1] == "schedules") {
+      return pick(method, "/v1/schedules", {{"GET", Route::ScheduleList, Scope::Read}});
+    }
+    if (seg.size() == 3 && seg[1] == "schedules" && seg[2] == "preview") {
+      return pick(method, "/v1/schedules/preview", {{"POST", Route::SchedulePreviewRule, Scope::Read}});
+    }
+    if ((seg.size() == 3 || seg.size() == 4) && seg[1] == "schedules") {
+      const std::string_view action = seg.size() == 4 ? seg[3] : std::string_view();
+      RouteMatch m;
+      if (seg.size() == 3) {
+        m = pick(method, "/v1/schedules/{id}",
+                 {{"GET", Route::ScheduleGet, Scope::Read},
+                  {"PUT", Route::SchedulePut, Scope::Write},
+                  {"DELETE", Route::ScheduleDelete, Scope::Write}});
+      } else if (action == "pause") {
+        m = pick(method, "/v1/schedules/{id}/pause", {{"POST", Route::SchedulePause, Scope::Write}});
+      } else if (action == "resume") {
+        m = pick(method, "/v1/schedules/{id}/resume", {{"POST", Route::ScheduleResume, Scope::Write}});
+      } else if (action == "preview") {
+        m = pick(method, "/v1/schedules/{id}/preview", {{"GET", Route::SchedulePreview, Scope::Read}});
+      } else {
+        m.status = 404;
+        m.label = "other";
+        m.detail = "no such resource";
+        return m;
+      }
+      return with_id(std::move(m), seg[2], "schedule");
+    }
     const bool task = seg.size() == 3 && seg[1] == "tasks";
     const std::string_view action = seg.size() == 4 && seg[1] == "tasks" ? seg[3] : std::string_view();
     const bool run_now = action == "run-now";
@@ -109,22 +158,7 @@ RouteMatch match_route(std::string_view method, std::string_view path) {
                      : state    ? pick(method, "/v1/tasks/{id}/state", {{"GET", Route::TaskState, Scope::Read}})
                                 : pick(method, "/v1/tasks/{id}/reschedule",
                                        {{"POST", Route::TaskReschedule, Scope::Write}});
-      if (!m.route) return m;
-      const auto id = percent_decode(seg[2]);
-      if (!id) {
-        m.route.reset();
-        m.status = 400;
-        m.detail = "the task id in the path holds a malformed percent escape";
-        return m;
-      }
-      if (auto err = task_id_error(*id)) {
-        m.route.reset();
-        m.status = 400;
-        m.detail = "bad task id: " + *err;
-        return m;
-      }
-      m.id = *id;
-      return m;
+      return with_id(std::move(m), seg[2], "task");
     }
   }
   RouteMatch m;

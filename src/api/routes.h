@@ -34,6 +34,15 @@ enum class Route {
   TaskState,
   TaskReschedule,
   DeadPurge,
+  // Recurring schedules (docs/api.md, "Recurring schedules"), as `expiry-ctl recur` writes them.
+  ScheduleList,         // GET /v1/schedules
+  SchedulePreviewRule,  // POST /v1/schedules/preview: a rule not stored
+  ScheduleGet,
+  SchedulePut,
+  ScheduleDelete,
+  SchedulePause,
+  ScheduleResume,
+  SchedulePreview,      // GET /v1/schedules/{id}/preview
   ConsoleFile,  // GET / and /console/<file>: the console's files, no token
 };
 
@@ -44,7 +53,8 @@ struct RouteMatch {
   std::string allow;           // 405: the methods the path takes ("GET, PUT, DELETE")
   std::string label;           // the path template, for metrics ("/v1/tasks/{id}"; "other" when unknown)
   std::optional<Scope> scope;  // the scope the route needs; nullopt: no token needed
-  std::string id;              // the task id of /v1/tasks/{id}..., decoded and valid; ConsoleFile: the file's name
+  std::string id;              // the task or schedule id of /v1/tasks/{id}... and /v1/schedules/{id}...,
+                               // decoded and valid; ConsoleFile: the file's name
 };
 
 // Matches `method` ("GET", ...) and `path` (the request path as sent, without its query).

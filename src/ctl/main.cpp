@@ -434,20 +434,20 @@ void add_recur_commands(CLI::App& app, CtlCommandLine& cl) {
   r.set = r.command->add_subcommand("set", "Create or atomically replace a recurring schedule.");
   add_global_options(*r.set, cl.global);
   r.set->add_option("id", r.set_options.id, "schedule id: 1..200 bytes of UTF-8, no control characters")->required();
-  add_rule_flags(*r.set, r, r.set_options.rule.tz);
-  r.set->add_option("--payload", r.set_options.payload, "payload of every occurrence");
-  r.set->add_option("--stream", r.set_options.stream, "stream to deliver to (default: the relay's)");
-  r.set->add_option("--webhook", r.set_options.webhook, "expiry-webhook endpoint name (docs/webhooks.md)");
-  r.set->add_option("--misfire", r.set_options.misfire,
+  add_rule_flags(*r.set, r, r.set_options.write.rule.tz);
+  r.set->add_option("--payload", r.set_options.write.payload, "payload of every occurrence");
+  r.set->add_option("--stream", r.set_options.write.stream, "stream to deliver to (default: the relay's)");
+  r.set->add_option("--webhook", r.set_options.write.webhook, "expiry-webhook endpoint name (docs/webhooks.md)");
+  r.set->add_option("--misfire", r.set_options.write.misfire,
                     "occurrences missed by more than the grace (every relay down, a pause): skip them, fire\n"
                     "once (the latest) now, or all (at most --misfire-max in a row)")
       ->type_name("skip|once|all")
       ->capture_default_str();
-  r.set->add_option("--misfire-grace-ms", r.set_options.misfire_grace_ms,
+  r.set->add_option("--misfire-grace-ms", r.set_options.write.misfire_grace_ms,
                     "an occurrence claimed later than this after its time is missed")
       ->capture_default_str()
       ->check(CLI::Range(0LL, 86400000LL));
-  r.set->add_option("--misfire-max", r.set_options.misfire_max, "with --misfire all: catch-ups fired in a row at most")
+  r.set->add_option("--misfire-max", r.set_options.write.misfire_max, "with --misfire all: catch-ups fired in a row at most")
       ->capture_default_str()
       ->check(CLI::Range(1LL, 100000LL));
   r.set->add_option("--max-late-ms", r.max_late_ms,
@@ -479,7 +479,7 @@ void add_recur_commands(CLI::App& app, CtlCommandLine& cl) {
 }
 
 // Moves the shared flag values of `recur` into the options of the subcommand given.
-void fill_rule_flags(CLI::App& command, RecurCommand& r, RecurRuleFlags& flags) {
+void fill_rule_flags(CLI::App& command, RecurCommand& r, RecurRuleSpec& flags) {
   if (command.count("--cron") > 0) flags.cron = r.cron;
   if (command.count("--every") > 0) flags.every = r.every;
   if (command.count("--start") > 0) flags.start = r.start;
@@ -489,8 +489,8 @@ void fill_rule_flags(CLI::App& command, RecurCommand& r, RecurRuleFlags& flags) 
 
 int run_recur_command(const CtlTarget& target, RecurCommand& r) {
   if (*r.set) {
-    fill_rule_flags(*r.set, r, r.set_options.rule);
-    if (r.set->count("--max-late-ms") > 0) r.set_options.max_late_ms = r.max_late_ms;
+    fill_rule_flags(*r.set, r, r.set_options.write.rule);
+    if (r.set->count("--max-late-ms") > 0) r.set_options.write.max_late_ms = r.max_late_ms;
     return run_recur_set(target, r.set_options);
   }
   if (*r.show) return run_recur_show(target, r.id, r.json);

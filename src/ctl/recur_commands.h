@@ -7,33 +7,20 @@
 #include <string>
 
 #include "ctl/ctl_settings.h"
+#include "producer/recurring_schedules.h"
+#include "recur/recur_spec.h"
 
 namespace expiry {
 
-// The rule flags shared by set and preview: exactly one of cron and every.
-struct RecurRuleFlags {
-  std::optional<std::string> cron;
-  std::optional<std::string> every;
-  std::string tz = "UTC";
-  std::optional<std::string> start;  // time argument (recur/time_text.h parse_time_arg), in tz
-  std::optional<std::string> end;
-  bool allow_sub_second = false;     // --every below 1 s is refused without it
-};
-
+// `recur set ID`: the definition as RecurringSchedules writes it (its rule: the flags shared with
+// preview, exactly one of --cron and --every).
 struct RecurSetOptions {
   std::string id;
-  RecurRuleFlags rule;
-  std::string payload;
-  std::string stream;
-  std::string webhook;
-  std::string misfire = "once";
-  long long misfire_grace_ms = 1000;
-  long long misfire_max = 100;
-  std::optional<long long> max_late_ms;
+  RecurringWrite write;
 };
 
 struct RecurPreviewOptions {
-  RecurRuleFlags rule;
+  RecurRuleSpec rule;
   std::optional<std::string> from;  // default: now
   long long count = 10;
   bool json = false;

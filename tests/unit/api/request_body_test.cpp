@@ -166,5 +166,53 @@ TEST(ApiRequestBody, RescheduleBody) {
   EXPECT_EQ(std::get<std::string>(parse_reschedule_body(R"({"payload": "x"})")), "unknown field \"payload\"");
 }
 
+TEST(ApiRequestBody, ScheduleBodyNamesItsFieldsAsTheCliFlags) {
+  auto parsed = parse_schedule_body(
+      R"({"cron": "0 9 * * *", "tz": "Europe/Berlin", "start": 1700000000000, "end": "2030-01-01T00:00:00Z",
+          "payload": "p", "stream": "s", "webhook": "orders", "misfire": "all", "misfire_grace_ms": 5000,
+          "misfire_max": 3, "max_late_ms": 60000})");
+  ASSERT_TRUE(std::holds_alternative<RecurringWrite>(parsed)) << std::get<std::string>(parsed);
+  const RecurringWrite& w = std::get<RecurringWrite>(parsed);
+  EXPECT_EQ(w.rule.cron, "0 9 * * *");
+  EXPECT_FALSE(w.rule.every);
+  EXPECT_EQ(w.rule.tz, "Europe/Berlin");
+  EXPECT_EQ(w.rule.start, "1700000000000");
+  EXPECT_EQ(w.rule.end, "2030-01-01T00:00:00Z");
+  EXPECT_EQ(w.payload, "p");
+  EXPECT_EQ(w.stream, "s");
+  EXPECT_EQ(w.webhook, "orders");
+  EXPECT_EQ(w.misfire, "all");
+  EXPECT_EQ(w.misfire_grace_ms, 5000);
+  EXPECT_EQ(w.misfire_max, 3);
+  EXPECT_EQ(w.max_late_ms, 60000);
+
+  const auto error = [](const char* body) {
+    auto p = parse_schedule_body(body);
+    return std::holds_alternative<std::string>(p) ? std::get<std::string>(p) : std::string("(parsed)");
+  };
+  EXPECT_EQ(error(R"({"every": "1h", "colour": 1})"), "unknown field \"colour\"");
+  EXPECT_EQ(error(R"({"every": 5})"), "every must be a string");
+  EXPECT_EQ(error(R"({"every": "1h", "allow_sub_second": "yes"})"), "allow_sub_second must be true or false");
+  EXPECT_EQ(error(R"({"every": "1h", "start": true})"),
+            "start must be a time: epoch ms, or a string as expiry-ctl recur takes it");
+  EXPECT_EQ(error(R"({"every": "1h", "misfire_max": 0})"), "misfire_max must be 1 or more");
+  EXPECT_EQ(error("[]"), "the body must be a JSON object");
+}
+
+TEST(ApiRequestBody, SchedulePreviewBodyAndQuery) {
+  auto parsed = parse_schedule_preview_body(R"({"every": "15m", "from": 1700000000000, "count": 3})");
+  ASSERT_TRUE(std::holds_alternative<SchedulePreviewRequest>(parsed));
+  EXPECT_EQ(std::get<SchedulePreviewRequest>(parsed).count, 3);
+  EXPECT_EQ(std::get<SchedulePreviewRequest>(parsed).from, "1700000000000");
+  EXPECT_EQ(std::get<std::string>(parse_schedule_preview_body(R"({"every": "15m", "count": 1001})")),
+            "count must be between 1 and 1000");
+  EXPECT_EQ(std::get<std::string>(parse_schedule_preview_body(R"({"every": "15m", "payload": "x"})")),
+            "unknown field \"payload\"");
+  EXPECT_EQ(std::get<long long>(parse_preview_query({})), 10);
+  EXPECT_EQ(std::get<long long>(parse_preview_query({{"count", "7"}})), 7);
+  EXPECT_TRUE(std::holds_alternative<std::string>(parse_preview_query({{"count", "0"}})));
+  EXPECT_TRUE(std::holds_alternative<std::string>(parse_preview_query({{"limit", "3"}})));
+}
+
 }  // namespace
 }  // namespace expiry

@@ -38,6 +38,14 @@ TEST(ApiRoutes, EachRouteAndItsScope) {
       {"POST", "/v1/tasks/t1/reschedule", Route::TaskReschedule, Scope::Write},
       {"GET", "/", Route::ConsoleFile, std::nullopt},
       {"GET", "/console/app.js", Route::ConsoleFile, std::nullopt},
+      {"GET", "/v1/schedules", Route::ScheduleList, Scope::Read},
+      {"POST", "/v1/schedules/preview", Route::SchedulePreviewRule, Scope::Read},
+      {"PUT", "/v1/schedules/s1", Route::SchedulePut, Scope::Write},
+      {"GET", "/v1/schedules/s1", Route::ScheduleGet, Scope::Read},
+      {"DELETE", "/v1/schedules/s1", Route::ScheduleDelete, Scope::Write},
+      {"POST", "/v1/schedules/s1/pause", Route::SchedulePause, Scope::Write},
+      {"POST", "/v1/schedules/s1/resume", Route::ScheduleResume, Scope::Write},
+      {"GET", "/v1/schedules/s1/preview", Route::SchedulePreview, Scope::Read},
   };
   for (const Case& c : cases) {
     const RouteMatch m = match_route(c.method, c.path);
@@ -48,7 +56,8 @@ TEST(ApiRoutes, EachRouteAndItsScope) {
 }
 
 TEST(ApiRoutes, UnknownPathIs404) {
-  for (const char* path : {"/v1", "/v2/tasks", "/v1/tasks/a/b", "/v1/task/a", "/healthz/x", "/v1/tasks/a/run"}) {
+  for (const char* path : {"/v1", "/v2/tasks", "/v1/tasks/a/b", "/v1/task/a", "/healthz/x", "/v1/tasks/a/run",
+                           "/v1/schedules/a/b", "/v1/schedules/a/b/c"}) {
     const RouteMatch m = match_route("GET", path);
     EXPECT_FALSE(m.route) << path;
     EXPECT_EQ(m.status, 404) << path;
@@ -119,6 +128,19 @@ TEST(ApiRoutes, TaskStateAndRescheduleTakeTheDecodedId) {
   EXPECT_EQ(m.status, 405);
   EXPECT_EQ(m.allow, "POST");
   EXPECT_EQ(match_route("GET", "/v1/tasks/t1/other").status, 404);
+}
+
+TEST(ApiRoutes, ScheduleIdsAreDecodedAndCheckedLikeTaskIds) {
+  RouteMatch m = match_route("PUT", "/v1/schedules/daily%2Freport");
+  ASSERT_TRUE(m.route);
+  EXPECT_EQ(m.id, "daily/report");
+  EXPECT_EQ(m.label, "/v1/schedules/{id}");
+  m = match_route("GET", "/v1/schedules/%zz");
+  EXPECT_FALSE(m.route);
+  EXPECT_EQ(m.status, 400);
+  EXPECT_NE(m.detail.find("schedule id"), std::string::npos) << m.detail;
+  m = match_route("GET", "/v1/schedules/preview");
+  EXPECT_EQ(m.status, 405) << "the id preview names the offline preview";
 }
 
 }  // namespace
