@@ -76,16 +76,27 @@ class WebhookDelivery : public ::testing::Test {
             {"retry_max_ms", 5000}};
   }
 
+  // expiry-webhook on a metrics port picked just before it starts (metrics_port_). A port that a
+  // test running beside this one took in between makes it exit at once ("Address already in
+  // use"): it is started again on another, up to 5 times.
   std::unique_ptr<ChildProcess> start_webhook(const std::string& config_text, const std::string& name = "w1",
                                               const std::string& min_idle_ms = "60000") {
     const std::string path = server_.dir() + "/" + name + ".json";
     std::ofstream(path) << config_text;
-    return std::make_unique<ChildProcess>(
-        EXPIRY_WEBHOOK_BIN,
-        std::vector<std::string>{"--config", path, "--redis-url", server_.url(), "--consumer", name, "--block-ms",
-                                 "200", "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000",
-                                 "--min-idle-ms", min_idle_ms, "--metrics-port", std::to_string(metrics_port_)},
-        std::vector<std::pair<std::string, std::string>>{}, server_.dir() + "/" + name + ".log");
+    for (int attempt = 1;; ++attempt) {
+      metrics_port_ = free_port();
+      auto webhook = std::make_unique<ChildProcess>(
+          EXPIRY_WEBHOOK_BIN,
+          std::vector<std::string>{"--config", path, "--redis-url", server_.url(), "--consumer", name, "--block-ms",
+                                   "200", "--watchdog-interval-ms", "200", "--watchdog-timeout-ms", "2000",
+                                   "--min-idle-ms", min_idle_ms, "--metrics-port", std::to_string(metrics_port_)},
+          std::vector<std::pair<std::string, std::string>>{},
+          server_.dir() + "/" + name + "-" + std::to_string(attempt) + ".log");
+      const std::string listening = "metrics on http://127.0.0.1:" + std::to_string(metrics_port_) + "/metrics";
+      wait_until([&] { return !webhook->running() || webhook->output().find(listening) != std::string::npos; }, 30s);
+      const bool port_taken = !webhook->running() && webhook->output().find("Address already in use") != std::string::npos;
+      if (!port_taken || attempt == 5) return webhook;
+    }
   }
 
   void schedule(const std::string& id, const std::string& webhook, const std::string& payload,
@@ -117,7 +128,7 @@ class WebhookDelivery : public ::testing::Test {
   std::unique_ptr<ChildProcess> receiver_;
   const std::string receiver_log_ = server_.dir() + "/received.jsonl";
   int receiver_port_ = 0;
-  const int metrics_port_ = free_port();
+  int metrics_port_ = 0;  // the last start_webhook's
   const int closed_port_ = free_port();
 };
 
@@ -181,6 +192,7 @@ TEST_F(WebhookDelivery, ANonAsciiIdVerifiesAndNoStreamFieldInjectsAHeader) {
 TEST_F(WebhookDelivery, TheConfigCanBeNamedByEnvAndRecurringOccurrencesEachHaveTheirWebhookId) {
   const std::string path = server_.dir() + "/env.json";
   std::ofstream(path) << config().dump();
+  metrics_port_ = free_port();
   ChildProcess webhook(EXPIRY_WEBHOOK_BIN,
                        std::vector<std::string>{"--redis-url", server_.url(), "--consumer", "env", "--block-ms", "200",
                                                 "--metrics-port", std::to_string(metrics_port_)},
@@ -452,6 +464,7 @@ TEST_F(WebhookDelivery, TheDrainIsBoundedAndLeavesWhatIsInFlightPending) {
   c["endpoints"]["hold"] = {{"url", url("/hold")}, {"secret", kSecret}, {"timeout_ms", 120000}};
   const std::string path = server_.dir() + "/drain.json";
   std::ofstream(path) << c.dump();
+  metrics_port_ = free_port();
   ChildProcess webhook(EXPIRY_WEBHOOK_BIN,
                        std::vector<std::string>{"--config", path, "--redis-url", server_.url(), "--consumer", "w1",
                                                 "--block-ms", "200", "--min-idle-ms", "60000", "--metrics-port",
