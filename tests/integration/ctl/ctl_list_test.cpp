@@ -20,17 +20,10 @@
 #include "integration/ctl/ctl_run.h"
 #include "support/redis_client.h"
 #include "support/redis_server.h"
+#include "support/sanitizer.h"
 
 namespace expiry::test {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitized = true;
-#elif defined(__has_feature)
-constexpr bool kAddressSanitized = __has_feature(address_sanitizer);
-#else
-constexpr bool kAddressSanitized = false;
-#endif
 
 class CtlListTest : public ::testing::Test {
  protected:
@@ -157,8 +150,6 @@ TEST_F(CtlListTest, AJsonPageOfLargePayloadsIsBoundedInMemory) {
   ASSERT_EQ(run.exit_code, 0) << run.output.substr(0, 2000);
   rusage usage{};
   ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &usage), 0);
-  // Under AddressSanitizer the shadow memory and the quarantine of freed blocks (256 MB) make
-  // the peak say nothing about the code; the bound is asserted by the plain build's run.
   if (!kAddressSanitized) {
     EXPECT_LT(usage.ru_maxrss, 64 * 1024) << "expiry-ctl list peaked at " << usage.ru_maxrss << " KiB";
   }
