@@ -1,8 +1,9 @@
-// Producer: schedules, moves, cancels and reads tasks of one namespace (docs/protocol.md) on a
-// single Redis, a Redis Cluster or through Sentinel, told apart by the server, so that no caller
-// chooses a bucket, a slot or a connection. The installed API for C++ services
-// (include/expiry/producer/, find_package(ExpiryRelay), target ExpiryRelay::producer); expiry-ctl,
-// order-sim and the bench use it too.
+// Producer: schedules, moves, cancels and reads tasks and recurring schedules of one namespace
+// (docs/protocol.md) on a single Redis, a Redis Cluster or through Sentinel, told apart by the
+// server, so that no caller chooses a bucket, a slot or a connection. The installed API for C++
+// services (include/expiry/producer/, find_package(ExpiryRelay), target ExpiryRelay::producer);
+// expiry-ctl, order-sim and the bench use it too. Its recurring-schedule calls are defined in
+// expiry_producer_recur (producer_recurring.cpp), which a program of the project links for them.
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,7 @@
 
 #include "../base/errors.h"
 #include "../functions/task_values.h"
+#include "recurring.h"
 #include "replica_confirmation.h"
 #include "schedule_feed.h"
 #include "task.h"
@@ -121,6 +123,25 @@ class Producer {
                     const std::function<void(size_t index, const ListedTaskDetails&)>& each);
   // The Redis clock (TIME) of bucket 0's node, in ms (the nodes of a cluster share a host clock).
   long long now_ms();
+
+  // Recurring schedules (recurring.h), as `expiry-ctl recur set|show|delete|pause|resume|list`
+  // and /v1/schedules handle them: the next instants are computed here from the rule in its
+  // zone (the system's tzdata) and written by the function library in one call. A bad rule,
+  // zone, time, id or bound throws ConfigError with nothing written; an id that is a pending
+  // one-off task too.
+  // Creates or atomically replaces schedule spec.id: an occurrence already due still fires under
+  // the old rule, a pause is kept.
+  RecurringSetResult set_recurring(const RecurringSpec& spec);
+  // The schedule with its next `next_count` (0..1000) occurrences, or nullopt if there is none.
+  std::optional<RecurringDetails> show_recurring(const std::string& id, int next_count = 5);
+  // Deletes the schedule and its pending occurrence; false when there was none.
+  bool delete_recurring(const std::string& id);
+  // Nothing fires until resumed (its pending occurrence is removed).
+  RecurringStateResult pause_recurring(const std::string& id);
+  // Arms it again at its next occurrence from now (Redis's clock): those in the pause never fire.
+  RecurringStateResult resume_recurring(const std::string& id);
+  // Calls `visit` with each schedule, bucket by bucket, until it returns false.
+  void for_each_recurring(const std::function<bool(const RecurringDetails&)>& visit, int next_count = 5);
 
   // For the project's own tools, which send other commands on the same connection.
   RoutedClient& client();

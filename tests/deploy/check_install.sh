@@ -2,9 +2,10 @@
 # Deploy test: `cmake --install BUILD_DIR --prefix TMP` installs the four programs, stripped, into
 # TMP/bin, the function library (the file the build generates from its parts in src/lua/expiry/)
 # and redis.conf into TMP/share/expiry-relay, and the Producer for C++ services
-# (libexpiry_producer.so, stripped, its headers and the CMake package ExpiryRelay;
-# check_producer_package.sh builds against it), nothing of the benchmark or the
-# tests, and the installed expiry-relay runs (`--help` exits 0).
+# (libexpiry_producer.so, stripped, with its recurring-schedule calls and date-tz as a shared
+# library it names, its headers and the CMake package ExpiryRelay; check_producer_package.sh
+# builds against it), nothing of the benchmark or the tests, and the installed expiry-relay runs
+# (`--help` exits 0).
 #
 # Usage: tests/deploy/check_install.sh BUILD_DIR   (an already built tree)
 set -uo pipefail
@@ -48,7 +49,7 @@ check "share/expiry-relay/redis.conf is the repository's redis.conf" \
 installed=$(cd "$PREFIX" && find . \( -type f -o -type l \) | sed 's|^\./||' | LC_ALL=C sort)
 expected=$(printf '%s\n' bin/expiry-api bin/expiry-ctl bin/expiry-relay bin/expiry-webhook bin/order-canceller bin/order-sim bin/order-webhook \
   share/expiry-relay/expiry.lua share/expiry-relay/redis.conf \
-  include/expiry/producer/producer.h include/expiry/producer/replica_confirmation.h \
+  include/expiry/producer/producer.h include/expiry/producer/recurring.h include/expiry/producer/replica_confirmation.h \
   include/expiry/producer/schedule_feed.h include/expiry/producer/task.h include/expiry/producer/task_reads.h \
   include/expiry/base/errors.h include/expiry/functions/task_options.h include/expiry/functions/task_values.h \
   lib/libexpiry_producer.so lib/libexpiry_producer.so.0.1 lib/libexpiry_producer.so.0.1.0 \
@@ -84,6 +85,21 @@ if [ -z "$sections" ] && grep -q 'expiry::Producer::schedule(' <<<"$exported"; t
   pass "lib/libexpiry_producer.so is stripped and exports the Producer ($(($(stat -c %s "$library") / 1024)) KiB)"
 else
   fail "lib/libexpiry_producer.so: ${sections:-no debug sections}, Producer::schedule exported: $(grep -c 'expiry::Producer::schedule(' <<<"$exported")"
+fi
+if grep -q 'expiry::Producer::set_recurring(expiry::RecurringSpec const&)' <<<"$exported" &&
+  grep -q 'expiry::Producer::for_each_recurring(' <<<"$exported"; then
+  pass "lib/libexpiry_producer.so exports the Producer's recurring-schedule calls"
+else
+  fail "lib/libexpiry_producer.so does not export Producer::set_recurring and for_each_recurring"
+fi
+# The time zones come from Debian's date-tz, a shared library the Producer names itself (a service
+# links nothing more for it), and none of its symbols are re-exported.
+needed=$(LC_ALL=C readelf -d "$library" 2>&1 | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd' ')
+foreign=$(grep -v -E ' expiry::| EXPIRY_PRODUCER_0$' <<<"$exported")
+if grep -qw 'libdate-tz\.so\.3' <<<"$needed" && [ -z "$foreign" ]; then
+  pass "lib/libexpiry_producer.so names libdate-tz.so.3 and exports only expiry:: symbols (needs: $needed)"
+else
+  fail "lib/libexpiry_producer.so needs: $needed; exports besides expiry::: $(head -3 <<<"$foreign")"
 fi
 hiredis=$(grep -E ' (redis|sds|dict)[A-Za-z]' <<<"$exported")
 if [ -z "$hiredis" ]; then
