@@ -45,6 +45,7 @@ std::vector<OptionSpec> api_option_specs() {
                    ""});
   append_specs(specs, connection_option_specs());
   append_specs(specs, stream_option_specs());
+  append_specs(specs, audit_option_specs());
   append_specs(specs, log_option_specs());
   return specs;
 }
@@ -87,9 +88,18 @@ ApiConfig api_config_from(const Settings& s) {
   std::string group;  // a relay setting the shared config file may hold; unused here
   apply_stream_settings(s, c.target.ns, c.target.stream, group);
   c.dead_stream = s.text("dead_stream");
+  c.audit_max_entries = s.integer("audit_max_entries");
   apply_log_settings(s, c.log_format, c.log_level);
   check_log_settings(s, c.log_format, c.log_level);
   return c;
+}
+
+ApiOptions ApiConfig::service_options() const {
+  ApiOptions o;
+  o.max_body_bytes = limits.max_body_bytes;
+  o.dead_stream = dead_stream;
+  o.audit_max_entries = audit_max_entries;
+  return o;
 }
 
 }  // namespace expiry

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/api_options.h"
 #include "api/http_limits.h"
 #include "api/tls_listener.h"
 #include "api/tokens.h"
@@ -29,6 +30,10 @@ struct ApiConfig {
   HttpLimits limits;
   ProducerTarget target;
   std::string dead_stream;  // empty: <stream>:dead
+  long long audit_max_entries = 0;
+
+  // What each worker's ApiService is given.
+  ApiOptions service_options() const;
   std::string log_format = "text";
   std::string log_level = "info";
 };

@@ -89,7 +89,7 @@ int run_api_server(const ApiConfig& config) {
   int exit_code = 0;
   try {
     for (int i = 0; i < config.threads; ++i) {
-      workers.push_back(std::make_unique<HttpWorker>(i, listen_fd, config.target, config.dead_stream, config.tokens,
+      workers.push_back(std::make_unique<HttpWorker>(i, listen_fd, config.target, config.service_options(), config.tokens,
                                                      metrics, limits, config.tls));
     }
     for (auto& w : workers) w->connect_redis();
@@ -110,6 +110,11 @@ int run_api_server(const ApiConfig& config) {
   spdlog::info("listening on {}:{} ({}) with {} worker thread{}, {} token{}, descriptor limit {}", host, port,
                config.tls ? "HTTPS, TLS 1.2 or later" : "plain HTTP", config.threads,
                config.threads == 1 ? "" : "s", config.tokens.size(), config.tokens.size() == 1 ? "" : "s", fd_limit);
+  if (const auto warning = tokens_file_mode_warning(config.tokens_file)) spdlog::warn("{}", *warning);
+  if (const size_t elsewhere = config.tokens.count_for_other_namespaces(config.target.ns)) {
+    spdlog::info("{} token{} of the tokens file {} for another namespace than '{}' and refused here", elsewhere,
+                 elsewhere == 1 ? "" : "s", elsewhere == 1 ? "is" : "are", config.target.ns);
+  }
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);

@@ -8,16 +8,22 @@
 #include <mutex>
 
 #include "api/console_reads.h"
+#include "api/api_audit.h"
 #include "api/console_views.h"
 #include "api/dead_letters.h"
+#include "api/query_string.h"
 #include "api/request_body.h"
+#include "api/task_batch.h"
 #include "api/task_json.h"
+#include "api/task_ranges.h"
+#include "api/token_narrowing.h"
 #include "base/errors.h"
 #include "base/percent_encoding.h"
 #include "base/text_escape.h"
 #include "functions/function_library.h"
 #include "functions/key_layout.h"
 #include "generated/openapi_json.h"
+#include "inspector/audit_trail.h"
 #include "io/sync/routed_client.h"
 #include "producer/producer.h"
 #include "producer/recurring_schedules.h"
@@ -34,6 +40,15 @@ namespace expiry {
 namespace {
 
 constexpr const char* kJson = "application/json";
+
+// GET /v1/whoami's answer.
+nlohmann::json whoami_json(const TokenGrant& grant) {
+  return {{"scope", scope_name(grant.scope)},
+          {"name", grant.name},
+          {"named", grant.named},
+          {"prefixes", grant.prefixes},
+          {"namespace", grant.ns.empty() ? nlohmann::json() : nlohmann::json(grant.ns)}};
+}
 
 ApiResponse json_response(int status, const nlohmann::json& body) {
   ApiResponse r;
@@ -58,28 +73,6 @@ bool is_json_media_type(const std::string& value) {
   while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.erase(type.begin());
   for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return type == "application/json";
-}
-
-// The query string's decoded pairs; nullopt for a malformed escape. '+' stays '+' (RFC 3986; not
-// form encoding), so a cursor, which is base64, may be passed as given.
-std::optional<std::multimap<std::string, std::string>> query_pairs(const std::string& query) {
-  std::multimap<std::string, std::string> out;
-  size_t pos = 0;
-  while (pos < query.size()) {
-    size_t end = query.find('&', pos);
-    if (end == std::string::npos) end = query.size();
-    const std::string part = query.substr(pos, end - pos);
-    pos = end + 1;
-    if (part.empty()) continue;
-    const size_t eq = part.find('=');
-    std::string key = part.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : part.substr(eq + 1);
-    auto k = percent_decode(key);
-    auto v = percent_decode(value);
-    if (!k || !v) return std::nullopt;
-    out.emplace(std::move(*k), std::move(*v));
-  }
-  return out;
 }
 
 // PUT /v1/tasks/{id}'s task from its body, or the 400 that refuses the body.
@@ -176,9 +169,11 @@ std::variant<ApiResponse, DeferredCall> ApiService::begin(const ApiRequest& requ
       call->label = match.label;
       call->method = request.method;
       call->started = started;
+      call->audit = audit_begun(request, match);
       return std::move(*call);
     }
     response = std::get<ApiResponse>(std::move(outcome));
+    if (auto record = audit_begun(request, match)) audit(std::move(*record), response);
   } catch (const std::exception& e) {
     spdlog::error("{} {}: {}", request.method, escape_text(request.path), escape_text(e.what()));
     response = problem_response(500, "internal error");
@@ -203,12 +198,43 @@ ApiResponse ApiService::finish(const DeferredCall& call, const Reply& reply) {
     response = problem_response(500, "internal error");
   }
   record(call.label, call.method, response.status, call.started);
+  if (call.audit) audit(*call.audit, response);
   return response;
 }
 
 ApiResponse ApiService::finish(const DeferredCall& call, ApiResponse response) {
   record(call.label, call.method, response.status, call.started);
+  if (call.audit) audit(*call.audit, response);
   return response;
+}
+
+std::optional<AuditRecord> ApiService::audit_begun(const ApiRequest& request, const RouteMatch& match) const {
+  // Reads are not recorded: routes of scope read, and GET (or HEAD) of any scope (GET /v1/audit).
+  const bool read = !match.scope || *match.scope == Scope::Read || request.method == "GET" || request.method == "HEAD";
+  if (caller_ == nullptr || read || options_.audit_max_entries == 0) return std::nullopt;
+  AuditRecord r;
+  r.actor = caller_->name;
+  r.via = "api";
+  r.action = audit_action(request.method, match);
+  r.target = audit_target(match, request.body);
+  return r;
+}
+
+void ApiService::audit(AuditRecord record, const ApiResponse& answer) {
+  try {
+    record.outcome = audit_outcome(answer.status, answer.content_type, answer.body);
+    const auto argv = audit_append_argv(target_.ns, record, options_.audit_max_entries);
+    if (!producer_) throw IoError("no connection to Redis");  // the answer was a 503: nothing was done
+    // The worker's connection reaches the key only where it reaches every key (as defer()).
+    const bool one_redis = !producer_->cluster() && !target_.redis.sentinel.enabled();
+    if (one_redis && audit_sink_ && audit_sink_(argv)) return;
+    AuditTrail(producer_->client(), target_.ns, options_.audit_max_entries).append(record);
+  } catch (const std::exception& e) {
+    if (const auto held_back = audit_log_.allow(Clock::now())) {
+      spdlog::error("audit record of {} {} by {} not written: {} ({} more held back)", record.action,
+                    escape_text(record.target), record.actor, escape_text(e.what()), *held_back);
+    }
+  }
 }
 
 void ApiService::record(const std::string& label, const std::string& method, int status,
@@ -253,6 +279,7 @@ auto ApiService::answer_guarded(Fn&& fn) -> decltype(fn()) {
 
 std::variant<ApiResponse, DeferredCall> ApiService::dispatch(const ApiRequest& request, const RouteMatch& match,
                                                              bool may_defer) {
+  caller_ = nullptr;
   if (!match.route) {
     ApiResponse r = problem_response(match.status, match.detail);
     if (match.status == 405) r.headers.push_back({"Allow", match.allow});
@@ -260,7 +287,7 @@ std::variant<ApiResponse, DeferredCall> ApiService::dispatch(const ApiRequest& r
   }
   if (match.scope) {
     const auto token = request.authorization ? bearer_token(*request.authorization) : std::nullopt;
-    const auto granted = token ? tokens_.find(*token) : std::nullopt;
+    const TokenGrant* granted = token ? tokens_.find(*token) : nullptr;
     if (!granted) {
       const char* why = !request.authorization ? "an Authorization: Bearer token is required"
                         : !token ? "the Authorization header is not of the Bearer scheme (Authorization: Bearer TOKEN)"
@@ -269,11 +296,15 @@ std::variant<ApiResponse, DeferredCall> ApiService::dispatch(const ApiRequest& r
       r.headers.push_back({"WWW-Authenticate", "Bearer realm=\"expiry-api\""});
       return r;
     }
-    if (!scope_allows(*granted, *match.scope)) {
+    caller_ = granted;
+    if (!scope_allows(granted->scope, *match.scope)) {
       return problem_response(403, std::string("this route needs a token of scope ") + scope_name(*match.scope) +
-                                       "; the token given has scope " + scope_name(*granted));
+                                       "; the token given has scope " + scope_name(granted->scope));
     }
-    if (match.route == Route::WhoAmI) return json_response(200, {{"scope", scope_name(*granted)}});
+    if (auto refusal = narrowing_refusal(*granted, match, target_.ns, request.query)) {
+      return problem_response(403, std::move(*refusal));
+    }
+    if (match.route == Route::WhoAmI) return json_response(200, whoami_json(*granted));
   }
   if (request.body.size() > options_.max_body_bytes) {
     return problem_response(
@@ -379,6 +410,27 @@ ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match
                                  {"count", tasks.size()},
                                  {"next_cursor", next ? nlohmann::json(*next) : nlohmann::json()}});
     }
+    case Route::TaskBatch: {
+      auto parsed = parse_batch_body(request.body, request.traceparent);
+      if (auto* refusal = std::get_if<BodyRefusal>(&parsed)) {
+        return problem_response(refusal->status, escape_text(refusal->detail));
+      }
+      return json_response(200, schedule_batch(producer(), std::get<std::vector<BatchItem>>(parsed), caller_));
+    }
+    case Route::TaskCancelRange:
+    case Route::TaskRunNowRange: {
+      auto parsed = parse_range_body(request.body);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      const RangeRequest& range = std::get<RangeRequest>(parsed);
+      // A token narrowed to prefixes may act only on a prefix within them, never on a due range.
+      if (caller_ && caller_->narrowed_by_prefix() && (range.prefix.empty() || !caller_->covers_prefix(range.prefix))) {
+        const std::string what = range.prefix.empty() ? std::string("a due range (every prefix)")
+                                                      : "the prefix '" + escape_text(range.prefix) + "'";
+        return problem_response(403, outside_prefixes_detail(*caller_, what));
+      }
+      const RangeAction action = *match.route == Route::TaskCancelRange ? RangeAction::Cancel : RangeAction::RunNow;
+      return json_response(200, act_on_range(producer(), action, range));
+    }
     case Route::Stats: {
       Producer& p = producer();
       const TaskPlacement& layout = p.placement();
@@ -471,6 +523,14 @@ ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match
       const auto result = producer().reschedule(match.id, r.mode, r.ms);
       if (!result) return problem_response(404, "task " + escape_text(match.id) + " is not pending");
       return json_response(200, {{"id", match.id}, {"due_ms", result->due_ms}, {"now_ms", result->now_ms}});
+    }
+    case Route::Audit: {
+      const auto pairs = query_pairs(request.query);
+      if (!pairs) return problem_response(400, "the query string holds a malformed percent escape");
+      auto parsed = parse_audit_query(*pairs);
+      if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
+      AuditTrail trail(producer().client(), target_.ns, options_.audit_max_entries);
+      return json_response(200, audit_page_json(trail.read(std::get<AuditQuery>(parsed))));
     }
     case Route::ScheduleList: {
       const auto pairs = query_pairs(request.query);

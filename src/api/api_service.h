@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "api/api_metrics.h"
+#include "api/api_options.h"
 #include "api/problem.h"
 #include "api/routes.h"
 #include "api/tokens.h"
+#include "inspector/audit_record.h"
 #include "log/log_limiter.h"
 #include "producer/producer_target.h"
 #include "redis/reply.h"
@@ -45,11 +47,6 @@ struct ApiResponse {
   std::vector<std::pair<std::string, std::string>> headers;  // beyond Content-Type
 };
 
-struct ApiOptions {
-  size_t max_body_bytes = 1 << 20;
-  std::string dead_stream;  // the single-bucket dead stream (empty: <stream>:dead), as expiry-ctl dead --dead-stream
-};
-
 // A request waiting for one Redis reply: begin() made it, finish() answers it.
 struct DeferredCall {
   std::vector<std::string> argv;                    // the FCALL, exactly the Producer's; for the one Redis
@@ -57,6 +54,7 @@ struct DeferredCall {
   std::string label;                                // the route template, for metrics
   std::string method;
   std::chrono::steady_clock::time_point started;    // for the latency histogram
+  std::optional<AuditRecord> audit;                 // the action's audit record, its outcome still to add
 };
 
 class ApiService {
@@ -84,6 +82,12 @@ class ApiService {
   // again (and the layout agreed again) before the next deferred call.
   void forget_producer();
 
+  // Every write and admin action that a known token asked for (answered, refused or failed) is
+  // appended to the audit trail: through `sink` when it takes the XADD (the worker's async
+  // connection, when ready), else on the Producer's connection if there is one. A record that
+  // cannot be written is logged, never fails the answer. `sink` returns false when it cannot send.
+  void set_audit_sink(std::function<bool(std::vector<std::string>)> sink) { audit_sink_ = std::move(sink); }
+
   // Connects now (at start, so that a worker is ready before its first request); false, the
   // reason in `why`, when Redis cannot be reached (the next request tries again). Throws
   // AuthError when Redis refuses the credentials: no later request would do better.
@@ -101,6 +105,10 @@ class ApiService {
   void record(const std::string& label, const std::string& method, int status,
               std::chrono::steady_clock::time_point started);
   Producer& producer();
+  // The audit record begun for a write or admin route asked for by a known token; nullopt otherwise.
+  std::optional<AuditRecord> audit_begun(const ApiRequest& request, const RouteMatch& match) const;
+  // Appends `record` with `answer`'s outcome (see set_audit_sink). Never throws.
+  void audit(AuditRecord record, const ApiResponse& answer);
   // The recurring schedules, on the Producer's connection and layout.
   RecurringSchedules schedules();
 
@@ -108,8 +116,13 @@ class ApiService {
   const TokenSet& tokens_;
   ApiMetrics& metrics_;
   ApiOptions options_;
+  // The token of the request being handled (handle() and begin() run one request at a time);
+  // nullptr on a route that needs none.
+  const TokenGrant* caller_ = nullptr;
   std::unique_ptr<Producer> producer_;
-  LogLimiter not_ready_log_{std::chrono::seconds(10)};  // Redis loading, failing over ...: one line per 10 s
+  LogLimiter not_ready_log_{std::chrono::seconds(10)};
+  std::function<bool(std::vector<std::string>)> audit_sink_;
+  LogLimiter audit_log_{std::chrono::seconds(10)};  // records that could not be written: one line per 10 s  // Redis loading, failing over ...: one line per 10 s
 };
 
 // A problem+json answer.

@@ -103,13 +103,13 @@ std::optional<std::string> header(evhttp_request* req, const char* name) {
 
 }  // namespace
 
-HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::string dead_stream, const TokenSet& tokens,
+HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, ApiOptions options, const TokenSet& tokens,
                        ApiMetrics& metrics, HttpLimits limits, ServerTlsContext tls)
     : index_(index),
       limits_(limits),
       tls_(std::move(tls)),
       metrics_(metrics),
-      service_(target, tokens, metrics, ApiOptions{limits.max_body_bytes, std::move(dead_stream)}) {
+      service_(target, tokens, metrics, std::move(options)) {
   base_ = loop_.raw();
   if (limits_.max_inflight > 0 && !target.redis.sentinel.enabled()) {
     // Through Sentinel the Producer follows failovers (and resends a refused write) itself. A
@@ -126,6 +126,15 @@ HttpWorker::HttpWorker(int index, int listen_fd, ProducerTarget target, std::str
       spdlog::warn("worker {}: async Redis connection lost ({}); task writes block until it is back",
                    index_, escape_text(why));
       service_.forget_producer();  // Redis may have restarted: agree the layout again first
+    });
+    service_.set_audit_sink([this](std::vector<std::string> argv) {
+      if (!redis_->ready()) return false;
+      redis_->command(argv, [this](const Reply& reply) {
+        if (reply.failed()) {
+          spdlog::error("worker {}: an audit record was not written: {}", index_, escape_text(reply.str));
+        }
+      });
+      return true;
     });
     redis_->set_on_handshake_error([this](const Reply& reply) {
       spdlog::error("worker {}: async Redis connection refused: {} (retrying; requests block meanwhile)", index_,

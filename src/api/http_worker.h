@@ -50,7 +50,7 @@ namespace expiry {
 class HttpWorker {
  public:
   // Throws Error when libevent cannot set up (no base, no evhttp, dup or accept fails).
-  HttpWorker(int index, int listen_fd, ProducerTarget target, std::string dead_stream, const TokenSet& tokens,
+  HttpWorker(int index, int listen_fd, ProducerTarget target, ApiOptions options, const TokenSet& tokens,
              ApiMetrics& metrics, HttpLimits limits, ServerTlsContext tls = nullptr);
   ~HttpWorker();
   HttpWorker(const HttpWorker&) = delete;

@@ -55,13 +55,14 @@ std::optional<std::string> string_field(const json& j, const char* name, std::st
 
 }  // namespace
 
-Parsed<Task> parse_task_body(std::string_view body, const std::string& id,
-                             const std::optional<std::string>& traceparent_header) {
-  auto parsed = object_of(body);
-  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
-  const json& j = std::get<json>(parsed);
+namespace {
+
+// The task of object `j` (a PUT /v1/tasks/{id} body; with `with_id`, a batch item, whose "id"
+// field is read by the caller), or why it is refused.
+Parsed<Task> task_of_object(const json& j, const std::string& id, const std::optional<std::string>& traceparent_header,
+                            bool with_id) {
   for (const auto& [key, value] : j.items()) {
-    bool known = false;
+    bool known = with_id && key == "id";
     for (const char* f : kTaskFields) known = known || key == f;
     if (!known) return "unknown field " + json(key).dump(-1, ' ', false, json::error_handler_t::replace);
   }
@@ -102,6 +103,51 @@ Parsed<Task> parse_task_body(std::string_view body, const std::string& id,
   }
   if (auto err = task_error(task)) return *err;
   return task;
+}
+
+}  // namespace
+
+Parsed<Task> parse_task_body(std::string_view body, const std::string& id,
+                             const std::optional<std::string>& traceparent_header) {
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  return task_of_object(std::get<json>(parsed), id, traceparent_header, false);
+}
+
+std::variant<std::vector<BatchItem>, BodyRefusal> parse_batch_body(
+    std::string_view body, const std::optional<std::string>& traceparent_header) {
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return BodyRefusal{400, *err};
+  const json& j = std::get<json>(parsed);
+  for (const auto& [key, value] : j.items()) {
+    if (key != "tasks") {
+      return BodyRefusal{400, "unknown field " + json(key).dump(-1, ' ', false, json::error_handler_t::replace)};
+    }
+  }
+  const auto tasks = j.find("tasks");
+  if (tasks == j.end() || !tasks->is_array()) {
+    return BodyRefusal{400,
+                       "the body must be {\"tasks\": [...]}, an array of PUT /v1/tasks/{id} bodies each with its \"id\""};
+  }
+  if (tasks->size() > kMaxBatchTasks) {
+    return BodyRefusal{413, "the batch holds " + std::to_string(tasks->size()) + " tasks; at most " +
+                                std::to_string(kMaxBatchTasks) + " are taken in one request (nothing was written)"};
+  }
+  std::vector<BatchItem> items;
+  items.reserve(tasks->size());
+  for (const json& item : *tasks) {
+    BatchItem out{"", std::string()};
+    if (!item.is_object()) {
+      out.task = std::string("a task must be a JSON object: a PUT /v1/tasks/{id} body with its \"id\"");
+    } else if (const auto id = item.find("id"); id == item.end() || !id->is_string()) {
+      out.task = std::string("id must be a string, the task's id");
+    } else {
+      out.id = id->get<std::string>();
+      out.task = task_of_object(item, out.id, traceparent_header, true);
+    }
+    items.push_back(std::move(out));
+  }
+  return items;
 }
 
 Parsed<long long> parse_pause_body(std::string_view body) {
@@ -218,6 +264,48 @@ Parsed<RescheduleRequest> parse_reschedule_body(std::string_view body) {
     return std::string(delay ? "delay_ms" : "at_ms") + " must be between 0 and " + std::to_string(kMaxTimeMs);
   }
   return RescheduleRequest{delay ? ScheduleMode::Delay : ScheduleMode::At, ms};
+}
+
+Parsed<RangeRequest> parse_range_body(std::string_view body) {
+  auto parsed = object_of(body);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  const json& j = std::get<json>(parsed);
+  if (auto err = unknown_field(j, {"prefix", "due_from_ms", "due_to_ms", "limit", "cursor"})) return *err;
+  std::string error;
+  RangeRequest out;
+  const auto prefix = string_field(j, "prefix", error);
+  out.due_from_ms = integer_field(j, "due_from_ms", error);
+  out.due_to_ms = integer_field(j, "due_to_ms", error);
+  const auto limit = integer_field(j, "limit", error);
+  const auto cursor = string_field(j, "cursor", error);
+  if (!error.empty()) return error;
+  const bool range = out.due_from_ms || out.due_to_ms;
+  if (prefix.has_value() == range) {
+    return std::string("give exactly one form: {\"prefix\": ...} or {\"due_from_ms\": ..., \"due_to_ms\": ...}");
+  }
+  if (prefix) {
+    if (prefix->empty()) return std::string("prefix must not be empty");
+    out.prefix = *prefix;
+  }
+  for (const auto& [name, ms] : {std::pair{"due_from_ms", out.due_from_ms}, std::pair{"due_to_ms", out.due_to_ms}}) {
+    if (ms && (*ms < 0 || *ms > kMaxTimeMs)) {
+      return std::string(name) + " must be between 0 and " + std::to_string(kMaxTimeMs);
+    }
+  }
+  if (out.due_from_ms && out.due_to_ms && *out.due_from_ms >= *out.due_to_ms) {
+    return std::string("due_from_ms must be less than due_to_ms (the range is due_from_ms <= due < due_to_ms)");
+  }
+  if (limit) {
+    if (*limit < 1 || *limit > kMaxRangeExamined) {
+      return "limit must be between 1 and " + std::to_string(kMaxRangeExamined);
+    }
+    out.limit = *limit;
+  }
+  if (cursor && !cursor->empty()) {
+    out.cursor = parse_range_cursor(*cursor);
+    if (!out.cursor) return std::string("cursor is not a next_cursor this API gave");
+  }
+  return out;
 }
 
 Parsed<long long> parse_dead_list_query(const std::multimap<std::string, std::string>& query) {

@@ -1,7 +1,7 @@
 // The JSON bodies and query strings the API reads, validated before anything is sent to Redis:
-// PUT /v1/tasks/{id} (a task), POST /v1/pause, GET /v1/tasks's query, and the console's
-// reschedule and purge. Each returns the value, or
-// the reason it is refused (answered as 400). Pure.
+// PUT /v1/tasks/{id} (a task), POST /v1/tasks/batch, /v1/tasks/cancel and /v1/tasks/run-now,
+// POST /v1/pause, GET /v1/tasks's query, and the console's reschedule and purge. Each returns
+// the value, or the reason it is refused (answered as 400). Pure.
 #pragma once
 
 #include <map>
@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "api/range_cursor.h"
 #include "producer/recurring_schedules.h"
 #include "producer/task.h"
 #include "producer/task_reads.h"
@@ -33,6 +34,41 @@ using Parsed = std::variant<T, std::string>;
 // checked by task_error (producer/task.h).
 Parsed<Task> parse_task_body(std::string_view body, const std::string& id,
                              const std::optional<std::string>& traceparent_header);
+
+// POST /v1/tasks/batch: {"tasks": [...]}, each item a PUT /v1/tasks/{id} body plus its "id". The
+// body's own faults refuse the whole batch, so nothing is written: not a JSON object, "tasks"
+// missing or not an array, an unknown field (400), more than kMaxBatchTasks items (413). An
+// item's faults are its own: its `task` holds why it is refused, and the other items stand.
+constexpr size_t kMaxBatchTasks = 1000;
+struct BatchItem {
+  std::string id;     // as given; empty when the item has no string "id"
+  Parsed<Task> task;  // the task (checked by task_error), or why the item is refused
+};
+// A refusal of a whole body, with its status.
+struct BodyRefusal {
+  int status = 400;
+  std::string detail;
+};
+std::variant<std::vector<BatchItem>, BodyRefusal> parse_batch_body(
+    std::string_view body, const std::optional<std::string>& traceparent_header);
+
+// POST /v1/tasks/cancel and /v1/tasks/run-now: which pending tasks, in exactly one form, and how
+// far this call goes:
+// - {"prefix": P}: the ids starting with P (non-empty), as `expiry-ctl cancel --prefix`;
+// - {"due_from_ms": F, "due_to_ms": T}: the tasks due in [F, T) (epoch ms in 0..kMaxTimeMs, at
+//   least one of the two, F < T when both), as --due-after/--due-before;
+// - optional "limit": the most tasks this call examines (1..kMaxRangeExamined, the default);
+// - optional "cursor": the previous answer's next_cursor, to go on from where it stopped.
+// Both forms, or neither: refused.
+constexpr long long kMaxRangeExamined = 10000;
+struct RangeRequest {
+  std::string prefix;                    // non-empty: the prefix form
+  std::optional<long long> due_from_ms;  // the due-range form: at least one of the two
+  std::optional<long long> due_to_ms;
+  long long limit = kMaxRangeExamined;
+  std::optional<RangeCursor> cursor;
+};
+Parsed<RangeRequest> parse_range_body(std::string_view body);
 
 // POST /v1/pause: an empty body or {"for_ms": N} (N >= 0; 0 or absent: until resumed).
 Parsed<long long> parse_pause_body(std::string_view body);

@@ -71,6 +71,15 @@ RouteMatch with_id(RouteMatch m, std::string_view segment, const char* what) {
   return m;
 }
 
+// The bulk route POST /v1/tasks/<name> reaches; nullopt: <name> is only a task id. GET, PUT
+// and DELETE of these names still address the task so named.
+std::optional<Route> bulk_route(std::string_view name) {
+  if (name == "batch") return Route::TaskBatch;
+  if (name == "cancel") return Route::TaskCancelRange;
+  if (name == "run-now") return Route::TaskRunNowRange;
+  return std::nullopt;
+}
+
 }  // namespace
 
 RouteMatch match_route(std::string_view method, std::string_view path) {
@@ -106,6 +115,7 @@ RouteMatch match_route(std::string_view method, std::string_view path) {
       return pick(method, "/v1/dead/purge", {{"POST", Route::DeadPurge, Scope::Admin}});
     }
     if (seg.size() == 2 && seg[1] == "whoami") return pick(method, "/v1/whoami", {{"GET", Route::WhoAmI, Scope::Read}});
+    if (seg.size() == 2 && seg[1] == "audit") return pick(method, "/v1/audit", {{"GET", Route::Audit, Scope::Admin}});
     if (seg.size() == 2 && seg[1] == "overview") {
       return pick(method, "/v1/overview", {{"GET", Route::Overview, Scope::Read}});
     }
@@ -149,6 +159,18 @@ RouteMatch match_route(std::string_view method, std::string_view path) {
     const bool run_now = action == "run-now";
     const bool state = action == "state";
     const bool reschedule = action == "reschedule";
+    if (task) {
+      if (const auto bulk = bulk_route(seg[2])) {
+        RouteMatch m = pick(method, "/v1/tasks/{id}",
+                            {{"GET", Route::TaskGet, Scope::Read},
+                             {"PUT", Route::TaskPut, Scope::Write},
+                             {"DELETE", Route::TaskDelete, Scope::Write},
+                             {"POST", *bulk, Scope::Write}});
+        if (m.route != bulk) return with_id(std::move(m), seg[2], "task");
+        m.label = "/v1/tasks/" + std::string(seg[2]);
+        return m;
+      }
+    }
     if (task || run_now || state || reschedule) {
       RouteMatch m = task       ? pick(method, "/v1/tasks/{id}",
                                        {{"GET", Route::TaskGet, Scope::Read},

@@ -21,6 +21,11 @@ enum class Route {
   TaskDelete,
   TaskRunNow,
   TaskList,
+  // Many tasks per call (docs/api.md, "Batches and bulk actions"): POST only, so that GET, PUT
+  // and DELETE of /v1/tasks/batch, /cancel and /run-now still address the tasks so named.
+  TaskBatch,        // POST /v1/tasks/batch
+  TaskCancelRange,  // POST /v1/tasks/cancel
+  TaskRunNowRange,  // POST /v1/tasks/run-now
   Stats,
   Pause,
   Resume,
@@ -43,6 +48,7 @@ enum class Route {
   SchedulePause,
   ScheduleResume,
   SchedulePreview,      // GET /v1/schedules/{id}/preview
+  Audit,                // GET /v1/audit: the audit trail (docs/api.md, "Audit trail")
   ConsoleFile,  // GET / and /console/<file>: the console's files, no token
 };
 

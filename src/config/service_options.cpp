@@ -98,6 +98,13 @@ std::vector<OptionSpec> stream_option_specs() {
   };
 }
 
+std::vector<OptionSpec> audit_option_specs() {
+  return {{"audit_max_entries", OptionKind::Integer,
+           "the audit trail (NAMESPACE:audit) keeps about this many records of write and admin actions, the oldest "
+           "trimmed (0: none are written)",
+           "100000", 0, 1000000000}};
+}
+
 std::vector<OptionSpec> watchdog_option_specs(const std::string& interval_help, const std::string& timeout_default) {
   return {
       {"connect_timeout_ms", OptionKind::Integer, "connect and handshake timeout", "2000", 10, 600000},

@@ -29,6 +29,9 @@ std::vector<OptionSpec> tls_option_specs();
 std::vector<std::string> tls_flags(const TlsSettings& tls);
 // The relay's `stream` and `group`; expiry-ctl reads them too, as its defaults.
 std::vector<OptionSpec> stream_option_specs();
+// audit_max_entries: the audit trail's retention, read by expiry-api and expiry-ctl, which append
+// to it (docs/api.md, "Audit trail").
+std::vector<OptionSpec> audit_option_specs();
 // connect_timeout_ms, watchdog_interval_ms, watchdog_timeout_ms: services differ in what the
 // watchdog does between reads and how long a silence is tolerated.
 std::vector<OptionSpec> watchdog_option_specs(const std::string& interval_help, const std::string& timeout_default);

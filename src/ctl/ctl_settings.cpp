@@ -23,6 +23,8 @@ std::vector<OptionSpec> ctl_option_specs() {
   auto specs = connection_option_specs();
   const auto streams = stream_option_specs();
   specs.insert(specs.end(), streams.begin(), streams.end());
+  const auto audit = audit_option_specs();
+  specs.insert(specs.end(), audit.begin(), audit.end());
   return specs;
 }
 
@@ -67,6 +69,7 @@ CtlTarget resolve_target(const GlobalOptions& options, const EnvLookup& env) {
   apply_connection_settings(settings, target.redis, target.ns);
   apply_stream_settings(settings, target.ns, target.stream, target.group);
   target.buckets = apply_bucket_setting(settings);
+  target.audit_max_entries = settings.integer("audit_max_entries");
   return target;
 }
 

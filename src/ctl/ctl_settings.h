@@ -34,6 +34,7 @@ struct CtlTarget {
   std::string stream;  // the relay's default stream: setting `stream`, or NS:stream when it is empty
   std::string group;   // the relay's consumer group: setting `group`
   int buckets = 0;     // setting `buckets`: 0 to take the count in NS:buckets (bucket_plan.h)
+  long long audit_max_entries = 100000;  // setting `audit_max_entries`: the audit trail's retention; 0: none
 };
 
 // The settings expiry-ctl resolves: connection_option_specs() and stream_option_specs(), the

@@ -7,6 +7,7 @@
 
 #include "base/errors.h"
 #include "base/text_escape.h"
+#include "ctl/ctl_audit.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_settings.h"
 #include "ctl/recur_commands.h"
@@ -135,6 +136,9 @@ struct CtlCommandLine {
   DeadReplayOptions dead_replay_options;
   std::string dead_stream;
   RecurCommand recur;
+  CLI::App* audit = nullptr;
+  AuditQuery audit_query;
+  bool audit_json = false;
 };
 
 void add_schedule_command(CLI::App& app, CtlCommandLine& cl) {
@@ -347,6 +351,86 @@ void add_list_command(CLI::App& app, CtlCommandLine& cl) {
                     "print one JSON object: {\"tasks\": [{\"id\", \"due_ms\", \"due\", \"bucket\", \"stream\",\n"
                     "\"default_stream\", \"payload_bytes\", \"payload\" (or \"payload_b64\" when not UTF-8; the first 1024\n"
                     "bytes), \"payload_truncated\"}], \"count\": N, \"next_cursor\": cursor or null}");
+}
+
+void add_audit_command(CLI::App& app, CtlCommandLine& cl) {
+  cl.audit = app.add_subcommand(
+      "audit",
+      "Show the audit trail (NAMESPACE:audit), newest first: every write and admin action through expiry-api (by\n"
+      "token name) or expiry-ctl (by OS user), with its target and outcome. Reads are not recorded. The trail\n"
+      "keeps about audit_max_entries records (setting; EXPIRY_RELAY_AUDIT_MAX_ENTRIES; default 100000).");
+  add_global_options(*cl.audit, cl.global);
+  cl.audit->add_option("--count", cl.audit_query.count, "records to show")
+      ->capture_default_str()
+      ->check(CLI::Range(1LL, kMaxAuditCount));
+  cl.audit->add_option("--before", cl.audit_query.before, "only records older than this entry (what 'more:' names)");
+  cl.audit->add_option("--actor", cl.audit_query.actor, "only this token name or OS user");
+  cl.audit->add_option("--action", cl.audit_query.action, "only actions containing this text (\"dead\", \"DELETE\")");
+  cl.audit->add_option("--via", cl.audit_query.via, "only records made through api or cli")
+      ->check(CLI::IsMember({"api", "cli"}));
+  cl.audit->add_option("--target", cl.audit_query.target, "only targets containing this text");
+  cl.audit->add_flag("--json", cl.audit_json,
+                     "print one JSON object: {\"records\": [{\"entry\", \"time_ms\", \"actor\", \"via\", \"action\", "
+                     "\"target\", \"outcome\"}], \"count\", \"next_before\"}");
+}
+
+// The text of a range form's flags: "prefix=P due_before=B due_after=A".
+std::string range_text(const RangeFlags& f) {
+  const TaskRange r = f.range();
+  std::string out;
+  if (r.prefix) out += "prefix=" + *r.prefix;
+  if (r.due_before) out += std::string(out.empty() ? "" : " ") + "due_before=" + *r.due_before;
+  if (r.due_after) out += std::string(out.empty() ? "" : " ") + "due_after=" + *r.due_after;
+  return out;
+}
+
+std::string entries_text(const std::vector<std::string>& entries, bool all) {
+  if (all) return "all";
+  std::string out = "entries=";
+  for (size_t i = 0; i < entries.size(); ++i) out += (i == 0 ? "" : ",") + entries[i];
+  return out;
+}
+
+// The audit record begun for the write or admin command given (action and target; the
+// outcome is added once it ran); nullopt for reads.
+std::optional<AuditRecord> audit_begun(const CtlCommandLine& cl) {
+  AuditRecord r;
+  const RecurCommand& recur = cl.recur;
+  if (*cl.schedule.command) {
+    r.action = "schedule";
+    r.target = *cl.schedule.file ? "file=" + cl.schedule.bulk_file : cl.schedule.options.id;
+  } else if (*cl.reschedule.command) {
+    r = {"", "", "", "reschedule", cl.reschedule.options.id, ""};
+  } else if (*cl.cancel) {
+    r.action = "cancel";
+    r.target = cl.cancel_range.any() ? range_text(cl.cancel_range) : cl.cancel_id;
+  } else if (*cl.run_now) {
+    r.action = "run-now";
+    r.target = cl.run_now_range.any() ? range_text(cl.run_now_range) : cl.run_now_id;
+  } else if (*cl.pause) {
+    r.action = "pause";
+    if (cl.pause->count("--for") > 0) r.target = "for=" + cl.pause_for;
+  } else if (*cl.resume) {
+    r.action = "resume";
+  } else if (*cl.load) {
+    r.action = "load-functions";
+  } else if (*cl.check && cl.check_options.repair) {
+    r.action = "check --repair";
+  } else if (*cl.dead && *cl.dead_purge) {
+    r.action = "dead purge";
+    r.target = cl.dead_purge->count("--older-than-ms") > 0 ? "older_than_ms=" + std::to_string(cl.older_than_ms)
+                                                           : entries_text(cl.dead_purge_options.entries,
+                                                                          cl.dead_purge_options.all);
+  } else if (*cl.dead && *cl.dead_replay) {
+    r.action = "dead replay";
+    r.target = entries_text(cl.dead_replay_options.entries, cl.dead_replay_options.all);
+  } else if (*recur.command && (*recur.set || *recur.del || *recur.pause || *recur.resume)) {
+    r.action = *recur.set ? "recur set" : *recur.del ? "recur delete" : *recur.pause ? "recur pause" : "recur resume";
+    r.target = *recur.set ? recur.set_options.id : recur.id;
+  } else {
+    return std::nullopt;
+  }
+  return r;
 }
 
 void add_dead_commands(CLI::App& app, CtlCommandLine& cl) {
@@ -578,6 +662,7 @@ int run_command(CtlCommandLine& cl) {
   if (*cl.check) return run_check(target, cl.check_options);
   if (*cl.tail) return run_tail(target, cl.tail_options);
   if (*cl.dead) return run_dead_command(target, cl);
+  if (*cl.audit) return run_audit(target, cl.audit_query, cl.audit_json);
   if (*cl.list) {
     if (!cl.due_before.empty() || cl.list->count("--due-before") > 0) cl.list_options.due_before = cl.due_before;
     return run_list(target, cl.list_options);
@@ -617,6 +702,7 @@ int main(int argc, char** argv) {
   add_list_command(app, cl);
   add_dead_commands(app, cl);
   add_recur_commands(app, cl);
+  add_audit_command(app, cl);
   add_version_flag(app, "expiry-ctl");
   if (auto code = parse_command_line(app, argc, argv, "expiry-ctl")) return *code;
   if (app.get_subcommands().empty()) {
@@ -625,13 +711,27 @@ int main(int argc, char** argv) {
   }
 
   std::signal(SIGPIPE, SIG_IGN);
+  std::optional<AuditRecord> audit = audit_begun(cl);
+  int code = kExitOk;
+  std::string error;
   try {
-    return run_command(cl);
+    code = run_command(cl);
   } catch (const ConfigError& e) {
-    std::cerr << "expiry-ctl: " << escape_text(e.what()) << "\n";
-    return kExitUsage;
+    error = escape_text(e.what());
+    std::cerr << "expiry-ctl: " << error << "\n";
+    code = kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << "expiry-ctl: " << escape_text(e.what()) << "\n";
-    return kExitRedisError;
+    error = escape_text(e.what());
+    std::cerr << "expiry-ctl: " << error << "\n";
+    code = kExitRedisError;
   }
+  // A usage error wrote nothing (and may not name a reachable Redis): only what ran is recorded.
+  if (audit && code != kExitUsage) {
+    audit->outcome = "exit " + std::to_string(code) + (error.empty() ? "" : ": " + error);
+    try {
+      append_ctl_audit(resolve_target(cl.global, process_env()), std::move(*audit));
+    } catch (const std::exception&) {  // the target resolved once already: nothing new to say
+    }
+  }
+  return code;
 }

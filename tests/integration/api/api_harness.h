@@ -152,6 +152,7 @@ struct ApiTarget {
   std::string redis_url;      // a server's, a cluster seed's, or redis+sentinel://...
   std::string log_dir;        // api-<port>.log goes there
   std::string https_ca_file;  // non-empty: the API serves HTTPS (give it --tls-listen-*), verified with this CA
+  std::string tokens_text;    // the tokens file's text; empty: tokens_file_text()
 };
 
 // expiry-api on 127.0.0.1:<free port> against `server` (or `target`), with a tokens file of the
@@ -162,7 +163,8 @@ class ApiProcess {
       : ApiProcess(ApiTarget{server.url(), server.dir(), ""}, std::move(extra_args)) {}
   ApiProcess(const ApiTarget& target, std::vector<std::string> extra_args)
       : scratch_("expiry_api"), port_(free_port()), ca_file_(target.https_ca_file) {
-    const std::string tokens = scratch_.write("tokens", tokens_file_text());
+    const std::string tokens =
+        scratch_.write("tokens", target.tokens_text.empty() ? tokens_file_text() : target.tokens_text);
     std::vector<std::string> args = {
         "--listen", "127.0.0.1:" + std::to_string(port_), "--tokens-file", tokens, "--redis-url", target.redis_url};
     if (std::find(extra_args.begin(), extra_args.end(), "--threads") == extra_args.end()) {

@@ -417,7 +417,9 @@ TEST(ApiConfigTest, TokensFileErrorsExit2) {
   };
   const std::vector<Case> cases = {
       {"read " + kReadToken + "\nsuper " + kWriteToken + "\n", "line 2: unknown scope"},
-      {"# only a comment\n\nwrite\n", "line 3: expected `SCOPE TOKEN`"},
+      {"# only a comment\n\nwrite\n", "line 3: expected `SCOPE TOKEN [name=NAME]"},
+      {"write " + kWriteToken + " name=a name=b\n", "line 1: name= given twice"},
+      {"write " + kWriteToken + " owner=me\n", "line 1: unknown option 'owner'"},
       {"admin short\n", "line 1: token shorter than 16 characters"},
       {"\n# nothing\n", "no tokens"},
   };

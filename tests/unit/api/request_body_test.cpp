@@ -1,5 +1,5 @@
 // The bodies and queries expiry-api reads (src/api/request_body.h): PUT /v1/tasks/{id},
-// POST /v1/pause and GET /v1/tasks.
+// POST /v1/pause, GET /v1/tasks, the batch and the bulk actions' bodies and their cursor.
 #include "api/request_body.h"
 
 #include <gtest/gtest.h>
@@ -212,6 +212,113 @@ TEST(ApiRequestBody, SchedulePreviewBodyAndQuery) {
   EXPECT_EQ(std::get<long long>(parse_preview_query({{"count", "7"}})), 7);
   EXPECT_TRUE(std::holds_alternative<std::string>(parse_preview_query({{"count", "0"}})));
   EXPECT_TRUE(std::holds_alternative<std::string>(parse_preview_query({{"limit", "3"}})));
+}
+
+// The batch of POST /v1/tasks/batch: the body's faults refuse it all, an item's are its own.
+TEST(ApiRequestBody, BatchBodyKeepsEachItemsOwnRefusal) {
+  auto parsed = parse_batch_body(R"({"tasks": [{"id": "a", "delay_ms": 5, "payload": "x"},
+                                               {"id": "b", "delay_ms": "soon"},
+                                               {"delay_ms": 5},
+                                               {"id": "c\u0001", "delay_ms": 5},
+                                               7,
+                                               {"id": "d", "at_ms": 4102444800000, "colour": 1},
+                                               {"id": "e", "at_ms": 4102444800000}]})",
+                                 std::string(kTrace));
+  ASSERT_TRUE((std::holds_alternative<std::vector<BatchItem>>(parsed)));
+  const auto& items = std::get<std::vector<BatchItem>>(parsed);
+  ASSERT_EQ(items.size(), 7u);
+  ASSERT_TRUE(std::holds_alternative<Task>(items[0].task));
+  EXPECT_EQ(items[0].id, "a");
+  EXPECT_EQ(std::get<Task>(items[0].task).id, "a");
+  EXPECT_EQ(std::get<Task>(items[0].task).payload, "x");
+  EXPECT_EQ(std::get<Task>(items[0].task).options.traceparent, kTrace) << "the header is every item's default";
+  EXPECT_EQ(std::get<std::string>(items[1].task), "delay_ms must be an integer");
+  EXPECT_EQ(items[2].id, "");
+  EXPECT_EQ(std::get<std::string>(items[2].task), "id must be a string, the task's id");
+  EXPECT_TRUE(std::holds_alternative<std::string>(items[3].task)) << "a control character in the id";
+  EXPECT_NE(std::get<std::string>(items[4].task).find("must be a JSON object"), std::string::npos);
+  EXPECT_EQ(std::get<std::string>(items[5].task), "unknown field \"colour\"");
+  ASSERT_TRUE(std::holds_alternative<Task>(items[6].task));
+  EXPECT_EQ(std::get<Task>(items[6].task).mode, ScheduleMode::At);
+
+  EXPECT_TRUE((std::get<std::vector<BatchItem>>(parse_batch_body(R"({"tasks": []})", std::nullopt)).empty()));
+}
+
+TEST(ApiRequestBody, BatchBodyRefusedWhole) {
+  const auto refusal = [](const std::string& body) {
+    auto p = parse_batch_body(body, std::nullopt);
+    return std::holds_alternative<BodyRefusal>(p) ? std::get<BodyRefusal>(p) : BodyRefusal{0, "(parsed)"};
+  };
+  EXPECT_EQ(refusal("{").status, 400);
+  EXPECT_EQ(refusal("[]").status, 400);
+  EXPECT_EQ(refusal("{}").status, 400);
+  EXPECT_EQ(refusal(R"({"tasks": {"id": "a"}})").status, 400);
+  EXPECT_EQ(refusal(R"({"tasks": [], "atomic": true})").detail, "unknown field \"atomic\"");
+  std::string many = R"({"tasks": [)";
+  for (size_t i = 0; i <= kMaxBatchTasks; ++i) many += std::string(i ? "," : "") + R"({"id": "t", "delay_ms": 1})";
+  const BodyRefusal over = refusal(many + "]}");
+  EXPECT_EQ(over.status, 413);
+  EXPECT_NE(over.detail.find("1001 tasks; at most 1000"), std::string::npos) << over.detail;
+  many.clear();
+  for (size_t i = 0; i < kMaxBatchTasks; ++i) many += std::string(i ? "," : "") + R"({"id": "t", "delay_ms": 1})";
+  EXPECT_EQ(refusal(R"({"tasks": [)" + many + "]}").detail, "(parsed)");
+}
+
+TEST(ApiRequestBody, RangeBodyTakesExactlyOneForm) {
+  auto parsed = parse_range_body(R"({"prefix": "order:"})");
+  ASSERT_TRUE(std::holds_alternative<RangeRequest>(parsed)) << std::get<std::string>(parsed);
+  EXPECT_EQ(std::get<RangeRequest>(parsed).prefix, "order:");
+  EXPECT_EQ(std::get<RangeRequest>(parsed).limit, kMaxRangeExamined);
+  EXPECT_FALSE(std::get<RangeRequest>(parsed).cursor);
+
+  parsed = parse_range_body(R"({"due_from_ms": 1000, "due_to_ms": 2000, "limit": 5, "cursor": "2/1500:3"})");
+  ASSERT_TRUE(std::holds_alternative<RangeRequest>(parsed)) << std::get<std::string>(parsed);
+  const RangeRequest& r = std::get<RangeRequest>(parsed);
+  EXPECT_TRUE(r.prefix.empty());
+  EXPECT_EQ(r.due_from_ms, 1000);
+  EXPECT_EQ(r.due_to_ms, 2000);
+  EXPECT_EQ(r.limit, 5);
+  ASSERT_TRUE(r.cursor);
+  EXPECT_EQ(r.cursor->bucket, 2);
+  EXPECT_EQ(r.cursor->step, "1500:3");
+  EXPECT_TRUE(std::holds_alternative<RangeRequest>(parse_range_body(R"({"due_to_ms": 2000})")));
+  EXPECT_TRUE(std::holds_alternative<RangeRequest>(parse_range_body(R"({"due_from_ms": 0})")));
+
+  const auto error = [](const char* body) {
+    auto p = parse_range_body(body);
+    return std::holds_alternative<std::string>(p) ? std::get<std::string>(p) : std::string("(parsed)");
+  };
+  const std::string one_form =
+      R"(give exactly one form: {"prefix": ...} or {"due_from_ms": ..., "due_to_ms": ...})";
+  EXPECT_EQ(error("{}"), one_form);
+  EXPECT_EQ(error(R"({"limit": 5})"), one_form);
+  EXPECT_EQ(error(R"({"prefix": "a", "due_to_ms": 5})"), one_form);
+  EXPECT_EQ(error(R"({"prefix": "a", "due_from_ms": 1, "due_to_ms": 5})"), one_form);
+  EXPECT_EQ(error(R"({"prefix": ""})"), "prefix must not be empty");
+  EXPECT_EQ(error(R"({"prefix": 5})"), "prefix must be a string");
+  EXPECT_EQ(error(R"({"due_from_ms": 5, "due_to_ms": 5})"),
+            "due_from_ms must be less than due_to_ms (the range is due_from_ms <= due < due_to_ms)");
+  EXPECT_EQ(error(R"({"due_to_ms": -1})"), "due_to_ms must be between 0 and 253402300799999");
+  EXPECT_EQ(error(R"({"due_to_ms": "soon"})"), "due_to_ms must be an integer");
+  EXPECT_EQ(error(R"({"prefix": "a", "limit": 0})"), "limit must be between 1 and 10000");
+  EXPECT_EQ(error(R"({"prefix": "a", "limit": 10001})"), "limit must be between 1 and 10000");
+  EXPECT_EQ(error(R"({"prefix": "a", "cursor": "garbage"})"), "cursor is not a next_cursor this API gave");
+  EXPECT_EQ(error(R"({"prefix": "a", "before": 1})"), "unknown field \"before\"");
+  EXPECT_EQ(error("[]"), "the body must be a JSON object");
+}
+
+TEST(ApiRequestBody, RangeCursorRoundTripsAndRefusesOtherText) {
+  for (const RangeCursor& c : {RangeCursor{0, ""}, RangeCursor{3, "1767225600000:2"}, RangeCursor{15, "1.5e+12:0"}}) {
+    const auto back = parse_range_cursor(range_cursor_text(c));
+    ASSERT_TRUE(back) << range_cursor_text(c);
+    EXPECT_EQ(back->bucket, c.bucket);
+    EXPECT_EQ(back->step, c.step);
+  }
+  EXPECT_EQ(range_cursor_text({3, "17:2"}), "3/17:2");
+  for (const char* bad : {"", "/", "x/", "0", "-1/", "0/17", "0/:2", "0/17:", "0/17:x", "0/a:b:2", "123456/",
+                          "0/1:2:3"}) {
+    EXPECT_FALSE(parse_range_cursor(bad)) << bad;
+  }
 }
 
 }  // namespace

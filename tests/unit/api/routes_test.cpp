@@ -46,6 +46,9 @@ TEST(ApiRoutes, EachRouteAndItsScope) {
       {"POST", "/v1/schedules/s1/pause", Route::SchedulePause, Scope::Write},
       {"POST", "/v1/schedules/s1/resume", Route::ScheduleResume, Scope::Write},
       {"GET", "/v1/schedules/s1/preview", Route::SchedulePreview, Scope::Read},
+      {"POST", "/v1/tasks/batch", Route::TaskBatch, Scope::Write},
+      {"POST", "/v1/tasks/cancel", Route::TaskCancelRange, Scope::Write},
+      {"POST", "/v1/tasks/run-now", Route::TaskRunNowRange, Scope::Write},
   };
   for (const Case& c : cases) {
     const RouteMatch m = match_route(c.method, c.path);
@@ -141,6 +144,38 @@ TEST(ApiRoutes, ScheduleIdsAreDecodedAndCheckedLikeTaskIds) {
   EXPECT_NE(m.detail.find("schedule id"), std::string::npos) << m.detail;
   m = match_route("GET", "/v1/schedules/preview");
   EXPECT_EQ(m.status, 405) << "the id preview names the offline preview";
+}
+
+// A task may be named batch, cancel or run-now: only POST reaches the bulk routes.
+TEST(ApiRoutes, BulkRoutesArePostOnlyAndLeaveTasksOfTheirNames) {
+  for (const char* name : {"batch", "cancel", "run-now"}) {
+    const std::string path = std::string("/v1/tasks/") + name;
+    RouteMatch m = match_route("POST", path);
+    ASSERT_TRUE(m.route) << path << ": " << m.detail;
+    EXPECT_EQ(m.label, path);
+    EXPECT_EQ(m.scope, Scope::Write);
+    EXPECT_TRUE(m.id.empty());
+    for (const auto& [method, route] : {std::pair{"GET", Route::TaskGet}, std::pair{"HEAD", Route::TaskGet},
+                                        std::pair{"PUT", Route::TaskPut}, std::pair{"DELETE", Route::TaskDelete}}) {
+      m = match_route(method, path);
+      ASSERT_TRUE(m.route) << method << " " << path;
+      EXPECT_EQ(*m.route, route) << method << " " << path;
+      EXPECT_EQ(m.id, name);
+      EXPECT_EQ(m.label, "/v1/tasks/{id}");
+    }
+    m = match_route("PATCH", path);
+    EXPECT_EQ(m.status, 405);
+    EXPECT_EQ(m.allow, "GET, HEAD, PUT, DELETE, POST");
+  }
+  // The run-now of the task named run-now, and POST of other ids, are as before.
+  RouteMatch m = match_route("POST", "/v1/tasks/run-now/run-now");
+  ASSERT_TRUE(m.route);
+  EXPECT_EQ(*m.route, Route::TaskRunNow);
+  EXPECT_EQ(m.id, "run-now");
+  m = match_route("POST", "/v1/tasks/batches");
+  EXPECT_EQ(m.status, 405);
+  EXPECT_EQ(m.allow, "GET, HEAD, PUT, DELETE");
+  EXPECT_EQ(match_route("POST", "/v1/tasks/batch/x").status, 404);
 }
 
 }  // namespace
