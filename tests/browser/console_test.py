@@ -3,7 +3,8 @@
 a real redis-server, an expiry-relay and expiry-api started for the run (console_stack.py).
 
 Usage: console_test.py BUILD_DIR [--screenshots DIR] [unittest arguments]
-  --screenshots DIR: also writes DIR/console-overview.png and DIR/console-task.png (1280x800).
+  --screenshots DIR: also writes DIR/console-overview.png, DIR/console-task.png and
+  DIR/console-schedule.png (1280x800).
 """
 import contextlib
 import json
@@ -11,6 +12,7 @@ import os
 import shutil
 import sys
 import unittest
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from console_stack import ADMIN_TOKEN, READ_TOKEN, WRITE_TOKEN, ConsoleStack, wait_for  # noqa: E402
@@ -112,6 +114,39 @@ class ConsoleTest(unittest.TestCase):
 
     def schedule(self, task_id, delay_ms=3600_000, payload='{"order": 42}'):
         self.stack.ctl("schedule", task_id, "--delay-ms", str(delay_ms), "--payload", payload)
+
+    def api(self, path, token=READ_TOKEN, method="GET", body=None, expect=200):
+        """A call to expiry-api; its JSON answer, once its status is `expect`."""
+        status, _, text = self.stack.http(path, token, method, body)
+        self.assertEqual(status, expect, "%s %s: %s" % (method, path, text))
+        return json.loads(text) if text else None
+
+    @staticmethod
+    def schedule_path(schedule_id):
+        return "/v1/schedules/" + urllib.parse.quote(schedule_id, safe="")
+
+    def recur(self, schedule_id, **fields):
+        """Sets a recurring schedule through PUT /v1/schedules/{id}. Its occurrences start in 2030 unless
+        told: none comes due while the tests run, and its next ones are the same whenever they run."""
+        body = {"cron": "0 6 * * *", "tz": "Europe/Paris", "start": "2030-01-01T00:00:00Z"}
+        body.update(fields)
+        self.api(self.schedule_path(schedule_id), WRITE_TOKEN, "PUT", body, expect=201)
+
+    def open_schedule(self, schedule_id):
+        wait_for(lambda: self.visible("schedule-state") and
+                 self.driver.find_element(By.ID, "schedule-title").text == "Schedule " + schedule_id,
+                 "the page of schedule " + schedule_id)
+
+    def shown_occurrences(self):
+        """The occurrences the schedule's page shows: (in its zone, UTC, the browser's time) per row."""
+        return [tuple(row.find_element(By.CSS_SELECTOR, '[data-testid="%s"]' % cell).text
+                      for cell in ("occurrence-zone", "occurrence-utc", "occurrence-local"))
+                for row in self.all_visible("occurrence-row")]
+
+    @staticmethod
+    def expected_occurrences(occurrences):
+        """The API's occurrences as the page shows them (in the zone and UTC; ISO-8601 without .000)."""
+        return [(o["local"].replace(".000", ""), o["utc"].replace(".000Z", "Z")) for o in occurrences]
 
     @contextlib.contextmanager
     def phone(self):
@@ -322,6 +357,97 @@ class ConsoleTest(unittest.TestCase):
         self.assertIsNone(self.visible("pause"))
         self.assertEqual(self.stack.http("/v1/pause", WRITE_TOKEN, "POST")[0], 403)
 
+    # ---- issue 44: a recurring schedule shown as itself ----------------------------------------
+
+    def test_a_schedule_opens_as_itself_with_its_rule_zone_and_next_occurrences(self):
+        self.recur("report:paris", payload='{"report": "daily"}', misfire="skip")
+        self.sign_in(READ_TOKEN)
+        # The overview lists it, linked to its schedule's page, not to the task page.
+        link = wait_for(lambda: next((e for e in self.all_visible("schedule-link") if e.text == "report:paris"), None),
+                        "report:paris to be listed on the overview")
+        self.assertTrue(link.get_attribute("href").endswith("#/schedule/report%3Aparis"), link.get_attribute("href"))
+        link.click()
+        self.open_schedule("report:paris")
+        stored = self.api(self.schedule_path("report:paris"))
+        self.assertEqual(self.find("schedule-state").text, "active")
+        self.assertEqual(self.find("schedule-rule").text, stored["rule"])
+        self.assertEqual(self.find("schedule-rule").text, "0 6 * * *")
+        self.assertEqual(self.find("schedule-tz").text, "Europe/Paris")
+        self.assertIn("skip", self.find("schedule-misfire").text)
+        self.assertIn('"report": "daily"', self.find("schedule-payload").text)  # pretty JSON
+        # The next occurrences, as the API computes them, in the zone, in UTC and in the browser's zone.
+        shown = wait_for(lambda: len(self.shown_occurrences()) == 5 and self.shown_occurrences(),
+                         "the next 5 occurrences to show")
+        self.assertEqual([row[:2] for row in shown], self.expected_occurrences(stored["next"]))
+        self.assertEqual(shown[0][:2], ("2030-01-01T06:00:00+01:00", "2030-01-01T05:00:00Z"))
+        self.assertTrue(all(row[2] for row in shown))
+        # More, through the preview route.
+        self.find("schedule-more").click()
+        preview = self.api(self.schedule_path("report:paris") + "/preview?count=25")["occurrences"]
+        shown = wait_for(lambda: len(self.shown_occurrences()) == 25 and self.shown_occurrences(),
+                         "the next 25 occurrences to show")
+        self.assertEqual([row[:2] for row in shown], self.expected_occurrences(preview))
+        # A read token has no action on it, and the server refuses it one.
+        for testid in ("schedule-pause", "schedule-resume", "schedule-delete"):
+            self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, '[data-testid="%s"]' % testid), [], testid)
+        self.assertEqual(self.stack.http(self.schedule_path("report:paris") + "/pause", READ_TOKEN, "POST")[0], 403)
+        # Its armed occurrence is a task whose page links back to the schedule.
+        self.find("schedule-armed").click()
+        self.open_task("report:paris")
+        self.find("task-schedule").click()
+        self.open_schedule("report:paris")
+        # The schedules view lists it too.
+        self.go("#/schedules")
+        wait_for(lambda: next((e for e in self.all_visible("schedule-link") if e.text == "report:paris"), None),
+                 "report:paris to be listed under Schedules").click()
+        self.open_schedule("report:paris")
+
+    def test_a_schedule_is_paused_resumed_and_deleted_from_its_page(self):
+        self.recur("poll:hourly", cron="0 * * * *", tz="UTC")
+        path = self.schedule_path("poll:hourly")
+        self.sign_in(WRITE_TOKEN, "#/schedule/poll%3Ahourly")
+        self.open_schedule("poll:hourly")
+        self.assertIsNone(self.visible("schedule-resume"))
+        self.find("schedule-pause").click()
+        self.confirm()
+        wait_for(lambda: self.api(path)["paused"], "GET %s to say paused" % path)
+        self.assertIsNone(self.api(path)["armed_ms"])
+        wait_for(lambda: self.find("schedule-state").text == "paused" and self.visible("no-occurrences"),
+                 "the page to show the schedule paused, with no next occurrence")
+        self.assertIsNone(self.visible("schedule-pause"))
+        self.find("schedule-resume").click()
+        self.confirm()
+        wait_for(lambda: not self.api(path)["paused"], "GET %s to say not paused" % path)
+        wait_for(lambda: self.find("schedule-state").text == "active" and len(self.shown_occurrences()) == 5,
+                 "the page to show the schedule active again, with its next occurrences")
+        self.assertEqual([row[:2] for row in self.shown_occurrences()],
+                         self.expected_occurrences(self.api(path)["next"]))
+        # Delete asks first; called off, the schedule stays.
+        self.find("schedule-delete").click()
+        self.find("confirm-cancel").click()
+        wait_for(lambda: not self.driver.find_element(By.ID, "confirm-dialog").is_displayed(), "the dialog to close")
+        self.assertFalse(self.api(path)["paused"])
+        self.find("schedule-delete").click()
+        self.confirm()
+        wait_for(lambda: self.stack.http(path, READ_TOKEN)[0] == 404, "GET %s to answer 404" % path)
+        self.find("schedule-missing")
+        self.assertEqual(self.stack.redis("ZSCORE", "expiry:{0}:schedule", "poll:hourly"), "(nil)")
+
+    def test_a_retried_occurrence_links_to_its_schedule(self):
+        # A retry of an occurrence is a one-off task "<schedule>#<occurrence_ms>" with as_id (what
+        # expiry_retry writes for an occurrence whose handler failed; docs/protocol.md).
+        self.recur("retry:source")
+        task_id = "retry:source#1893474000000"
+        self.schedule(task_id)
+        self.stack.redis("HSET", "expiry:{0}:task:" + task_id, "as_id", "retry:source", "occurrence_ms",
+                         "1893474000000")
+        self.sign_in(READ_TOKEN)
+        self.open_task(task_id)
+        link = self.find("task-schedule")
+        self.assertEqual(link.text, "retry:source")
+        link.click()
+        self.open_schedule("retry:source")
+
     # ---- beyond the list: the page's own safety ---------------------------------------------
 
     def test_the_page_is_served_with_a_strict_policy_and_escapes_data(self):
@@ -349,6 +475,21 @@ class ConsoleTest(unittest.TestCase):
                  "the hostile task's payload to show as text")
         self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#main img"), [])
         self.assertIsNone(self.driver.execute_script("return window.pwned"))
+        # So is a schedule's, listed and on its own page, and the task page's link to it.
+        recur_id = "xss-recur:" + hostile
+        self.recur(recur_id, payload=hostile)
+        self.go("#/schedules")
+        wait_for(lambda: next((e for e in self.all_visible("schedule-link") if e.text == recur_id), None),
+                 "the hostile schedule to be listed").click()
+        self.open_schedule(recur_id)
+        wait_for(lambda: self.visible("schedule-payload") and self.visible("schedule-payload").text == hostile,
+                 "the hostile schedule's payload to show as text")
+        self.find("schedule-armed").click()
+        self.open_task(recur_id)
+        self.assertEqual(self.find("task-schedule").text, recur_id)
+        self.assertEqual(self.find("payload").text, hostile)
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#main img"), [])
+        self.assertIsNone(self.driver.execute_script("return window.pwned"))
 
     def test_zz_screenshots(self):
         if not SCREENSHOTS:
@@ -373,16 +514,22 @@ class ConsoleTest(unittest.TestCase):
         self.open_task("order:1003:payment-timeout")
         self.find("payload")
         self.driver.save_screenshot(os.path.join(SCREENSHOTS, "console-task.png"))
+        self.go("#/schedule/report:daily")
+        self.open_schedule("report:daily")
+        self.find("occurrences")
+        self.driver.save_screenshot(os.path.join(SCREENSHOTS, "console-schedule.png"))
         self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
     def test_readable_at_phone_width(self):
         self.schedule("phone:task")
+        self.recur("phone:recur")
         with self.phone():
             self.sign_in(WRITE_TOKEN)
             # Nothing wider than the screen: the page never scrolls sideways (tables scroll inside
             # their own box). Each view is checked once its own content shows.
             for where, selector, needle in (("#/overview", '[data-testid="pending-count"]', ""),
                                             ("#/task/phone:task", '#view-task [data-testid="task-state"]', "pending"),
+                                            ("#/schedule/phone:recur", '[data-testid="occurrence-zone"]', "2030"),
                                             ("#/dead", '#dead-list table, [data-testid="no-dead"]', "")):
                 self.go(where)
                 self.assert_fits(selector, needle, where)

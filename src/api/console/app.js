@@ -14,6 +14,10 @@ const SCOPES = ['read', 'write', 'admin'];
 // Free text in a list (a dead letter's reason: a webhook's answer can put 200 bytes in it) shows
 // its first SHORT_TEXT characters, the whole in the element's title and on the dead letter's details.
 const SHORT_TEXT = 60;
+// The schedules view lists this many (GET /v1/recurring, one read per schedule); a schedule's page
+// shows the next 5 occurrences (GET /v1/schedules/{id}), or MORE_OCCURRENCES when asked.
+const SCHEDULES_LISTED = 200;
+const MORE_OCCURRENCES = 25;
 
 const state = {
   scope: null,            // 'read' | 'write' | 'admin' once signed in
@@ -23,6 +27,7 @@ const state = {
   dead: [],               // the dead letters listed
   more: false,            // more dead letters follow those listed
   selected: new Set(),    // dead-letter entries selected
+  scheduleLoad: 0,        // counts schedule page loads: only the latest one renders
 };
 
 // ---- DOM helpers: text only, never HTML ------------------------------------------------------
@@ -278,7 +283,7 @@ function signOut(message) {
 function showView(name) {
   for (const section of document.querySelectorAll('.view')) section.hidden = section.id !== 'view-' + name;
   for (const link of document.querySelectorAll('#nav a')) {
-    if (link.dataset.view === name || (name === 'task' && link.dataset.view === 'tasks')) {
+    if (link.dataset.view === name || link.dataset.view === name + 's') {
       link.setAttribute('aria-current', 'page');
     } else {
       link.removeAttribute('aria-current');
@@ -303,12 +308,13 @@ function decoded(part) {
   }
 }
 
-// The task view, saying the link followed (location.hash) names no task.
-function showBadLink() {
-  $('task-title').textContent = 'Not a valid link';
-  replace($('task-body'), el('p', {class: 'error', role: 'alert', 'data-testid': 'bad-link'},
+// The task or schedule view (`what`), saying the link followed (location.hash) names none.
+function showBadLink(what) {
+  $(what + '-title').textContent = 'Not a valid link';
+  replace($(what + '-body'), el('p', {class: 'error', role: 'alert', 'data-testid': 'bad-link'},
     'Not a valid link: ' + location.hash + ' holds a malformed percent escape (each % must start a %XX escape ' +
-    'of UTF-8 text), so it names no task. Search for the task instead.'));
+    'of UTF-8 text), so it names no ' + what + '. ' + (what === 'task' ? 'Search for the task instead.'
+      : 'Find it among the schedules instead.')));
 }
 
 function stopRefresh() {
@@ -336,8 +342,17 @@ async function route() {
   else if (view === 'task') {
     showView('task');
     const id = decoded(rest);
-    if (id === null) showBadLink(); else await showTask(id);
+    if (id === null) showBadLink('task'); else await showTask(id);
     focusHeading('task-title');
+  }
+  else if ((view === 'schedule' || view === 'schedules') && rest) {
+    showView('schedule');
+    const id = decoded(rest);
+    if (id === null) showBadLink('schedule'); else await showSchedule(id);
+    focusHeading('schedule-title');
+  }
+  else if (view === 'schedules' || view === 'schedule') {
+    showView('schedules'); focusHeading('schedules-title'); await showSchedules();
   }
   else if (view === 'dead') { showView('dead'); focusHeading('dead-title'); await showDead(); }
   else if (view === 'pause' && can('admin')) { showView('pause'); focusHeading('pause-title'); await showPause(); }
@@ -419,14 +434,7 @@ function renderOverview(o, timeline, recurring) {
     : o.relays.count === 0 ? el('p', {class: 'warn'}, 'No relay is connected: nothing is being forwarded.')
     : el('ul', {}, o.relays.instances.map((name) => el('li', {}, name))));
 
-  const schedules = recurring.schedules;
-  replace($('recurring'), schedules.length === 0 ? el('p', {}, 'No recurring schedules.')
-    : [table('Recurring schedules', ['Id', 'Rule', 'Zone', 'Next (UTC)', 'Next (local)', 'State', 'Fired'],
-        schedules.map((r) => el('tr', {'data-testid': 'recurring-row'},
-          el('td', {}, el('a', {href: '#/task/' + encodeURIComponent(r.id)}, r.id)), el('td', {}, r.rule || '-'),
-          el('td', {}, r.tz || '-'), el('td', {}, utc(r.next_ms)), el('td', {}, r.next_local || local(r.next_ms)),
-          el('td', {}, r.paused ? 'paused' : r.ended ? 'ended' : 'active'), el('td', {class: 'num'}, count(r.fired))))),
-       recurring.more ? el('p', {class: 'help'}, 'The first ' + schedules.length + ' are shown.') : null]);
+  replace($('recurring'), recurringTable(recurring));
 }
 
 // Three histograms (next minute, hour, day), hand-drawn in SVG, each with a text equivalent.
@@ -541,6 +549,11 @@ async function showTask(id) {
   }
   const parts = [el('p', {}, 'State: ', el('strong', {class: 'state state-' + s.state, 'data-testid': 'task-state'},
     s.state))];
+  const schedule = scheduleOf(s);
+  if (schedule !== null) {
+    parts.push(el('p', {}, 'An occurrence of the recurring schedule ',
+      el('a', {href: scheduleHref(schedule), 'data-testid': 'task-schedule'}, schedule), '.'));
+  }
   if (s.state === 'pending') {
     const t = s.task;
     parts.push(el('dl', {class: 'fields'},
@@ -597,6 +610,11 @@ function taskOptions(t) {
 
 function taskActions(id, t) {
   const path = '/v1/tasks/' + encodeURIComponent(id);
+  // Cancelling a schedule's armed occurrence skips that one: the schedule arms its next.
+  const cancelText = t.recur && !t.as_id
+    ? 'Cancel this occurrence of schedule ' + id + '? It will not fire; the schedule arms its next one ' +
+      '(pause or delete the schedule to stop it).'
+    : 'Cancel task ' + id + '? It will not fire.';
   const after = (message) => (answer) => {
     if (answer) { showNotice(message); showTask(id); }
   };
@@ -605,7 +623,7 @@ function taskActions(id, t) {
     () => api('POST', path + '/reschedule', body)).then(after('Rescheduled ' + id + '.'));
   return el('div', {class: 'actions', role: 'group', 'aria-label': 'Actions on this task'},
     el('button', {type: 'button', class: 'danger', 'data-testid': 'task-cancel', onclick: () =>
-      act('Cancel ' + id, 'Cancel task ' + id + '? It will not fire.', () => api('DELETE', path))
+      act('Cancel ' + id, cancelText, () => api('DELETE', path))
         .then((answer) => { if (answer) { showNotice('Cancelled ' + id + '.'); showTask(id); } })}, 'Cancel task'),
     el('button', {type: 'button', 'data-testid': 'task-run-now', onclick: () =>
       act('Run ' + id + ' now', 'Make task ' + id + ' due now, so the relay forwards it at once?',
@@ -620,6 +638,138 @@ function taskActions(id, t) {
         if (!chosen.value || isNaN(at)) { showError('Choose a date and time first.'); chosen.focus(); return; }
         reschedule('at ' + local(at) + ' (' + utc(at) + ')', {at_ms: at});
       }}, 'Reschedule')));
+}
+
+// ---- recurring schedules ---------------------------------------------------------------------
+
+function scheduleHref(id) { return '#/schedule/' + encodeURIComponent(id); }
+
+// The recurring schedule whose occurrence a task's state (GET /v1/tasks/{id}/state) shows, or
+// null. A pending occurrence has recur (its id is the schedule's), a retry of one also as_id (the
+// schedule's; its own id is "<schedule>#<occurrence_ms>"); a forwarded or dead-lettered
+// occurrence's entry has recur, and id naming the schedule (docs/protocol.md).
+function scheduleOf(s) {
+  if (s.task) return s.task.as_id ? s.task.as_id : s.task.recur ? s.task.id : null;
+  for (const entry of [s.fired, s.dead]) {
+    if (entry && entry.fields && entry.fields.recur && entry.fields.id) return entry.fields.id;
+  }
+  return null;
+}
+
+function scheduleState(r) { return r.paused ? 'paused' : r.ended ? 'ended' : 'active'; }
+
+// A page of GET /v1/recurring as a table, each id a link to its schedule's page.
+function recurringTable(recurring) {
+  const schedules = recurring.schedules;
+  if (schedules.length === 0) return el('p', {'data-testid': 'no-schedules'}, 'No recurring schedules.');
+  return [table('Recurring schedules', ['Id', 'Rule', 'Zone', 'Next (UTC)', 'Next (in its zone)', 'State', 'Fired'],
+    schedules.map((r) => el('tr', {'data-testid': 'recurring-row'},
+      el('td', {}, el('a', {href: scheduleHref(r.id), 'data-testid': 'schedule-link'}, r.id)),
+      el('td', {}, r.rule || '-'), el('td', {}, r.tz || '-'), el('td', {}, utc(r.next_ms)),
+      el('td', {}, r.next_local ? zoned(r.next_local) : '-'), el('td', {}, scheduleState(r)),
+      el('td', {class: 'num'}, count(r.fired))))),
+  recurring.more ? el('p', {class: 'help'}, 'The first ' + schedules.length + ' are shown.') : null];
+}
+
+// An instant as the API gives it in a schedule's zone (ISO-8601 with its offset), without the
+// milliseconds when they are zero, as utc() shows UTC.
+function zoned(text) { return String(text).replace(/\.000(?=[+-]|Z|$)/, ''); }
+
+async function showSchedules() {
+  try {
+    const page = await api('GET', '/v1/recurring?limit=' + SCHEDULES_LISTED);
+    if (!$('view-schedules').hidden) replace($('schedule-list'), recurringTable(page));
+  } catch (e) {
+    showError('Schedules: ' + describe(e));
+  }
+}
+
+function misfireText(s) {
+  const policy = {skip: 'skip: a missed occurrence is dropped', once: 'once: one catch-up, the latest missed',
+    all: 'all: every missed one, at most ' + count(s.misfire_max) + ' in a row'}[s.misfire];
+  return (policy || s.misfire || '-') + ' (missed: more than ' + duration(s.grace_ms) + ' late)';
+}
+
+// A schedule's page: its definition as stored, its next occurrences (the 5 the schedule gives,
+// or MORE_OCCURRENCES through the preview route) in its zone, in UTC and in the browser's zone.
+async function showSchedule(id, more) {
+  const load = ++state.scheduleLoad;
+  $('schedule-title').textContent = 'Schedule ' + id;
+  const body = $('schedule-body');
+  if (!more) replace(body, el('p', {}, 'Loading…'));
+  const path = '/v1/schedules/' + encodeURIComponent(id);
+  let s, next;
+  try {
+    s = await api('GET', path);
+    next = more && !s.paused ? (await api('GET', path + '/preview?count=' + MORE_OCCURRENCES)).occurrences : s.next;
+  } catch (e) {
+    if (load !== state.scheduleLoad) return;
+    replace(body, e.status === 404
+      ? el('p', {'data-testid': 'schedule-missing'}, 'No recurring schedule ' + id + ': it was deleted, or never set.')
+      : el('p', {class: 'error'}, describe(e)));
+    return;
+  }
+  if (load !== state.scheduleLoad) return;
+  const status = scheduleState(s);
+  const parts = [el('p', {}, 'State: ', el('strong', {class: 'state state-' + status, 'data-testid': 'schedule-state'},
+    status))];
+  parts.push(el('dl', {class: 'fields'},
+    field('Rule', s.rule, 'schedule-rule'), field('Zone', s.tz, 'schedule-tz'),
+    field('Not before (UTC)', s.start_ms === null ? 'no start set' : utc(s.start_ms)),
+    field('Not after (UTC)', s.end_ms === null ? 'no end set' : utc(s.end_ms)),
+    field('Stream', s.stream || 'the relay\'s default', 'schedule-stream'),
+    field('Webhook', s.webhook || 'none', 'schedule-webhook'),
+    field('Misfire policy', misfireText(s), 'schedule-misfire'),
+    field('Lateness limit', s.max_late_ms === null ? 'none' : duration(s.max_late_ms)),
+    field('Armed occurrence', s.armed_ms === null ? 'none' : el('a', {href: '#/task/' + encodeURIComponent(id),
+      'data-testid': 'schedule-armed'}, 'task ' + id + ', due ' + utc(s.armed_ms))),
+    field('Last occurrence (UTC)', s.last_ms === null ? 'none yet' : utc(s.last_ms)),
+    field('Fired / skipped', count(s.fired) + ' / ' + count(s.skipped)),
+    field('Created (UTC)', utc(s.created_ms)), field('Updated (UTC)', s.updated_ms === null ? 'never' : utc(s.updated_ms)),
+    field('Version', s.version)));
+  parts.push(el('h3', {}, 'Next occurrences'));
+  if (next.length) {
+    parts.push(el('div', {class: 'scroll'}, table('Next occurrences', ['#', 'In ' + s.tz, 'UTC', 'Your time'],
+      next.map((o, i) => el('tr', {'data-testid': 'occurrence-row'}, el('td', {class: 'num'}, i + 1),
+        el('td', {'data-testid': 'occurrence-zone'}, zoned(o.local)),
+        el('td', {'data-testid': 'occurrence-utc'}, utc(o.utc_ms)),
+        el('td', {'data-testid': 'occurrence-local'}, local(o.utc_ms)))), {'data-testid': 'occurrences'})));
+    if (!more && next.length >= 5) {
+      parts.push(el('p', {}, el('button', {type: 'button', 'data-testid': 'schedule-more',
+        onclick: () => showSchedule(id, true)}, 'Show the next ' + MORE_OCCURRENCES)));
+    }
+  } else {
+    parts.push(el('p', {'data-testid': 'no-occurrences'}, s.paused
+      ? 'None while paused: resuming arms the next occurrence from then on (those missed meanwhile do not fire).'
+      : 'None: the rule has no occurrence left' + (s.end_ms === null ? '.' : ' before ' + utc(s.end_ms) + '.')));
+  }
+  parts.push(el('h3', {}, 'Payload'), el('pre', {class: 'payload', 'data-testid': 'schedule-payload'},
+    s.payload ? prettyPayload(s.payload) : '(empty)'));
+  if (can('write')) parts.push(scheduleActions(id, s));
+  replace(body, parts);
+}
+
+function scheduleActions(id, s) {
+  const path = '/v1/schedules/' + encodeURIComponent(id);
+  const after = (message) => async (answer) => {
+    if (!answer) return;
+    showNotice(message);
+    await showSchedule(id);
+    focusHeading('schedule-title');
+  };
+  return el('div', {class: 'actions', role: 'group', 'aria-label': 'Actions on this schedule'},
+    s.paused
+      ? el('button', {type: 'button', 'data-testid': 'schedule-resume', onclick: () =>
+        act('Resume ' + id, 'Resume schedule ' + id + '? Its next occurrence from now is armed; those missed ' +
+          'while it was paused do not fire.', () => api('POST', path + '/resume')).then(after('Resumed ' + id + '.'))},
+        'Resume')
+      : el('button', {type: 'button', 'data-testid': 'schedule-pause', onclick: () =>
+        act('Pause ' + id, 'Pause schedule ' + id + '? Its armed occurrence is cancelled, and none fires until ' +
+          'it is resumed.', () => api('POST', path + '/pause')).then(after('Paused ' + id + '.'))}, 'Pause'),
+    el('button', {type: 'button', class: 'danger', 'data-testid': 'schedule-delete', onclick: () =>
+      act('Delete ' + id, 'Delete schedule ' + id + '? Its armed occurrence is cancelled and no other fires; ' +
+        'the definition is gone.', () => api('DELETE', path)).then(after('Deleted schedule ' + id + '.'))},
+      'Delete schedule'));
 }
 
 // ---- dead letters -----------------------------------------------------------------------------
