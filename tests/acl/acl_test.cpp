@@ -57,21 +57,21 @@ const AclUser kOrderService{
 const AclUser kCtlProducer{
     "expiry-ctl-producer",
     "ACL SETUSER expiry-ctl-producer reset resetchannels on >PRODUCER_PASSWORD"
-    " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:buckets &expiry:{0}:wake"
+    " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* %R~expiry:buckets &expiry:{0}:wake %W~expiry:audit"
     " +fcall|expiry_v2_schedule +fcall|expiry_schedule_many +fcall|expiry_v2_cancel +fcall|expiry_version"
-    " +time +zrange +zadd +zrem +del +hset +set +publish +get +info"};
+    " +time +zrange +zadd +zrem +del +hset +set +publish +get +info +xadd"};
 
 const AclUser kOperator{
     "expiry-operator",
     "ACL SETUSER expiry-operator reset resetchannels on >OPERATOR_PASSWORD"
     " ~expiry:{0}:schedule ~expiry:{0}:t:* ~expiry:{0}:task:* ~expiry:{0}:paused %R~expiry:stream %R~expiry:buckets"
-    " &expiry:{0}:wake ~expiry:stream:dead"
+    " &expiry:{0}:wake ~expiry:stream:dead ~expiry:audit"
     " +fcall|expiry_v2_schedule +fcall|expiry_schedule_many +fcall|expiry_v2_cancel +fcall|expiry_version"
     " +fcall|expiry_replay_dead +fcall|expiry_v2_pause +fcall|expiry_v2_resume +fcall|expiry_v2_run_now"
     " +fcall|expiry_v2_run_now_range +fcall|expiry_v2_cancel_range +function|load"
     " +time +zrange +zadd +zrem +del +hset +set +publish"
     " +zscore +hgetall +pttl +zcard +zcount +xlen +xinfo|groups +xrevrange +xread +scan +exists +multi +exec +eval"
-    " +eval_ro +zrank +hget +hstrlen +xrange +xdel +get +info +type"};
+    " +eval_ro +zrank +hget +hstrlen +xrange +xdel +get +info +type +xadd"};
 
 const AclUser kCanceller{
     "order-canceller",
