@@ -24,6 +24,7 @@
 #include "functions/key_layout.h"
 #include "generated/openapi_json.h"
 #include "inspector/audit_trail.h"
+#include "inspector/inspector.h"
 #include "io/sync/routed_client.h"
 #include "producer/producer.h"
 #include "producer/recurring_schedules.h"
@@ -228,7 +229,7 @@ void ApiService::audit(AuditRecord record, const ApiResponse& answer) {
     // The worker's connection reaches the key only where it reaches every key (as defer()).
     const bool one_redis = !producer_->cluster() && !target_.redis.sentinel.enabled();
     if (one_redis && audit_sink_ && audit_sink_(argv)) return;
-    AuditTrail(producer_->client(), target_.ns, options_.audit_max_entries).append(record);
+    Inspector(*producer_).audit_trail(options_.audit_max_entries).append(record);
   } catch (const std::exception& e) {
     if (const auto held_back = audit_log_.allow(Clock::now())) {
       spdlog::error("audit record of {} {} by {} not written: {} ({} more held back)", record.action,
@@ -432,39 +433,17 @@ ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match
       return json_response(200, act_on_range(producer(), action, range));
     }
     case Route::Stats: {
-      Producer& p = producer();
-      const TaskPlacement& layout = p.placement();
-      const long long now = p.now_ms();
-      long long pending = 0, overdue = 0, paused = 0;
-      std::optional<long long> next_due;
-      for (int b = 0; b < layout.buckets; ++b) {
-        const KeyLayout keys(layout.ns, b);
-        const int slot = TaskPlacement::slot_of_bucket(b);
-        const auto replies = p.client().batch({{slot, {"ZCARD", keys.schedule_key()}},
-                                               {slot, {"ZCOUNT", keys.schedule_key(), "-inf", std::to_string(now)}},
-                                               {slot, {"EXISTS", layout.paused_key_of_bucket(b)}},
-                                               {slot, {"ZRANGE", keys.schedule_key(), "0", "0", "WITHSCORES"}}});
-        for (const Reply& r : replies) {
-          if (r.is_io_error()) throw IoError(r.str);
-          if (r.failed()) throw ReplyError(r.str);
-        }
-        pending += replies[0].integer;
-        overdue += replies[1].integer;
-        paused += replies[2].integer > 0 ? 1 : 0;
-        if (replies[3].elements.size() == 2) {
-          if (auto due = to_integer(replies[3].elements[1].str)) {
-            next_due = next_due ? std::min(*next_due, *due) : *due;
-          }
-        }
-      }
-      return json_response(200, {{"namespace", layout.ns},
-                                 {"cluster", p.cluster()},
-                                 {"buckets", layout.buckets},
-                                 {"now_ms", now},
-                                 {"pending", pending},
-                                 {"overdue", overdue},
-                                 {"paused_buckets", paused},
-                                 {"next_due_ms", next_due ? nlohmann::json(*next_due) : nlohmann::json()}});
+      const NamespaceStats st = Inspector(producer()).stats();
+      // A pause flag the Redis user may not read fails the request, as the flag's EXISTS did.
+      if (!st.pause_known) throw ReplyError("NOPERM: the Redis user may not read the pause flags of " + target_.ns);
+      return json_response(200, {{"namespace", producer().placement().ns},
+                                 {"cluster", producer().cluster()},
+                                 {"buckets", producer().placement().buckets},
+                                 {"now_ms", st.now_ms},
+                                 {"pending", st.pending},
+                                 {"overdue", st.overdue},
+                                 {"paused_buckets", st.pause_flags},
+                                 {"next_due_ms", st.next_due_ms ? nlohmann::json(*st.next_due_ms) : nlohmann::json()}});
     }
     case Route::Pause: {
       auto parsed = parse_pause_body(request.body);
@@ -529,7 +508,7 @@ ApiResponse ApiService::route(const ApiRequest& request, const RouteMatch& match
       if (!pairs) return problem_response(400, "the query string holds a malformed percent escape");
       auto parsed = parse_audit_query(*pairs);
       if (auto* err = std::get_if<std::string>(&parsed)) return problem_response(400, escape_text(*err));
-      AuditTrail trail(producer().client(), target_.ns, options_.audit_max_entries);
+      AuditTrail trail = Inspector(producer()).audit_trail(options_.audit_max_entries);
       return json_response(200, audit_page_json(trail.read(std::get<AuditQuery>(parsed))));
     }
     case Route::ScheduleList: {

@@ -10,11 +10,12 @@
 #include "api/console_views.h"
 #include "api/task_json.h"
 #include "base/errors.h"
-#include "ctl/dead_letters.h"
-#include "ctl/entry_format.h"
 #include "functions/key_layout.h"
 #include "functions/recur_calls.h"
 #include "functions/stream_entry.h"
+#include "inspector/dead_letter_refs.h"
+#include "inspector/entry_format.h"
+#include "inspector/inspector.h"
 #include "io/sync/routed_client.h"
 #include "io/sync/stream_scan.h"
 #include "producer/producer.h"
@@ -113,22 +114,15 @@ struct GroupSummary {
 json read_overview(Producer& producer, const std::string& dead_stream) {
   const TaskPlacement& layout = producer.placement();
   RoutedClient& redis = producer.client();
-  const long long now = producer.now_ms();
+  // The schedules: pending, overdue, head and pause of each bucket (as expiry-ctl stats reads them).
+  const NamespaceStats stats = Inspector(producer).stats();
+  const long long now = stats.now_ms;
   const std::vector<std::string> streams = layout.streams();
   const auto dead = dead_streams(layout, dead_stream);
   const long long per_stream = std::max<long long>(20, kActivitySampleEntries / static_cast<long long>(streams.size()));
   const long long per_dead = std::max<long long>(10, kDeadReasonScan / static_cast<long long>(dead.size()));
 
   std::vector<ClusterClient::Routed> commands;
-  for (int b = 0; b < layout.buckets; ++b) {
-    const KeyLayout keys(layout.ns, b);
-    const int slot = TaskPlacement::slot_of_bucket(b);
-    commands.push_back({slot, {"ZCARD", keys.schedule_key()}});
-    commands.push_back({slot, {"ZCOUNT", keys.schedule_key(), "-inf", std::to_string(now)}});
-    commands.push_back({slot, {"ZRANGE", keys.schedule_key(), "0", "0", "WITHSCORES"}});
-    commands.push_back({slot, {"GET", layout.paused_key_of_bucket(b)}});
-    commands.push_back({slot, {"PTTL", layout.paused_key_of_bucket(b)}});
-  }
   const size_t streams_at = commands.size();
   std::vector<StreamRange> recent;
   for (size_t s = 0; s < streams.size(); ++s) {
@@ -148,41 +142,18 @@ json read_overview(Producer& producer, const std::string& dead_stream) {
       {kActivityScanBytes, kScanPageBytes, {entry_field::kDueMs, entry_field::kFiredMs, entry_field::kCreatedMs}});
   const auto dead_ranges = scan_streams(redis, newest_dead, {kDeadReasonScanBytes, kScanPageBytes, {entry_field::kReason}});
 
-  // The schedules: pending, overdue, head and pause of each bucket (as expiry-ctl stats reads them).
   json per_bucket = json::array();
-  long long pending = 0, overdue = 0, paused_buckets = 0;
-  std::optional<long long> next_due;
-  for (int b = 0; b < layout.buckets; ++b) {
-    const Reply* r = &replies[static_cast<size_t>(b) * 5];
-    check(r[0], "ZCARD");
-    check(r[1], "ZCOUNT");
-    check(r[2], "ZRANGE");
-    std::optional<long long> head;
-    if (r[2].type == Reply::Type::Array && r[2].elements.size() == 2) head = score_to_ms(r[2].elements[1].str);
-    if (head) next_due = next_due ? std::min(*next_due, *head) : *head;
-    json paused = nullptr;  // unknown: the user may not read the flag
-    json paused_until = nullptr;
-    if (optional_reply(r[3]) && optional_reply(r[4])) {
-      paused = false;
-      if (r[3].type == Reply::Type::String) {
-        long long until = to_integer(r[3].str).value_or(0);
-        if (until == 0 && r[4].type == Reply::Type::Integer && r[4].integer > 0) until = now + r[4].integer;
-        if (until == 0 || until > now) {
-          paused = true;
-          paused_until = until;  // 0: until resumed
-          ++paused_buckets;
-        }
-      }
-    }
-    pending += r[0].integer;
-    overdue += r[1].integer;
-    per_bucket.push_back({{"bucket", b},
-                          {"pending", r[0].integer},
-                          {"overdue", r[1].integer},
-                          {"next_due_ms", nullable(head)},
-                          {"paused", paused},
-                          {"paused_until_ms", paused_until}});
+  for (const BucketStats& b : stats.buckets) {
+    const bool paused = b.paused_until.has_value();
+    per_bucket.push_back({{"bucket", b.bucket},
+                          {"pending", b.pending},
+                          {"overdue", b.overdue},
+                          {"next_due_ms", nullable(b.next_due_ms)},
+                          {"paused", b.pause_known ? json(paused) : json()},  // null: the user may not read the flag
+                          {"paused_until_ms", b.pause_known && paused ? json(*b.paused_until) : json()}});
   }
+  const long long pending = stats.pending, overdue = stats.overdue, paused_buckets = stats.paused_buckets;
+  const std::optional<long long> next_due = stats.next_due_ms;
 
   // Activity: the entries forwarded in the last window (capped per stream and in bytes; a capped
   // stream's rate is taken over the time its sample covers), and their lateness (fired_ms - due_ms).

@@ -1,6 +1,6 @@
 // GET /v1/dead and POST /v1/dead/replay: the dead-letter streams as `expiry-ctl dead list
-// --json` and `expiry-ctl dead replay ENTRY...` read and replay them (ctl/dead_letters.h names
-// the streams and entries), on a worker's Producer connection.
+// --json` and `expiry-ctl dead replay ENTRY...` read and replay them (inspector/dead_letter_refs.h
+// names the streams and entries), on a worker's Producer connection.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 // See task_json.h.
 #include "api/task_json.h"
 
-#include "ctl/task_json.h"
+#include "inspector/task_json.h"
 
 namespace expiry {
 

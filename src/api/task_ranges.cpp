@@ -7,9 +7,8 @@
 
 #include "base/errors.h"
 #include "functions/function_library.h"
-#include "functions/key_layout.h"
-#include "io/sync/routed_client.h"
 #include "producer/bucket_calls.h"
+#include "inspector/inspector.h"
 #include "producer/producer.h"
 #include "producer/task_placement.h"
 
@@ -46,26 +45,19 @@ nlohmann::json act_on_range(Producer& producer, RangeAction action, const RangeR
                       std::to_string(layout.buckets));
   }
   const RangeFilter filter = filter_of(request);
-  const char* what = action == RangeAction::Cancel ? "FCALL expiry_cancel_range" : "FCALL expiry_run_now_range";
+  Inspector inspector(producer);
   long long acted = 0;
   long long examined = 0;
   while (at.bucket < layout.buckets && examined < request.limit) {
-    const KeyLayout keys(layout.ns, at.bucket);
     const int limit = static_cast<int>(std::min<long long>(kRangeCallLimit, request.limit - examined));
-    const std::vector<std::string> argv = action == RangeAction::Cancel
-                                              ? cancel_range_argv(keys, filter, at.step, limit)
-                                              : run_now_range_argv(keys, filter, at.step, limit, layout.db);
-    const Reply reply = producer.client().fcall(argv, TaskPlacement::slot_of_bucket(at.bucket));
-    expect_ok(reply, what);
-    const auto result = decode_range(reply);
-    if (!result) throw ReplyError(std::string(what) + ": unexpected reply " + reply.describe());
-    acted += result->acted;
-    examined += result->examined;
-    if (result->cursor.empty()) {
+    const RangeResult result = inspector.range_step(action, at.bucket, filter, at.step, limit);
+    acted += result.acted;
+    examined += result.examined;
+    if (result.cursor.empty()) {
       at = RangeCursor{at.bucket + 1, first_step(action, request)};
     } else {
-      at.step = result->cursor;
-      if (result->examined == 0) break;  // a call that made no progress: the client calls again
+      at.step = result.cursor;
+      if (result.examined == 0) break;  // a call that made no progress: the client calls again
     }
   }
   const bool more = at.bucket < layout.buckets;

@@ -9,15 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "api/request_body.h"
+#include "inspector/inspector.h"  // RangeAction
 
 namespace expiry {
 
 class Producer;
-
-enum class RangeAction {
-  Cancel,  // as expiry-ctl cancel: the matching tasks are removed
-  RunNow,  // as expiry-ctl run-now: the matching tasks not yet due are made due now
-};
 
 // Acts on the tasks `request` selects, from its cursor (or the start), until `request.limit`
 // members were examined or every bucket is done. Answers {"cancelled" | "promoted": N,

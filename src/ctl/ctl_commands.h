@@ -98,8 +98,9 @@ int run_load_functions(const CtlTarget& target);
 // reports them and, with --repair, deletes them. kExitOk when there are none or they were
 // deleted, kExitOrphansFound when some were found and not deleted.
 int run_check(const CtlTarget& target, const CheckOptions& options);
-// Prints one line per entry (entry_format.h) until `count` entries, `timeout_ms` of quiet, or
-// stdout is closed. When the stream does not exist yet, says so once on stderr, then waits.
+// Prints one line per entry (inspector/entry_format.h) until `count` entries, `timeout_ms` of
+// quiet, or stdout is closed. When the stream does not exist yet, says so once on stderr, then
+// waits.
 int run_tail(const CtlTarget& target, const TailOptions& options);
 
 // dead: the dead-letter streams (NS:{B}:dead per bucket, else --dead-stream, default

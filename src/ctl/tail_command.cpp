@@ -12,8 +12,8 @@
 #include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
-#include "ctl/entry_format.h"
 #include "functions/stream_entry.h"
+#include "inspector/entry_format.h"
 #include "io/sync/sync_connection.h"
 
 namespace expiry {

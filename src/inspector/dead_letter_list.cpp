@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "base/errors.h"
-#include "ctl/entry_format.h"
 #include "functions/stream_entry.h"
+#include "inspector/entry_format.h"
 #include "io/sync/stream_scan.h"
 #include "redis/redis_values.h"
 

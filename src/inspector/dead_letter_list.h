@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ctl/dead_letters.h"
+#include "inspector/dead_letter_refs.h"
 
 namespace expiry {
 

@@ -1,6 +1,6 @@
-// Unit tests of expiry-ctl tail's rendering of stream entries (src/ctl/entry_format.h), the
+// Unit tests of expiry-ctl tail's rendering of stream entries (src/inspector/entry_format.h), the
 // order it merges entry ids in, and the reversible escaping it uses (src/base/text_escape.h).
-#include "ctl/entry_format.h"
+#include "inspector/entry_format.h"
 
 #include <algorithm>
 #include <string>

@@ -1,5 +1,5 @@
-// Where expiry-ctl finds the dead letters, and how an operator names one entry: the pure parts
-// of `expiry-ctl dead`.
+// Where the dead letters are, and how an operator names one entry: the pure parts of
+// `expiry-ctl dead` and of expiry-api's GET /v1/dead and POST /v1/dead/replay. Pure.
 #pragma once
 
 #include <optional>

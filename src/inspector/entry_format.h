@@ -1,5 +1,6 @@
 // Rendering of a forwarded task's stream entry, as `expiry-ctl tail` prints it: one text line,
-// or one JSON object (--json); and the order of entry ids in which tail merges streams.
+// or one JSON object (--json); and the order of entry ids in which tail, the dead-letter listing
+// and expiry-api's console merge streams. Pure.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // See task_json.h.
-#include "ctl/task_json.h"
+#include "inspector/task_json.h"
 
 #include <string_view>
 

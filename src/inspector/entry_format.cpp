@@ -1,5 +1,5 @@
 // Stream entry rendering; see entry_format.h.
-#include "ctl/entry_format.h"
+#include "inspector/entry_format.h"
 
 #include <algorithm>
 #include <optional>

@@ -1,5 +1,5 @@
-// See dead_letters.h.
-#include "ctl/dead_letters.h"
+// See dead_letter_refs.h.
+#include "inspector/dead_letter_refs.h"
 
 #include "functions/key_layout.h"
 #include "redis/redis_values.h"
