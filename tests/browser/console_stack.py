@@ -15,6 +15,11 @@ import urllib.request
 READ_TOKEN = "read-token-aaaaaaaaaaaaaaaa"
 WRITE_TOKEN = "write-token-bbbbbbbbbbbbbbbb"
 ADMIN_TOKEN = "admin-token-cccccccccccccccc"
+# Named write tokens (name=): the audit trail records their actions under these names.
+ORDER_TOKEN = "order-token-dddddddddddddddd"
+ORDER_NAME = "order-service"
+BILLING_TOKEN = "billing-token-eeeeeeeeeeeeeeee"
+BILLING_NAME = "billing-service"
 
 
 def free_port():
@@ -96,7 +101,9 @@ class ConsoleStack:
                  "the relay to create its group and subscribe (log: %s)" % self.log("relay"))
         tokens = os.path.join(self.dir, "tokens")
         with open(tokens, "w") as f:
+            # The first three unnamed (line-1, line-2, line-3), as files written before names were.
             f.write("read %s\nwrite %s\nadmin %s\n" % (READ_TOKEN, WRITE_TOKEN, ADMIN_TOKEN))
+            f.write("write %s name=%s\nwrite %s name=%s\n" % (ORDER_TOKEN, ORDER_NAME, BILLING_TOKEN, BILLING_NAME))
         api = self.spawn("api", [self.program("src/api/expiry-api"), "--listen", "127.0.0.1:%d" % self.api_port,
                                  "--tokens-file", tokens, "--redis-url", self.redis_url, "--threads", "2"])
         wait_for(lambda: api.poll() is None and self.http("/healthz")[0] == 200,

@@ -9,13 +9,16 @@ Usage: console_test.py BUILD_DIR [--screenshots DIR] [unittest arguments]
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
+import time
 import unittest
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from console_stack import ADMIN_TOKEN, READ_TOKEN, WRITE_TOKEN, ConsoleStack, wait_for  # noqa: E402
+from console_stack import (ADMIN_TOKEN, BILLING_NAME, BILLING_TOKEN, ORDER_NAME, ORDER_TOKEN, READ_TOKEN,  # noqa: E402
+                           WRITE_TOKEN, ConsoleStack, wait_for)
 
 try:
     from selenium import webdriver
@@ -447,6 +450,202 @@ class ConsoleTest(unittest.TestCase):
         self.assertEqual(link.text, "retry:source")
         link.click()
         self.open_schedule("retry:source")
+
+    # ---- issue 44 item 4: the audit trail, for admin tokens -----------------------------------
+
+    # The audit rows shown, read in one go (a re-render cannot leave half a row): per row its entry,
+    # UTC time, actor, via, action, target, outcome, whether it is marked failed, and whether the
+    # browser's time shows.
+    AUDIT_PROBE = """
+        return [...document.querySelectorAll('#view-audit:not([hidden]) [data-testid="audit-row"]')].map((row) => {
+          const cell = (id) => row.querySelector('[data-testid="' + id + '"]').textContent;
+          return [row.dataset.entry, cell('audit-utc'), cell('audit-actor'), cell('audit-via'), cell('audit-action'),
+                  cell('audit-target'), cell('audit-outcome'),
+                  row.querySelector('[data-testid="audit-failed"]') !== null, cell('audit-local') !== ''];
+        });
+    """
+    PARKED_MS = 2 * 86_400_000  # tasks the audit tests write: due beyond the overview's histograms
+
+    def audit(self, **query):
+        """GET /v1/audit?query (percent-encoded) with the admin token: its answer."""
+        return self.api("/v1/audit?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote), ADMIN_TOKEN)
+
+    def task_path(self, task_id):
+        return "/v1/tasks/" + urllib.parse.quote(task_id, safe="")
+
+    def put_task(self, token, task_id, expect=201):
+        self.api(self.task_path(task_id), token, "PUT", {"delay_ms": self.PARKED_MS, "payload": "audited"}, expect)
+
+    @staticmethod
+    def audit_failed(outcome):
+        """Whether an outcome is an error: an HTTP status of 400 or more, or an exit code other than 0."""
+        status = re.match(r"(\d{3})(:|$)", outcome)
+        if status:
+            return int(status.group(1)) >= 400
+        code = re.match(r"exit (-?\d+)(:|$)", outcome)
+        return bool(code) and int(code.group(1)) != 0
+
+    def expected_audit(self, records):
+        """GET /v1/audit's records as the page shows them (AUDIT_PROBE's rows): a target or outcome
+        longer than 60 characters cut to 59 and an ellipsis (the whole in the cell's title)."""
+        def utc(ms):
+            text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + ".%03dZ" % (ms % 1000)
+            return text.replace(".000Z", "Z")
+
+        def short(text):
+            return text if len(text) <= 60 else text[:59] + "\u2026"
+        return [[r["entry"], utc(r["time_ms"]), r["actor"], r["via"], r["action"], short(r["target"] or "-"),
+                 short(r["outcome"]), self.audit_failed(r["outcome"]), True] for r in records]
+
+    def wait_audit_rows(self, expected, what):
+        """Waits for the audit page to show exactly `expected` (expected_audit's rows), in order."""
+        return self.wait_until(lambda: self.driver.execute_script(self.AUDIT_PROBE), lambda rows: rows == expected,
+                               "the audit page to show " + what)
+
+    def wait_audit_records(self, query, count, what):
+        """Waits for GET /v1/audit?query to hold `count` records (a record is written once its request is
+        answered, on another connection than the read), and returns its answer."""
+        return self.wait_until(lambda: self.audit(**query), lambda page: len(page["records"]) == count,
+                               "GET /v1/audit to hold " + what)
+
+    def filter_audit(self, actor="", action="", via="", target="", count=None):
+        """Fills the audit page's filter form and submits it."""
+        for testid, value in (("audit-filter-actor", actor), ("audit-filter-action", action),
+                              ("audit-filter-target", target)):
+            box = self.find(testid)
+            box.clear()
+            box.send_keys(value)
+        self.find("audit-filter-via").find_element(By.CSS_SELECTOR, 'option[value="%s"]' % via).click()
+        if count:
+            self.find("audit-filter-count").find_element(By.CSS_SELECTOR, 'option[value="%d"]' % count).click()
+        self.find("audit-submit").click()
+
+    def test_audit_lists_api_writes_newest_first_as_get_v1_audit(self):
+        self.put_task(ORDER_TOKEN, "audit:list:1")
+        self.put_task(ORDER_TOKEN, "audit:list:2")
+        self.put_task(ORDER_TOKEN, "audit:list:1", expect=200)  # replaced
+        self.api(self.task_path("audit:list:2"), ORDER_TOKEN, "DELETE", expect=204)
+        self.api(self.task_path("audit:list:gone"), ORDER_TOKEN, "DELETE", expect=404)
+        mine = self.wait_audit_records({"target": "audit:list:"}, 5, "the 5 writes")["records"]
+        self.assertEqual([(r["actor"], r["via"], r["action"], r["target"], r["outcome"].split(":")[0]) for r in mine],
+                         [(ORDER_NAME, "api", "DELETE /v1/tasks/{id}", "audit:list:gone", "404"),
+                          (ORDER_NAME, "api", "DELETE /v1/tasks/{id}", "audit:list:2", "204"),
+                          (ORDER_NAME, "api", "PUT /v1/tasks/{id}", "audit:list:1", "200"),
+                          (ORDER_NAME, "api", "PUT /v1/tasks/{id}", "audit:list:2", "201"),
+                          (ORDER_NAME, "api", "PUT /v1/tasks/{id}", "audit:list:1", "201")])
+        self.sign_in(ADMIN_TOKEN)
+        wait_for(lambda: self.find("token-name").text == "signed in as line-3", "the admin token's name to show")
+        link = self.find("nav-audit")
+        link.click()
+        wait_for(lambda: link.get_attribute("aria-current") == "page", "the Audit item to be the current page")
+        # The newest page (100) lists them on top, as GET /v1/audit does, the 404 marked an error.
+        newest = self.audit(count=100)
+        self.assertEqual([r["entry"] for r in newest["records"][:5]], [r["entry"] for r in mine])
+        rows = self.wait_audit_rows(self.expected_audit(newest["records"]), "the newest records")
+        self.assertEqual([row[7] for row in rows[:5]], [True, False, False, False, False])
+        self.assertTrue(rows[0][6].startswith("404: "), rows[0])
+        self.assertEqual(self.driver.find_element(By.ID, "audit-title").text, "Audit trail")
+        if newest["next_before"] is None:
+            self.assertIsNone(self.visible("audit-older"))
+        else:
+            self.find("audit-older")
+
+    def test_audit_filters_by_actor_and_action(self):
+        self.put_task(BILLING_TOKEN, "audit:filter:b1")
+        self.api(self.task_path("audit:filter:b1") + "/run-now", BILLING_TOKEN, "POST")
+        self.put_task(ORDER_TOKEN, "audit:filter:o1")
+        self.api(self.task_path("audit:filter:o1"), ORDER_TOKEN, "DELETE", expect=204)
+        self.wait_audit_records({"target": "audit:filter:"}, 4, "the 4 writes")
+        self.sign_in(ADMIN_TOKEN, "#/audit")
+        wait_for(lambda: self.all_visible("audit-row"), "the audit trail to be listed")
+        # By actor (exact): only billing-service's records, its two newest ones on top.
+        self.filter_audit(actor=BILLING_NAME)
+        billing = self.audit(actor=BILLING_NAME)["records"]
+        rows = self.wait_audit_rows(self.expected_audit(billing), "billing-service's records alone")
+        self.assertEqual({row[2] for row in rows}, {BILLING_NAME})
+        self.assertEqual([(row[4], row[5]) for row in rows[:2]],
+                         [("POST /v1/tasks/{id}/run-now", "audit:filter:b1"),
+                          ("PUT /v1/tasks/{id}", "audit:filter:b1")])
+        # By action (a substring), sent percent-encoded: spaces, slashes and braces.
+        self.filter_audit(action="DELETE /v1/tasks/{id}")
+        deletes = self.audit(action="DELETE /v1/tasks/{id}")["records"]
+        rows = self.wait_audit_rows(self.expected_audit(deletes), "the DELETE records alone")
+        self.assertTrue(all(row[4] == "DELETE /v1/tasks/{id}" for row in rows), rows)
+        self.assertIn((ORDER_NAME, "audit:filter:o1"), [(row[2], row[5]) for row in rows])
+        self.assertNotIn(BILLING_NAME, [row[2] for row in rows])
+        # Both, and the target: the one record.
+        self.filter_audit(actor=ORDER_NAME, action="DELETE", via="api", target="audit:filter:")
+        rows = self.wait_audit_rows(self.expected_audit(
+            self.audit(actor=ORDER_NAME, action="DELETE", via="api", target="audit:filter:")["records"]),
+            "order-service's DELETE of audit:filter:o1 alone")
+        self.assertEqual([(row[2], row[3], row[5], row[6]) for row in rows],
+                         [(ORDER_NAME, "api", "audit:filter:o1", "204")])
+        # Nothing of these went through expiry-ctl.
+        self.filter_audit(via="cli", target="audit:filter:")
+        wait_for(lambda: self.visible("no-audit"), "the page to say no record matches")
+        self.assertEqual(self.driver.execute_script(self.AUDIT_PROBE), [])
+        # The filters stay applied when the page is left and opened again.
+        self.go("#/overview")
+        self.find("pending-count")
+        self.go("#/audit")
+        wait_for(lambda: self.visible("no-audit"), "the filtered page again")
+        self.assertEqual(self.find("audit-filter-target").get_attribute("value"), "audit:filter:")
+
+    def test_audit_pages_to_older_records_and_back_to_the_newest(self):
+        for n in range(25):
+            self.put_task(ORDER_TOKEN, "audit:page:%02d" % n)
+        self.wait_audit_records({"target": "audit:page:"}, 25, "the 25 writes")
+        first = self.audit(target="audit:page:", count=20)
+        second = self.audit(target="audit:page:", count=20, before=first["next_before"])
+        self.assertEqual([r["target"] for r in first["records"]], ["audit:page:%02d" % n for n in range(24, 4, -1)])
+        self.assertEqual([r["target"] for r in second["records"]], ["audit:page:%02d" % n for n in range(4, -1, -1)])
+        self.assertIsNone(second["next_before"])
+        self.sign_in(ADMIN_TOKEN, "#/audit")
+        self.filter_audit(target="audit:page:", count=20)
+        self.wait_audit_rows(self.expected_audit(first["records"]), "the newest 20 of audit:page:")
+        self.assertIsNone(self.visible("audit-newest"))
+        self.find("audit-older").click()
+        self.wait_audit_rows(self.expected_audit(second["records"]), "the 5 older ones")
+        self.assertIn("older than entry " + first["next_before"], self.find("audit-position").text)
+        self.assertIsNone(self.visible("audit-older"))  # the oldest page
+        self.find("audit-newest").click()
+        self.wait_audit_rows(self.expected_audit(first["records"]), "the newest 20 again")
+        self.find("audit-older")
+        # At phone width the table scrolls in its own box; the page does not scroll sideways.
+        with self.phone():
+            self.assert_fits('[data-testid="audit-target"]', "audit:page:24", "#/audit")
+
+    def test_audit_needs_an_admin_token(self):
+        # A read token (unnamed: named after its line) and a write token (named), the page reached
+        # from the menu's absence by a link, and opened afresh at #/audit.
+        for token, name, reload in ((READ_TOKEN, "line-1", False), (ORDER_TOKEN, ORDER_NAME, True)):
+            self.sign_in(token, "#/audit" if reload else "#/overview")
+            wait_for(lambda: self.find("token-name").text == "signed in as " + name, "the token's name to show")
+            self.assertFalse(self.driver.find_element(By.ID, "nav-audit").is_displayed())
+            if not reload:
+                self.go("#/audit")
+            message = self.find("audit-needs-admin").text
+            self.assertIn("needs an admin token", message)
+            for testid in ("audit-filter-actor", "audit-submit", "audit-row", "audit-older"):
+                self.assertIsNone(self.visible(testid), testid)
+            self.assertEqual(self.stack.http("/v1/audit", token)[0], 403)
+        # An unnamed token says so where its name shows.
+        self.sign_in(READ_TOKEN)
+        self.assertIn("no name=", self.find("token-name").get_attribute("title"))
+
+    def test_audit_shows_a_hostile_target_as_text(self):
+        hostile = '<img src=x onerror="window.pwned=1">'
+        task_id = "xss-audit:" + hostile
+        self.put_task(ORDER_TOKEN, task_id)
+        records = self.wait_audit_records({"target": hostile}, 1, "the hostile PUT")["records"]
+        self.assertEqual(records[0]["target"], task_id)
+        self.sign_in(ADMIN_TOKEN, "#/audit")
+        # The markup as a filter too: percent-encoded, it finds the record.
+        self.filter_audit(target=hostile)
+        rows = self.wait_audit_rows(self.expected_audit(records), "the hostile record alone")
+        self.assertEqual(rows[0][5], task_id)
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#main img"), [])
+        self.assertIsNone(self.driver.execute_script("return window.pwned"))
 
     # ---- beyond the list: the page's own safety ---------------------------------------------
 

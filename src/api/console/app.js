@@ -18,6 +18,9 @@ const SHORT_TEXT = 60;
 // shows the next 5 occurrences (GET /v1/schedules/{id}), or MORE_OCCURRENCES when asked.
 const SCHEDULES_LISTED = 200;
 const MORE_OCCURRENCES = 25;
+// The audit trail's filters (GET /v1/audit's query parameters of the same names): actor exact,
+// action and target substrings, via api or cli.
+const AUDIT_FILTERS = ['actor', 'action', 'via', 'target'];
 
 const state = {
   scope: null,            // 'read' | 'write' | 'admin' once signed in
@@ -28,6 +31,9 @@ const state = {
   more: false,            // more dead letters follow those listed
   selected: new Set(),    // dead-letter entries selected
   scheduleLoad: 0,        // counts schedule page loads: only the latest one renders
+  audit: null,            // the audit trail's applied filters, page size and page: {actor, ..., count, before}
+  auditNext: null,        // the shown audit page's next_before (Older), or null
+  auditLoad: 0,           // counts audit page loads: only the latest one renders
 };
 
 // ---- DOM helpers: text only, never HTML ------------------------------------------------------
@@ -118,8 +124,8 @@ function count(n) { return n === null || n === undefined ? 'unknown' : Number(n)
 function shorten(text) { return text.length <= SHORT_TEXT ? text : text.slice(0, SHORT_TEXT - 1) + '…'; }
 
 // A table cell of free text, shortened, wrapped anywhere (td.text) rather than widening the page.
-function textCell(text) {
-  return el('td', {class: 'text', title: text.length > SHORT_TEXT ? text : null}, shorten(text));
+function textCell(text, testid) {
+  return el('td', {class: 'text', title: text.length > SHORT_TEXT ? text : null, 'data-testid': testid}, shorten(text));
 }
 
 // The payload as pretty JSON when it parses, else as it is.
@@ -245,7 +251,7 @@ async function signIn(event) {
     const who = await api('GET', '/v1/whoami', undefined, token);
     sessionStorage.setItem(TOKEN_KEY, token);
     $('login-token').value = '';
-    setScope(who.scope);
+    setWho(who);
     if (!location.hash || location.hash === '#/login') location.hash = '#/overview';
     else route();
   } catch (e) {
@@ -257,17 +263,30 @@ async function signIn(event) {
   }
 }
 
-function setScope(scope) {
-  state.scope = scope;
-  $('scope').textContent = 'token scope: ' + scope;
+// Shows who is signed in (GET /v1/whoami's answer): the token's name and scope, and the menu
+// items of its scope.
+function setWho(who) {
+  state.scope = who.scope;
+  const name = $('token-name');
+  name.textContent = who.name ? 'signed in as ' + who.name : '';
+  name.hidden = !who.name;
+  if (who.name && !who.named) {
+    name.setAttribute('title', 'Its line of the tokens file has no name=: it is named after the line, ' +
+      'as the audit trail records it.');
+  } else {
+    name.removeAttribute('title');
+  }
+  $('scope').textContent = 'token scope: ' + who.scope;
   $('who').hidden = false;
   $('nav').hidden = false;
   $('nav-pause').hidden = !can('admin');
+  $('nav-audit').hidden = !can('admin');
 }
 
 function signOut(message) {
   sessionStorage.removeItem(TOKEN_KEY);
   state.scope = null;
+  state.audit = null;
   $('who').hidden = true;
   $('nav').hidden = true;
   stopRefresh();
@@ -328,7 +347,7 @@ async function route() {
   if (!sessionStorage.getItem(TOKEN_KEY)) { showView('login'); return; }
   if (!state.scope) {
     try {
-      setScope((await api('GET', '/v1/whoami')).scope);
+      setWho(await api('GET', '/v1/whoami'));
     } catch (e) {
       if (e.status !== 401) showError(describe(e));
       return;
@@ -356,6 +375,7 @@ async function route() {
   }
   else if (view === 'dead') { showView('dead'); focusHeading('dead-title'); await showDead(); }
   else if (view === 'pause' && can('admin')) { showView('pause'); focusHeading('pause-title'); await showPause(); }
+  else if (view === 'audit') { showView('audit'); focusHeading('audit-title'); await showAudit(); }
   else { showView('overview'); focusHeading('overview-title'); await refreshOverview(); }
 }
 
@@ -881,6 +901,117 @@ async function resume() {
   if (answer) { showNotice('Resumed ' + answer.buckets_paused + ' bucket(s).'); await showPause(); }
 }
 
+// ---- the audit trail -------------------------------------------------------------------------
+
+function emptyAuditQuery() {
+  return {actor: '', action: '', via: '', target: '', count: '100', before: null};
+}
+
+// The audit view: for an admin token, the newest page of the trail under the filters applied
+// last (kept while the tab is signed in); for any other token, that it takes an admin one.
+async function showAudit() {
+  const admin = can('admin');
+  $('audit-body').hidden = !admin;
+  $('audit-denied').hidden = admin;
+  if (!admin) {
+    ++state.auditLoad;
+    $('audit-denied').textContent = 'The audit trail needs an admin token: this one\'s scope is ' + state.scope +
+      '. Sign out and sign in with an admin token to see who did what.';
+    return;
+  }
+  if (!state.audit) {  // signed in afresh: nothing of an earlier session's page stays
+    state.audit = emptyAuditQuery();
+    state.auditNext = null;
+    $('audit-position').textContent = '';
+    $('audit-older').hidden = true;
+    $('audit-newest').hidden = true;
+    replace($('audit-list'));
+  }
+  for (const name of AUDIT_FILTERS) $('audit-' + name).value = state.audit[name];
+  $('audit-count').value = state.audit.count;
+  state.audit.before = null;
+  await loadAudit();
+}
+
+// The filter form's submit: its values become the query, read from the newest record on.
+function applyAuditFilter(event) {
+  event.preventDefault();
+  const query = emptyAuditQuery();
+  for (const name of AUDIT_FILTERS) query[name] = $('audit-' + name).value;
+  query.actor = query.actor.trim();  // matched exactly: a stray space would match nobody
+  query.count = $('audit-count').value;
+  state.audit = query;
+  loadAudit();
+}
+
+// Older (`before` the shown page's next_before) or back to the newest (`before` null).
+async function pageAudit(before) {
+  state.audit.before = before;
+  await loadAudit();
+  const active = document.activeElement;
+  if (active && active.closest && active.closest('[hidden]')) focusHeading('audit-title');
+}
+
+async function loadAudit() {
+  const load = ++state.auditLoad;
+  const q = state.audit;
+  const params = ['count=' + encodeURIComponent(q.count)];
+  for (const name of AUDIT_FILTERS) if (q[name]) params.push(name + '=' + encodeURIComponent(q[name]));
+  if (q.before) params.push('before=' + encodeURIComponent(q.before));
+  let page;
+  try {
+    page = await api('GET', '/v1/audit?' + params.join('&'));
+  } catch (e) {
+    if (load !== state.auditLoad) return;
+    state.auditNext = null;
+    $('audit-position').textContent = '';
+    $('audit-older').hidden = true;
+    $('audit-newest').hidden = !q.before;
+    replace($('audit-list'), el('p', {class: 'error', 'data-testid': 'audit-error'}, 'Audit trail: ' + describe(e)));
+    return;
+  }
+  if (load !== state.auditLoad || $('view-audit').hidden) return;
+  renderAudit(q, page);
+}
+
+// Whether an outcome tells of a failure: an HTTP status of 400 or more ("404: task x is not
+// pending"), or an expiry-ctl exit code other than 0 ("exit 1: ...").
+function auditFailed(outcome) {
+  const status = /^(\d{3})(?::|$)/.exec(outcome);
+  if (status) return Number(status[1]) >= 400;
+  const exit = /^exit (-?\d+)(?::|$)/.exec(outcome);
+  return exit !== null && Number(exit[1]) !== 0;
+}
+
+function renderAudit(q, page) {
+  state.auditNext = page.next_before;
+  const filtered = AUDIT_FILTERS.some((name) => q[name]);
+  const records = page.records;
+  const rows = records.map((r) => {
+    const failed = auditFailed(r.outcome);
+    return el('tr', {'data-testid': 'audit-row', 'data-entry': r.entry, class: failed ? 'failed' : null},
+      el('td', {class: 'nowrap', 'data-testid': 'audit-utc'}, utc(r.time_ms)),
+      el('td', {class: 'nowrap', 'data-testid': 'audit-local'}, local(r.time_ms)),
+      el('td', {'data-testid': 'audit-actor'}, r.actor), el('td', {'data-testid': 'audit-via'}, r.via),
+      el('td', {class: 'nowrap', 'data-testid': 'audit-action'}, r.action), textCell(r.target || '-', 'audit-target'),
+      el('td', {class: 'text', title: r.outcome.length > SHORT_TEXT ? r.outcome : null},
+        failed ? [el('strong', {class: 'state state-dead', 'data-testid': 'audit-failed'}, 'error'), ' '] : null,
+        el('span', {'data-testid': 'audit-outcome'}, shorten(r.outcome))));
+  });
+  const noun = records.length === 1 ? ' record' : ' records';
+  $('audit-position').textContent = (q.before ? records.length + noun + ' older than entry ' + q.before
+    : 'The newest ' + records.length + noun) + (filtered ? ' matching the filters' : '') + ', newest first.' +
+    (page.next_before && records.length < Number(q.count) ? ' A filtered read looks through at most 20,000 ' +
+      'records a call: Older goes on from entry ' + page.next_before + '.' : '');
+  replace($('audit-list'), records.length
+    ? table('Audit trail, newest first', ['Time (UTC)', 'Your time', 'Actor', 'Via', 'Action', 'Target', 'Outcome'],
+      rows, {'data-testid': 'audit-table'})
+    : el('p', {'data-testid': 'no-audit'}, (filtered ? 'No audit record matches the filters' : 'No audit records') +
+      (q.before ? ' before entry ' + q.before : '') + '.'));
+  $('audit-older').hidden = !page.next_before;
+  $('audit-newest').hidden = !q.before;
+}
+
 // ---- start ------------------------------------------------------------------------------------
 
 document.addEventListener('DOMContentLoaded', () => {
@@ -894,6 +1025,9 @@ document.addEventListener('DOMContentLoaded', () => {
   $('dead-purge-selected').addEventListener('click', () => purgeDead([...state.selected]));
   $('pause-form').addEventListener('submit', pause);
   $('resume').addEventListener('click', resume);
+  $('audit-filter').addEventListener('submit', applyAuditFilter);
+  $('audit-older').addEventListener('click', () => pageAudit(state.auditNext));
+  $('audit-newest').addEventListener('click', () => pageAudit(null));
   window.addEventListener('hashchange', () => { showNotice(''); route(); });
   route();
 });
