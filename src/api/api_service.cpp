@@ -25,7 +25,6 @@
 #include "generated/openapi_json.h"
 #include "inspector/audit_trail.h"
 #include "inspector/inspector.h"
-#include "io/sync/routed_client.h"
 #include "producer/producer.h"
 #include "producer/recurring_schedules.h"
 #include "producer/task_calls.h"
@@ -139,8 +138,7 @@ Producer& ApiService::producer() {
 }
 
 RecurringSchedules ApiService::schedules() {
-  Producer& p = producer();
-  return RecurringSchedules(p.client(), p.placement());
+  return Inspector(producer()).recurring_schedules();
 }
 
 bool ApiService::connect(std::string& why) {

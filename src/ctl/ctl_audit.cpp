@@ -11,6 +11,7 @@
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
 #include "inspector/audit_trail.h"
+#include "io/sync/routed_client.h"
 
 namespace expiry {
 

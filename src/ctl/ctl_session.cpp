@@ -22,7 +22,6 @@ ReplicaConfirmation confirmation_of(const ReplicaWait& wait) {
 
 CtlSession::CtlSession(const CtlTarget& target, const ReplicaWait& wait)
     : producer(ProducerTarget{target.redis, target.ns, target.buckets, target.stream}, confirmation_of(wait)),
-      redis(producer.client()),
       layout(producer.placement()) {}
 
 int confirm_writes(CtlSession& session, const ReplicaWait& wait, const std::function<void()>& write_again) {
@@ -41,7 +40,7 @@ int confirm_writes(CtlSession& session, const ReplicaWait& wait, const std::func
     return kExitOk;
   }
   std::cerr << "expiry-ctl: "
-            << replica_shortfall_message(acks.wanted, acks.acknowledged, wait.timeout_ms, session.redis.cluster())
+            << replica_shortfall_message(acks.wanted, acks.acknowledged, wait.timeout_ms, session.producer.cluster())
             << (acks.writes > 1 ? " (after " + std::to_string(acks.writes) + " writes)" : "") << "\n";
   return kExitNotReplicated;
 }

@@ -7,7 +7,6 @@
 
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_settings.h"
-#include "io/sync/routed_client.h"
 #include "producer/producer.h"
 #include "producer/task_placement.h"
 
@@ -20,7 +19,6 @@ struct CtlSession {
   explicit CtlSession(const CtlTarget& target, const ReplicaWait& wait = {});
 
   Producer producer;
-  RoutedClient& redis;           // producer.client()
   const TaskPlacement& layout;   // producer.placement()
 };
 

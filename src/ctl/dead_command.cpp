@@ -18,7 +18,6 @@
 #include "inspector/dead_letter_refs.h"
 #include "inspector/entry_format.h"
 #include "inspector/inspector.h"
-#include "io/sync/sync_connection.h"
 #include "producer/task.h"
 #include "redis/redis_error.h"
 #include "redis/redis_values.h"

@@ -12,6 +12,7 @@
 #include "base/text_escape.h"
 #include "ctl/ctl_commands.h"
 #include "ctl/ctl_session.h"
+#include "inspector/inspector.h"
 #include "producer/recurring_schedules.h"
 #include "recur/occurrence_format.h"
 #include "recur/recur_spec.h"
@@ -57,7 +58,7 @@ int run_recur_set(const CtlTarget& target, const RecurSetOptions& o) {
   check_recur_id(o.id);
   if (auto err = recur_misfire_error(o.write.misfire)) throw ConfigError("--misfire: " + *err);
   CtlSession session(target);
-  const RecurringSetOutcome out = RecurringSchedules(session.redis, session.layout).set(o.id, o.write, kRecurFlagNames);
+  const RecurringSetOutcome out = Inspector(session.producer).recurring_schedules().set(o.id, o.write, kRecurFlagNames);
   std::cout << (out.result.replaced ? "replaced " : "created ") << escape_text(o.id) << " version=" << out.result.version
             << " rule='" << escape_text(out.rule_text) << "' tz=" << out.zone.name();
   if (out.result.armed_ms >= 0) {
@@ -71,7 +72,7 @@ int run_recur_set(const CtlTarget& target, const RecurSetOptions& o) {
 int run_recur_show(const CtlTarget& target, const std::string& id, bool json) {
   check_recur_id(id);
   CtlSession session(target);
-  const auto schedule = RecurringSchedules(session.redis, session.layout).get(id, kShowNext);
+  const auto schedule = Inspector(session.producer).recurring_schedules().get(id, kShowNext);
   if (!schedule) return not_found(id);
   if (json) {
     std::cout << json_dump(recurring_schedule_json(*schedule)) << "\n";
@@ -84,7 +85,7 @@ int run_recur_show(const CtlTarget& target, const std::string& id, bool json) {
 int run_recur_list(const CtlTarget& target, bool json) {
   CtlSession session(target);
   nlohmann::json all = nlohmann::json::array();
-  RecurringSchedules(session.redis, session.layout).for_each([&](const RecurringSchedule& s) {
+  Inspector(session.producer).recurring_schedules().for_each([&](const RecurringSchedule& s) {
     if (json) {
       all.push_back(recurring_schedule_json(s));
     } else {
@@ -102,7 +103,7 @@ int run_recur_list(const CtlTarget& target, bool json) {
 int run_recur_delete(const CtlTarget& target, const std::string& id) {
   check_recur_id(id);
   CtlSession session(target);
-  if (!RecurringSchedules(session.redis, session.layout).remove(id)) return not_found(id);
+  if (!Inspector(session.producer).recurring_schedules().remove(id)) return not_found(id);
   std::cout << "deleted " << escape_text(id) << "\n";
   return kExitOk;
 }
@@ -110,7 +111,7 @@ int run_recur_delete(const CtlTarget& target, const std::string& id) {
 int run_recur_pause(const CtlTarget& target, const std::string& id) {
   check_recur_id(id);
   CtlSession session(target);
-  const RecurStateResult r = RecurringSchedules(session.redis, session.layout).pause(id);
+  const RecurStateResult r = Inspector(session.producer).recurring_schedules().pause(id);
   if (!r.exists) return not_found(id);
   std::cout << (r.changed ? "paused " : "already paused: ") << escape_text(id) << "\n";
   return kExitOk;
@@ -119,7 +120,7 @@ int run_recur_pause(const CtlTarget& target, const std::string& id) {
 int run_recur_resume(const CtlTarget& target, const std::string& id) {
   check_recur_id(id);
   CtlSession session(target);
-  const RecurringResumeOutcome r = RecurringSchedules(session.redis, session.layout).resume(id);
+  const RecurringResumeOutcome r = Inspector(session.producer).recurring_schedules().resume(id);
   if (!r.state.exists) return not_found(id);
   std::cout << (r.state.changed ? "resumed " : "not paused: ") << escape_text(id);
   if (r.state.armed_ms >= 0) {

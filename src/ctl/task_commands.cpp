@@ -11,6 +11,7 @@
 #include "ctl/ctl_session.h"
 #include "functions/function_library.h"
 #include "functions/key_layout.h"
+#include "inspector/inspector.h"
 #include "inspector/task_json.h"
 #include "io/sync/routed_client.h"
 #include "producer/producer.h"
@@ -73,11 +74,10 @@ void warn_past(long long due_ms, long long now_ms) {
 }
 
 // Warns when `due_ms` is not in the future on the Redis clock (the library's own clock) of the
-// node holding `slot`.
-void warn_if_past(RoutedClient& redis, int slot, long long due_ms) {
-  const Reply time = redis.command({"TIME"}, slot);
-  if (time.failed()) return;  // a warning only: a user without TIME still scheduled the task
-  const auto now_ms = time_reply_ms(time);
+// node holding task `id`.
+void warn_if_past(Producer& producer, const std::string& id, long long due_ms) {
+  // A warning only: a user without TIME still scheduled the task.
+  const auto now_ms = Inspector(producer).clock_of_task(id);
   if (now_ms && due_ms <= *now_ms) warn_past(due_ms, *now_ms);
 }
 
@@ -108,7 +108,7 @@ int run_schedule(const CtlTarget& target, const ScheduleOptions& options) {
               << " whole, and its payload is now empty; to move a task and keep its payload, use "
               << "'expiry-ctl reschedule'\n";
   }
-  if (options.at_ms) warn_if_past(session.redis, session.layout.slot_of_task(request.id), result.due_ms);
+  if (options.at_ms) warn_if_past(session.producer, request.id, result.due_ms);
   return confirm_writes(session, options.wait, write_again);
 }
 

@@ -7,6 +7,7 @@
 #include "base/text_escape.h"
 #include "functions/key_layout.h"
 #include "functions/task_values.h"
+#include "inspector/reply_reads.h"
 #include "io/sync/routed_client.h"
 #include "io/sync/sync_connection.h"
 #include "producer/producer.h"
@@ -18,11 +19,7 @@
 namespace expiry {
 namespace {
 
-std::optional<long long> integer_of(const Reply& r) {
-  if (r.type == Reply::Type::Integer) return r.integer;
-  if (r.type == Reply::Type::String) return to_integer(r.str);
-  return std::nullopt;  // Nil: Redis cannot compute it (e.g. lag after deletions)
-}
+using inspector_reads::integer_of;
 
 // Reads group `name`'s row of an XINFO GROUPS reply into `stream`; false if the group is absent.
 bool read_group(const Reply& groups, const std::string& name, StreamStats& stream) {

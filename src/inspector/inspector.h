@@ -1,8 +1,11 @@
 // The Inspector: typed reads and operator actions on a namespace, beside the Producer, for
 // every face (expiry-ctl, expiry-api and its console). Each call returns a struct; the faces
-// only format it. It is the one place outside src/producer that uses Producer::client().
+// only format it. It is the one place outside src/producer that uses Producer::client(). Its
+// reads are defined by concept: inspector.cpp (stats, dead letters, range step, audit trail),
+// overview_reads.cpp, task_state.cpp, recurring_reads.cpp, orphan_scan.cpp, stream_reads.cpp.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,9 +13,15 @@
 #include <vector>
 
 #include "functions/function_library.h"
+#include "functions/stream_entry.h"
 #include "inspector/audit_trail.h"
 #include "inspector/dead_letter_list.h"
 #include "inspector/dead_letter_refs.h"
+#include "inspector/orphan_scan.h"
+#include "inspector/overview.h"
+#include "inspector/recurring_summary.h"
+#include "inspector/task_state.h"
+#include "producer/recurring_schedules.h"
 
 namespace expiry {
 
@@ -63,6 +72,16 @@ struct NamespaceStats {
   std::optional<long long> group_pending;  // nullopt when no stream has the group
 };
 
+// The console's overview: the stats, and read after them (overview.h) the last minute's activity,
+// the consumer groups, the dead letters per reason and the relays connected now.
+struct Overview {
+  NamespaceStats stats;
+  std::optional<ActivitySample> activity;               // nullopt: a stream could not be read
+  std::optional<std::vector<ConsumerGroupInfo>> groups;  // by name; nullopt: XINFO refused
+  DeadCounts dead;
+  std::optional<RelayInfo> relays;                       // nullopt: PUBSUB refused, or no node list
+};
+
 // A dead letter read whole: its entry and fields, in stream order.
 struct DeadLetter {
   DeadRef ref;
@@ -90,6 +109,12 @@ struct DeadReplay {
 enum class RangeAction {
   Cancel,  // the matching tasks are removed
   RunNow,  // the matching tasks not yet due are made due now
+};
+
+// An entry read from default stream `stream` (an index of TaskPlacement::streams()).
+struct StreamArrival {
+  size_t stream = 0;
+  StreamEntry entry;
 };
 
 class Inspector {
@@ -133,6 +158,46 @@ class Inspector {
 
   // The namespace's audit trail, keeping at most `max_entries` records.
   AuditTrail audit_trail(long long max_entries);
+
+  // stats(), then the activity of the last minute from the default streams, the consumer groups
+  // and their consumers (XINFO), the dead letters per reason and the relays (PUBSUB CHANNELS on
+  // each primary). What the user may not read is nullopt; throws IoError for a lost connection,
+  // ReplyError for a refused schedule read or XLEN or XREVRANGE of a dead stream.
+  Overview overview();
+  // The tasks due in each bar of kTimelineRanges, the overdue and those due beyond the longest
+  // range: ZCOUNTs only, one pipelined batch.
+  Timeline timeline();
+  // Where task `id` is (task_state.h): one show(), then, unless pending, XINFO GROUPS and the
+  // newest entries of its bucket's default and dead streams, and XPENDING per group.
+  TaskState task_state(const std::string& id);
+
+  // The recurring schedules of the namespace, to read and write (producer/recurring_schedules.h).
+  RecurringSchedules recurring_schedules();
+  // Up to `limit` (> 0) recurring schedules in brief, bucket by bucket (expiry_v2_recur_list
+  // pages of 100, one expiry_v2_recur_get each); a schedule deleted meanwhile is left out.
+  RecurringSummaries recurring_summaries(long long limit);
+
+  // Walks every node holding data (one Redis, or each primary of a cluster) with SCAN MATCH
+  // NS:{*}:t* COUNT 1000, bounded work per call, and reads for each task key found whether its id
+  // is scheduled and the key still there at one instant (MULTI/EXEC, or a read-only EVAL on a
+  // cluster); with options.repair deletes each orphan in an EVAL that checks ZSCORE again.
+  // `progress` is called after each SCAN page with the report so far.
+  OrphanReport scan_orphans(const OrphanScanOptions& options,
+                            const std::function<void(const OrphanReport&)>& progress = {});
+
+  // Whether default stream `stream` exists (EXISTS); nullopt when the user may not ask.
+  std::optional<bool> stream_exists(size_t stream);
+  // The id of each default stream's newest entry, "0-0" for an empty one: reading after it
+  // returns exactly the entries added from now on (unlike "$").
+  std::vector<std::string> newest_entry_ids();
+  // Up to `count` entries of each default stream after `after` (one id per stream, as
+  // newest_entry_ids), plain XREAD without a group. One stream: one XREAD that blocks up to
+  // `block_ms` for an entry. Bucket streams: one XREAD each without blocking, pipelined per node
+  // (a multi-stream XREAD is CROSSSLOT on a cluster), sorted by entry id.
+  std::vector<StreamArrival> read_streams_after(const std::vector<std::string>& after, long long count,
+                                                long long block_ms);
+  // The Redis clock (TIME) of the node holding task `id`, in ms; nullopt when TIME is refused.
+  std::optional<long long> clock_of_task(const std::string& id);
 
  private:
   NamespaceStats read_stats(const std::string* group);

@@ -1,6 +1,7 @@
-// The pure parts of the console's API (src/api/console_views.h): timeline bars, percentiles,
+// The pure parts of the console's API: timeline bars and percentiles (inspector/timeline_ranges.h),
 // the built-in files and their headers.
 #include "api/console_views.h"
+#include "inspector/timeline_ranges.h"
 
 #include <gtest/gtest.h>
 
