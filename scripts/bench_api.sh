@@ -7,11 +7,15 @@
 # redis-benchmark's figures, and the tasks the schedule holds (each 2xx PUT wrote one). Stops
 # only the processes it started, by pid.
 # Usage: scripts/bench_api.sh [RUNS] [extra expiry-api flags, e.g. --max-inflight 0 for the
-#   blocking path]
-# Env: BUILD_DIR (default build), WRK_DURATION (default 10s), BENCH_KEEP=1 keeps the work directory.
+#   blocking path, --audit-max-entries 0 without the audit trail]
+# Env: BUILD_DIR (default build), WRK_DURATION (default 10s), BENCH_KEEP=1 keeps the work directory,
+#   BENCH_API_CLUSTER=1: against a private 3-primary Redis Cluster (scripts/cluster.sh) instead;
+#   the tasks written are counted with expiry-ctl stats, and redis-benchmark is not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
+CLUSTER=${BENCH_API_CLUSTER:-0}
+[ "$CLUSTER" = 0 ] || source scripts/cluster.sh
 
 BUILD_DIR=${BUILD_DIR:-build}
 RUNS=${1:-1}
@@ -22,6 +26,8 @@ for tool in wrk redis-benchmark redis-server redis-cli; do
   command -v "$tool" >/dev/null || { echo "$tool is missing: scripts/deps.sh --ci installs it" >&2; exit 1; }
 done
 [ -x "$API_BIN" ] || cmake --build "$BUILD_DIR" --target expiry-api -j2
+CTL_BIN=$BUILD_DIR/src/ctl/expiry-ctl
+[ "$CLUSTER" = 0 ] || [ -x "$CTL_BIN" ] || cmake --build "$BUILD_DIR" --target expiry-ctl -j2
 
 WORK=$(mktemp -d /tmp/expiry-bench-api.XXXXXX)
 cleanup() {
@@ -33,7 +39,13 @@ trap 'exit 130' INT TERM
 
 TOKEN=bench-write-token-$RANDOM$RANDOM$RANDOM
 printf 'write %s\n' "$TOKEN" >"$WORK/tokens"
-REDIS_DETACHED=1 start_redis "$WORK" --save "" --appendonly no
+if [ "$CLUSTER" = 0 ]; then
+  REDIS_DETACHED=1 start_redis "$WORK" --save "" --appendonly no
+else
+  start_cluster "$WORK" --save "" --appendonly no
+  REDIS_URL=$CLUSTER_URL
+  echo "cluster: 3 primaries and 3 replicas on ports ${CLUSTER_PORTS[*]}"
+fi
 API_PORT=$(free_port)
 "$API_BIN" --listen "127.0.0.1:$API_PORT" --tokens-file "$WORK/tokens" --redis-url "$REDIS_URL" --threads 2 \
   --log-level warn "${API_FLAGS[@]}" >"$WORK/api.log" 2>&1 &
@@ -49,6 +61,11 @@ for run in $(seq "$RUNS"); do
   echo "== run $run of $RUNS; load before: $(uptime | sed 's/.*load average: //')"
   EXPIRY_API_TOKEN=$TOKEN wrk -t2 -c64 -d"${WRK_DURATION:-10s}" --latency -s scripts/bench_api/put.lua \
     "http://127.0.0.1:$API_PORT" | sed -n '/Latency Distribution/,/Requests\/sec/p;/Non-2xx/p;/Socket errors/p'
+  if [ "$CLUSTER" = 1 ]; then
+    echo "the namespace now holds $("$CTL_BIN" stats --json --redis-url "$REDIS_URL" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["pending"])') pending tasks"
+    continue
+  fi
   echo "schedule now holds $(redis-cli -p "$REDIS_PORT" ZCARD 'expiry:{0}:schedule') tasks"
   echo "-- redis-benchmark, the same FCALL direct, 64 connections; load before: $(uptime | sed 's/.*load average: //')"
   # One id, replaced by every call: redis-benchmark 7.0 draws each __rand_int__ of a command
